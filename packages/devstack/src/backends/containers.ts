@@ -1,0 +1,40 @@
+import { LocalstackContainer } from "@testcontainers/localstack";
+import { PostgreSqlContainer } from "@testcontainers/postgresql";
+import type { LocalStack, StartStackOptions } from "../stack.js";
+
+const POSTGRES_IMAGE = "postgres:17-alpine";
+const LOCALSTACK_IMAGE = "localstack/localstack:4";
+
+/**
+ * Postgres and LocalStack (SNS + SQS) in containers. No fault injection here: LocalStack has no
+ * hook for it and a proxy would have to rewrite PublishBatch responses, so `faults` is null and
+ * fault suites skip themselves.
+ */
+export async function startContainersStack(options: StartStackOptions): Promise<LocalStack> {
+  const settings = Object.entries(options.postgresSettings ?? {}).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
+  const [postgres, localstack] = await Promise.all([
+    new PostgreSqlContainer(POSTGRES_IMAGE)
+      .withUsername("postgres")
+      .withPassword("postgres")
+      .withDatabase("postgres")
+      .withCommand(["postgres", ...settings])
+      .start(),
+    new LocalstackContainer(LOCALSTACK_IMAGE).withEnvironment({ SERVICES: "sns,sqs" }).start(),
+  ]);
+  const endpoint = localstack.getConnectionUri();
+  return {
+    backend: "containers",
+    postgres: { adminUrl: postgres.getConnectionUri() },
+    aws: {
+      region: "us-east-1",
+      snsEndpoint: endpoint,
+      sqsEndpoint: endpoint,
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    },
+    faultControlUrl: null,
+    faults: null,
+    stop: async () => {
+      await Promise.all([postgres.stop(), localstack.stop()]);
+    },
+  };
+}

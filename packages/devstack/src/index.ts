@@ -1,0 +1,21 @@
+export { snsClient, sqsClient } from "./aws-clients.js";
+export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
+export { FaultClient } from "./faults/client.js";
+export type { FaultConfig } from "./faults/config.js";
+export {
+  type EmbeddedPostgresOptions,
+  type RunningPostgres,
+  startEmbeddedPostgres,
+} from "./postgres/embedded.js";
+export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
+export { type EmbeddedSqsOptions, type RunningSqs, startEmbeddedSqs } from "./sqs/embedded.js";
+export {
+  type AwsEndpoints,
+  type Backend,
+  faultClientFor,
+  type LocalStack,
+  type StackInfo,
+  type StartStackOptions,
+  stackInfo,
+  startStack,
+} from "./stack.js";

@@ -1,0 +1,15 @@
+import type { FaultInjector } from "../../faults/injector.js";
+import type { FanOut } from "../fan-out.js";
+import type { QueryParams } from "../query.js";
+import type { Registry } from "../registry.js";
+import type { XmlObject } from "../xml.js";
+
+export interface ActionContext {
+  readonly params: QueryParams;
+  readonly registry: Registry;
+  readonly fanOut: FanOut;
+  readonly faults: FaultInjector;
+}
+
+/** Executes one SNS action; returns the `<XxxResult>` content, or null for actions without output. */
+export type Action = (context: ActionContext) => Promise<XmlObject | null> | XmlObject | null;

@@ -1,0 +1,153 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
+import { FaultInjector } from "../faults/injector.js";
+import type { Action } from "./actions/context.js";
+import { createTopic } from "./actions/create-topic.js";
+import { deleteTopic } from "./actions/delete-topic.js";
+import { getSubscriptionAttributes } from "./actions/get-subscription-attributes.js";
+import { getTopicAttributes } from "./actions/get-topic-attributes.js";
+import { listSubscriptionsByTopic } from "./actions/list-subscriptions-by-topic.js";
+import { listTopics } from "./actions/list-topics.js";
+import { publish } from "./actions/publish.js";
+import { publishBatch } from "./actions/publish-batch.js";
+import { setSubscriptionAttributes } from "./actions/set-subscription-attributes.js";
+import { setTopicAttributes } from "./actions/set-topic-attributes.js";
+import { subscribe } from "./actions/subscribe.js";
+import { unsubscribe } from "./actions/unsubscribe.js";
+import { SnsError } from "./errors.js";
+import { type DeliveryErrorHandler, FanOut } from "./fan-out.js";
+import { parseQuery } from "./query.js";
+import { Registry } from "./registry.js";
+import { errorXml, successXml } from "./xml.js";
+
+const ACTIONS: Readonly<Record<string, Action>> = {
+  CreateTopic: createTopic,
+  DeleteTopic: deleteTopic,
+  ListTopics: listTopics,
+  GetTopicAttributes: getTopicAttributes,
+  SetTopicAttributes: setTopicAttributes,
+  Subscribe: subscribe,
+  Unsubscribe: unsubscribe,
+  ListSubscriptionsByTopic: listSubscriptionsByTopic,
+  GetSubscriptionAttributes: getSubscriptionAttributes,
+  SetSubscriptionAttributes: setSubscriptionAttributes,
+  Publish: publish,
+  PublishBatch: publishBatch,
+};
+
+export interface SnsEmulatorOptions {
+  /** Where fan-out delivers: the SQS server's endpoint, spoken to through its public API. */
+  sqsEndpoint: string;
+  region: string;
+  accountId: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** AWS drops undeliverable messages silently; by default we at least say so on stderr. */
+  onDeliveryError?: DeliveryErrorHandler;
+}
+
+export interface SnsEmulator {
+  readonly endpoint: string;
+  readonly port: number;
+  readonly faultControlUrl: string;
+  readonly faults: FaultInjector;
+  stop(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendXml(res: ServerResponse, status: number, requestId: string, xml: string): void {
+  res.writeHead(status, { "content-type": "text/xml", "x-amzn-requestid": requestId });
+  res.end(xml);
+}
+
+/** An SNS endpoint speaking the AWS Query protocol the real SDK uses, delivering into SQS. */
+export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<SnsEmulator> {
+  const registry = new Registry(options.region, options.accountId);
+  const faults = new FaultInjector();
+  const sqs = new SQSClient({
+    endpoint: options.sqsEndpoint,
+    region: options.region,
+    credentials: options.credentials,
+  });
+  let endpoint = "";
+  const fanOut = new FanOut(
+    sqs,
+    options.region,
+    () => endpoint,
+    options.onDeliveryError ??
+      ((error, subscription) =>
+        console.error(`[sns] delivery to ${subscription.endpoint} failed: ${error.message}`)),
+  );
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const body = await readBody(req);
+    if (url.pathname === FAULT_CONTROL_PATH) return handleFaultControl(req, res, body, faults);
+
+    // GET with a query string is how the envelope's UnsubscribeURL is followed.
+    const params = req.method === "GET" ? new Map(url.searchParams) : parseQuery(body);
+    const requestId = randomUUID();
+    const actionName = params.get("Action") ?? "";
+    const target = { action: actionName, topicArn: params.get("TopicArn") ?? params.get("TargetArn") };
+    await faults.delay(target);
+    const fault = faults.requestFault(target);
+    if (fault.kind === "hang") return faults.hold(req.socket);
+    if (fault.kind === "fail")
+      return sendXml(res, fault.error.status, requestId, errorXml(fault.error, requestId));
+
+    const action = ACTIONS[actionName];
+    try {
+      if (!action)
+        throw new SnsError("InvalidAction", `The action ${actionName} is not valid for this web service.`);
+      const result = await action({ params, registry, fanOut, faults });
+      sendXml(res, 200, requestId, successXml(actionName, result, requestId));
+    } catch (error) {
+      const snsError =
+        error instanceof SnsError
+          ? error
+          : new SnsError("InternalError", error instanceof Error ? error.message : String(error), 500);
+      sendXml(res, snsError.status, requestId, errorXml(snsError, requestId));
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  // Node's default 5 s keep-alive would make idle SDK sockets linger past stop().
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  endpoint = `http://127.0.0.1:${port}`;
+
+  return {
+    endpoint,
+    port,
+    faultControlUrl: `${endpoint}${FAULT_CONTROL_PATH}`,
+    faults,
+    async stop() {
+      faults.dropHung();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      sqs.destroy();
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import http from "node:http";
+import https from "node:https";
+import { SNSClient } from "@aws-sdk/client-sns";
+import { SQSClient } from "@aws-sdk/client-sqs";
+
+export interface AwsClientSettings {
+  readonly region: string;
+  /** Empty means the AWS endpoint for the region. */
+  readonly endpoint: string;
+  readonly connectionTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly maxAttempts: number;
+  /** Sockets kept per host: at least the number of requests the daemon keeps in flight. */
+  readonly maxSockets?: number;
+}
+
+function clientConfig(settings: AwsClientSettings) {
+  const agentOptions = { keepAlive: true, maxSockets: settings.maxSockets ?? 50 };
+  return {
+    region: settings.region,
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    maxAttempts: settings.maxAttempts,
+    requestHandler: {
+      connectionTimeout: settings.connectionTimeoutMs,
+      requestTimeout: settings.requestTimeoutMs,
+      // Without this the SDK only logs a warning when requestTimeout passes and keeps waiting.
+      throwOnRequestTimeout: true,
+      httpAgent: new http.Agent(agentOptions),
+      httpsAgent: new https.Agent(agentOptions),
+    },
+  };
+}
+
+/**
+ * SNS client with explicit timeouts and bounded retries. Every call should also pass
+ * `{ abortSignal: deadline.signal }` so the caller's deadline cancels it.
+ */
+export function createSnsClient(settings: AwsClientSettings): SNSClient {
+  return new SNSClient(clientConfig(settings));
+}
+
+/** SQS client, configured like `createSnsClient`. */
+export function createSqsClient(settings: AwsClientSettings): SQSClient {
+  return new SQSClient(clientConfig(settings));
+}
+
+/** The endpoint a service uses: its own override, else the shared one, else AWS. */
+export function endpointFor(serviceOverride: string, sharedOverride: string): string {
+  return serviceOverride || sharedOverride;
+}

@@ -1,0 +1,113 @@
+import { setting } from "./setting.js";
+
+/**
+ * Settings every daemon shares. A daemon spreads these into its own spec so that one table per daemon
+ * documents everything it reads.
+ */
+export const commonSettings = {
+  databaseUrl: setting.url({
+    env: "DATABASE_URL",
+    description: "Postgres connection URL (in ECS, injected from Secrets Manager).",
+    secret: true,
+  }),
+  dbPoolMax: setting.integer({
+    env: "DB_POOL_MAX",
+    min: 1,
+    max: 200,
+    unit: "connections",
+    default: 25,
+    description: "Upper bound of the pg pool; keep replicas × this below the server's max_connections.",
+  }),
+  dbStatementTimeoutMs: setting.milliseconds({
+    env: "DB_STATEMENT_TIMEOUT_MS",
+    min: 100,
+    max: 600_000,
+    default: 5_000,
+    description:
+      "Server-side statement_timeout of every pooled connection; must stay below the drain timeout.",
+  }),
+  dbIdleInTransactionTimeoutMs: setting.milliseconds({
+    env: "DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
+    min: 100,
+    max: 600_000,
+    default: 10_000,
+    description:
+      "Server-side idle_in_transaction_session_timeout: a stuck client cannot hold row locks longer.",
+  }),
+  logLevel: setting.oneOf({
+    env: "LOG_LEVEL",
+    values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+    default: "info",
+    description: "pino log level.",
+  }),
+  opsPort: setting.integer({
+    env: "OPS_PORT",
+    min: 0,
+    max: 65_535,
+    default: 9_090,
+    description: "Port of the ops server (/livez, /readyz, /metrics); 0 picks a free port.",
+  }),
+  opsHost: setting.string({
+    env: "OPS_HOST",
+    default: "0.0.0.0",
+    description: "Interface the ops server binds to.",
+  }),
+  stopTimeoutMs: setting.milliseconds({
+    env: "STOP_TIMEOUT_MS",
+    min: 1_000,
+    max: 120_000,
+    default: 30_000,
+    description: "The platform's SIGTERM→SIGKILL grace (ECS stopTimeout; 30 s by default, 120 s at most).",
+  }),
+  shutdownOverheadMs: setting.milliseconds({
+    env: "SHUTDOWN_OVERHEAD_MS",
+    min: 0,
+    max: 60_000,
+    default: 5_000,
+    description: "Time reserved after the drain for closing the ops server and the pool and flushing logs.",
+  }),
+  awsRegion: setting.string({
+    env: "AWS_REGION",
+    default: "us-east-1",
+    description: "AWS region of SNS and SQS.",
+  }),
+  awsEndpointUrl: setting.string({
+    env: "AWS_ENDPOINT_URL",
+    default: "",
+    defaultLabel: "*(AWS)*",
+    description: "Endpoint override for every AWS service (LocalStack, the local stack).",
+  }),
+  awsEndpointUrlSns: setting.string({
+    env: "AWS_ENDPOINT_URL_SNS",
+    default: "",
+    defaultLabel: "*(AWS_ENDPOINT_URL)*",
+    description: "Endpoint override for SNS only; wins over AWS_ENDPOINT_URL.",
+  }),
+  awsEndpointUrlSqs: setting.string({
+    env: "AWS_ENDPOINT_URL_SQS",
+    default: "",
+    defaultLabel: "*(AWS_ENDPOINT_URL)*",
+    description: "Endpoint override for SQS only; wins over AWS_ENDPOINT_URL.",
+  }),
+  awsConnectionTimeoutMs: setting.milliseconds({
+    env: "AWS_CONNECTION_TIMEOUT_MS",
+    min: 100,
+    max: 60_000,
+    default: 3_000,
+    description: "TCP connect timeout of the SNS/SQS HTTP client.",
+  }),
+  awsRequestTimeoutMs: setting.milliseconds({
+    env: "AWS_REQUEST_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 5_000,
+    description: "Socket inactivity timeout per SNS/SQS request (raised as an error, not a warning).",
+  }),
+  awsMaxAttempts: setting.integer({
+    env: "AWS_MAX_ATTEMPTS",
+    min: 1,
+    max: 10,
+    default: 3,
+    description: "Attempts per SNS/SQS call, the first included (the SDK's standard retry strategy).",
+  }),
+};

@@ -1,0 +1,52 @@
+import { ConfigError, type ConfigProblem } from "./config-error.js";
+
+/** A named timeout taken from configuration: `env` names the variable an operator would change. */
+export interface Timeout {
+  readonly env: string;
+  readonly ms: number;
+}
+
+/**
+ * "Inner layers wait less": the sum of `inner` must stay strictly below `outer`.
+ * Example: drain timeout + shutdown overhead < STOP_TIMEOUT_MS, or the platform's SIGKILL lands
+ * while the drain is still running and the stop manufactures redeliveries after all.
+ */
+export interface BudgetRule {
+  readonly inner: readonly Timeout[];
+  readonly outer: Timeout;
+  readonly why: string;
+}
+
+function describe(timeouts: readonly Timeout[]): string {
+  return timeouts.map((timeout) => `${timeout.env} (${timeout.ms} ms)`).join(" + ");
+}
+
+/** Problems of every rule that is broken, worded for the operator who must fix the task definition. */
+export function findBudgetProblems(rules: readonly BudgetRule[]): ConfigProblem[] {
+  return rules.flatMap((rule) => {
+    const used = rule.inner.reduce((sum, timeout) => sum + timeout.ms, 0);
+    if (used < rule.outer.ms) return [];
+    const env = rule.inner[0]?.env ?? rule.outer.env;
+    return [
+      {
+        env,
+        message: `${describe(rule.inner)} = ${used} ms must be less than ${describe([rule.outer])}: ${rule.why}`,
+      },
+    ];
+  });
+}
+
+/** Throws a ConfigError listing every broken rule, so a daemon refuses to start with an inverted hierarchy. */
+export function assertTimeoutBudget(rules: readonly BudgetRule[]): void {
+  const problems = findBudgetProblems(rules);
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/** The resolved hierarchy as flat log fields, e.g. `{ STOP_TIMEOUT_MS: 30000, RELAY_DRAIN_TIMEOUT_MS: 20000 }`. */
+export function describeTimeouts(rules: readonly BudgetRule[]): Record<string, number> {
+  const fields: Record<string, number> = {};
+  for (const rule of rules) {
+    for (const timeout of [rule.outer, ...rule.inner]) fields[timeout.env] = timeout.ms;
+  }
+  return fields;
+}

@@ -1,0 +1,47 @@
+import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
+
+/** JSON columns: written as JSON text (serialised once, by us), read back parsed by pg. */
+type Json<T> = ColumnType<T, string, string>;
+/** Timestamps the database fills in by default. */
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface OutboxTable {
+  /** The event id (UUIDv7), the dedup key downstream. */
+  id: string;
+  /** Relay order; bigint arrives as a string so no precision is lost. */
+  seq: ColumnType<string, never, never>;
+  /** Logical destination; the relay maps it to a topic ARN. */
+  topic: string;
+  /** Rows sharing a key publish in `seq` order, one at a time (FIFO MessageGroupId). */
+  ordering_key: string | null;
+  event_type: string;
+  payload: Json<unknown>;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  created_at: DefaultedTimestamp;
+  attempts: Generated<number>;
+  available_at: DefaultedTimestamp;
+  locked_until: NullableTimestamp;
+  locked_by: string | null;
+  published_at: NullableTimestamp;
+  dead_at: NullableTimestamp;
+  last_error: string | null;
+}
+
+export interface InboxTable {
+  /** Which consumer processed the event: several consumers may each see the same event once. */
+  consumer: string;
+  event_id: string;
+  message_id: string;
+  received_at: DefaultedTimestamp;
+  processed_at: DefaultedTimestamp;
+}
+
+export interface Database {
+  outbox: OutboxTable;
+  inbox: InboxTable;
+}
+
+export type OutboxRow = Selectable<OutboxTable>;
+export type NewOutboxRow = Insertable<OutboxTable>;
+export type InboxRow = Selectable<InboxTable>;

@@ -1,0 +1,44 @@
+export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
+export { commonSettings } from "./config/common-settings.js";
+export { ConfigError, type ConfigProblem } from "./config/config-error.js";
+export { loadConfig } from "./config/load-config.js";
+export {
+  CONFIG_TABLE_END,
+  CONFIG_TABLE_START,
+  renderConfigTable,
+  withConfigTable,
+} from "./config/render-config-table.js";
+export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
+export {
+  assertTimeoutBudget,
+  type BudgetRule,
+  describeTimeouts,
+  findBudgetProblems,
+  type Timeout,
+} from "./config/timeout-budget.js";
+export { createDatabase, type DatabaseHandle, type DatabaseSettings } from "./db/create-database.js";
+export { MigrationError, migrateToLatest } from "./db/migrate.js";
+export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
+export type { Database, InboxRow, InboxTable, NewOutboxRow, OutboxRow, OutboxTable } from "./db/schema.js";
+export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
+export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
+export { DEFAULT_REQUEST_CAP_MS, requestDeadline } from "./deadline/request-deadline.js";
+export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
+export { packageVersion } from "./lifecycle/package-version.js";
+export {
+  type DaemonContext,
+  type DaemonDefinition,
+  type DrainSummary,
+  EXIT_CONFIG,
+  EXIT_CRASH,
+  EXIT_FORCED,
+  EXIT_OK,
+  runDaemon,
+  type Worker,
+} from "./lifecycle/run-daemon.js";
+export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
+export { maskSecretsInText } from "./log/redaction.js";
+export { createMetricsRegistry } from "./ops/metrics-registry.js";
+export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
+export { enqueue, MAX_PAYLOAD_BYTES, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export { uuidv7 } from "./outbox/uuidv7.js";

@@ -1,0 +1,184 @@
+import { performance } from "node:perf_hooks";
+import type { Registry } from "prom-client";
+import type { commonSettings } from "../config/common-settings.js";
+import { ConfigError } from "../config/config-error.js";
+import { loadConfig } from "../config/load-config.js";
+import type { ConfigOf, SettingsSpec } from "../config/setting.js";
+import {
+  assertTimeoutBudget,
+  type BudgetRule,
+  describeTimeouts,
+  type Timeout,
+} from "../config/timeout-budget.js";
+import { createDatabase, type DatabaseHandle } from "../db/create-database.js";
+import { createLogger, type Logger } from "../log/logger.js";
+import { createMetricsRegistry } from "../ops/metrics-registry.js";
+import { startOpsServer } from "../ops/ops-server.js";
+import { timedSignal } from "./abort-links.js";
+import { listenForStopRequests } from "./stop-requests.js";
+
+export const EXIT_OK = 0;
+export const EXIT_CRASH = 1;
+/** sysexits' EX_CONFIG: the platform should not restart-loop on it as if it were a crash. */
+export const EXIT_CONFIG = 78;
+export const EXIT_FORCED = 130;
+
+/** What a worker reports once drained; the fields go on the daemon's final log line as they are. */
+export interface DrainSummary {
+  readonly clean: boolean;
+  readonly [field: string]: string | number | boolean;
+}
+
+export interface Worker<S extends DrainSummary = DrainSummary> {
+  /** Rejects if the worker fails on its own (the daemon exits 1); never resolves. */
+  readonly failure: Promise<never>;
+  /**
+   * Called once, after `stopping` aborted and intake stopped: finish the work in flight, and give up
+   * what is left when `drainDeadline` aborts. The stop itself never aborts `drainDeadline`.
+   */
+  drain(drainDeadline: AbortSignal): Promise<S>;
+  /** Counts of what a forced exit (Ctrl-C twice) would abandon. */
+  inFlight(): Record<string, number>;
+}
+
+export interface DaemonContext<C> {
+  readonly config: C;
+  readonly log: Logger;
+  readonly database: DatabaseHandle;
+  readonly metrics: Registry;
+  /** Aborts when a stop is requested: take no new work. */
+  readonly stopping: AbortSignal;
+}
+
+type CommonSettings = typeof commonSettings;
+
+export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W extends DrainSummary> {
+  readonly service: string;
+  readonly version: string;
+  readonly settings: S;
+  /** The drain timeout and the daemon's own budget rules; the common ones are added here. */
+  timeouts(config: ConfigOf<S>): { readonly drain: Timeout; readonly rules: readonly BudgetRule[] };
+  start(context: DaemonContext<ConfigOf<S>>): Promise<Worker<W>>;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+function commonRules(config: ConfigOf<CommonSettings>, drain: Timeout): BudgetRule[] {
+  const stop: Timeout = { env: "STOP_TIMEOUT_MS", ms: config.stopTimeoutMs };
+  const overhead: Timeout = { env: "SHUTDOWN_OVERHEAD_MS", ms: config.shutdownOverheadMs };
+  return [
+    { inner: [drain, overhead], outer: stop, why: "the drain must end before the platform's SIGKILL" },
+    {
+      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
+      outer: drain,
+      why: "a statement must give up before the drain it belongs to",
+    },
+  ];
+}
+
+function loadOrExit<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
+  definition: DaemonDefinition<S, W>,
+): { config: ConfigOf<S>; drain: Timeout; rules: BudgetRule[] } {
+  try {
+    const config = loadConfig(definition.settings, definition.env ?? process.env);
+    const { drain, rules } = definition.timeouts(config);
+    const allRules = [...commonRules(config as unknown as ConfigOf<CommonSettings>, drain), ...rules];
+    assertTimeoutBudget(allRules);
+    return { config, drain, rules: allRules };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // One line per problem and no stack trace: this is an operator's typo, not a bug.
+    for (const problem of error.problems) {
+      process.stderr.write(`${definition.service}: config error: ${problem.env}: ${problem.message}\n`);
+    }
+    process.exit(EXIT_CONFIG);
+  }
+}
+
+/**
+ * Runs a worker as a daemon and owns its whole life. The stop order is fixed here, once:
+ * readiness 503 → stop intake → drain (bounded by its own timeout) → close the ops server (after
+ * the drain, so the stop stays observable on /metrics) → close the pool (bounded) → exit.
+ * Exit codes: 0 for any signal-initiated stop, 1 for a crash, 78 for bad config, 130 for a forced exit.
+ */
+export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
+  definition: DaemonDefinition<S, W>,
+): Promise<never> {
+  const { config, drain, rules } = loadOrExit(definition);
+  // S extends the common settings, so these keys are present; TypeScript cannot see through ConfigOf<S>.
+  const common = config as unknown as ConfigOf<CommonSettings>;
+  const log = createLogger({
+    service: definition.service,
+    version: definition.version,
+    level: common.logLevel,
+  });
+  let worker: Worker<W> | undefined;
+  const stop = listenForStopRequests(log, () =>
+    log.error({ abandoned: worker?.inFlight() ?? {} }, "second SIGINT: exiting without draining"),
+  );
+  const exit = (code: number): never => {
+    log.info({ exitCode: code }, "exit");
+    process.exit(code);
+  };
+  process.on("uncaughtException", (error) => {
+    log.fatal({ err: error }, "uncaught exception");
+    process.exit(EXIT_CRASH);
+  });
+  process.on("unhandledRejection", (reason) => {
+    log.fatal({ err: reason }, "unhandled rejection");
+    process.exit(EXIT_CRASH);
+  });
+
+  log.info({ ...describeTimeouts(rules) }, "timeout budget");
+  const database = createDatabase({
+    url: common.databaseUrl,
+    service: definition.service,
+    poolMax: common.dbPoolMax,
+    statementTimeoutMs: common.dbStatementTimeoutMs,
+    idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
+  });
+  const metrics = createMetricsRegistry(definition.service);
+  const ops = await startOpsServer({ host: common.opsHost, port: common.opsPort, metrics, log });
+
+  try {
+    worker = await definition.start({ config, log, database, metrics, stopping: stop.stopping });
+  } catch (error) {
+    log.fatal({ err: error }, "start failed");
+    await ops.close();
+    await database.close(common.shutdownOverheadMs);
+    return exit(EXIT_CRASH);
+  }
+  ops.setReady(true);
+  log.info({ opsPort: ops.port }, "started");
+
+  const outcome = await Promise.race([
+    stop.requested.then((signal) => ({ kind: "stop" as const, signal })),
+    worker.failure.catch((error: unknown) => ({ kind: "crash" as const, error })),
+  ]);
+  if (outcome.kind === "crash") {
+    log.fatal({ err: outcome.error }, "worker failed");
+    ops.setReady(false);
+    await ops.close();
+    await database.close(common.shutdownOverheadMs);
+    return exit(EXIT_CRASH);
+  }
+
+  ops.setReady(false);
+  const drainStarted = performance.now();
+  log.info({ drainTimeoutMs: drain.ms, signal: outcome.signal }, "draining");
+  const drainDeadline = timedSignal(drain.ms, "drain");
+  const summary = await worker.drain(drainDeadline.signal);
+  drainDeadline.dispose();
+  const drainedFields: Record<string, unknown> = {
+    ...summary,
+    drainMs: Math.round(performance.now() - drainStarted),
+  };
+  log.info(drainedFields, "drained");
+
+  await ops.close();
+  log.info("ops server closed");
+  const poolClosed = await database.close(common.shutdownOverheadMs);
+  if (poolClosed) log.info("database pool closed");
+  else log.warn({ waitedMs: common.shutdownOverheadMs }, "database pool did not close in time");
+  stop.dispose();
+  return exit(EXIT_OK);
+}

@@ -1,0 +1,52 @@
+/**
+ * Paths pino removes before a line is written. Config objects are logged whole at start-up, and AWS SDK
+ * errors carry request headers, so both shapes are covered.
+ */
+export const redactedPaths = [
+  "password",
+  "*.password",
+  "databaseUrl",
+  "*.databaseUrl",
+  "secretAccessKey",
+  "*.secretAccessKey",
+  "*.*.secretAccessKey",
+  "sessionToken",
+  "*.sessionToken",
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  "*.headers.authorization",
+  "*.headers.Authorization",
+  "headers.Authorization",
+  'headers["x-amz-security-token"]',
+  '*.headers["x-amz-security-token"]',
+];
+
+const credentialsInUrl = /\b([a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]+):[^@/?#\s]+@/gi;
+const awsAccessKey = /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g;
+
+/** Masks secrets that hide inside free text: `postgres://user:pw@host` and AWS access key ids. */
+export function maskSecretsInText(text: string): string {
+  return text.replace(credentialsInUrl, "$1:[REDACTED]@").replace(awsAccessKey, "$1[REDACTED]");
+}
+
+/** Applies `maskSecretsInText` to string fields up to two levels deep (messages, error texts, config). */
+export function maskSecretsInFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const masked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value === "string") masked[key] = maskSecretsInText(value);
+    else if (
+      value !== null &&
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      !(value instanceof Error)
+    ) {
+      const inner: Record<string, unknown> = {};
+      for (const [innerKey, innerValue] of Object.entries(value)) {
+        inner[innerKey] = typeof innerValue === "string" ? maskSecretsInText(innerValue) : innerValue;
+      }
+      masked[key] = inner;
+    } else masked[key] = value;
+  }
+  return masked;
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  commonSettings,
+  describeTimeouts,
+  findBudgetProblems,
+  loadConfig,
+  renderConfigTable,
+  setting,
+} from "../src/index.js";
+
+const spec = {
+  ...commonSettings,
+  batchSize: setting.integer({
+    env: "BATCH_SIZE",
+    min: 1,
+    max: 1000,
+    default: 100,
+    description: "Rows per claim.",
+  }),
+  topics: setting.map({ env: "TOPICS", default: {}, description: "Logical topic → ARN." }),
+  verbose: setting.boolean({ env: "VERBOSE", default: false, description: "More logs." }),
+};
+
+function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError)
+      return error.problems.map((problem) => `${problem.env}: ${problem.message}`);
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("applies defaults and parses typed values", () => {
+    const config = loadConfig(spec, {
+      DATABASE_URL: "postgres://app:secret@db:5432/app",
+      BATCH_SIZE: "500",
+      TOPICS: "orders=arn:aws:sns:us-east-1:1:orders, payments=arn:aws:sns:us-east-1:1:payments",
+      VERBOSE: "true",
+    });
+    expect(config.batchSize).toBe(500);
+    expect(config.stopTimeoutMs).toBe(30_000);
+    expect(config.dbPoolMax).toBe(25);
+    expect(config.topics).toEqual({
+      orders: "arn:aws:sns:us-east-1:1:orders",
+      payments: "arn:aws:sns:us-east-1:1:payments",
+    });
+    expect(config.verbose).toBe(true);
+  });
+
+  it("lists every bad variable at once, with the reason, and never echoes a secret", () => {
+    const problems = problemsOf(() =>
+      loadConfig(spec, {
+        DATABASE_URL: "not a url with password hunter2",
+        BATCH_SIZE: "0",
+        TOPICS: "orders",
+        VERBOSE: "maybe",
+        LOG_LEVEL: "loud",
+        STOP_TIMEOUT_MS: "30s",
+      }),
+    );
+    expect(problems).toHaveLength(6);
+    expect(problems).toContain('BATCH_SIZE: must be between 1 and 1000 (got "0")');
+    expect(problems).toContain('STOP_TIMEOUT_MS: expected a whole number (got "30s")');
+    expect(problems.find((line) => line.startsWith("TOPICS:"))).toMatch(/expected key=value/);
+    expect(problems.find((line) => line.startsWith("LOG_LEVEL:"))).toMatch(/expected one of fatal, error/);
+    expect(problems.find((line) => line.startsWith("DATABASE_URL:"))).toMatch(/expected a URL/);
+    expect(problems.join("\n")).not.toContain("hunter2");
+  });
+
+  it("reports a missing required variable", () => {
+    expect(problemsOf(() => loadConfig(spec, {}))).toEqual(["DATABASE_URL: is required"]);
+  });
+});
+
+describe("timeout budget", () => {
+  const stop = { env: "STOP_TIMEOUT_MS", ms: 30_000 };
+  const overhead = { env: "SHUTDOWN_OVERHEAD_MS", ms: 5_000 };
+
+  it("accepts a hierarchy where inner layers wait less", () => {
+    const rules = [{ inner: [{ env: "DRAIN_MS", ms: 20_000 }, overhead], outer: stop, why: "x" }];
+    expect(findBudgetProblems(rules)).toEqual([]);
+    expect(describeTimeouts(rules)).toEqual({
+      STOP_TIMEOUT_MS: 30_000,
+      DRAIN_MS: 20_000,
+      SHUTDOWN_OVERHEAD_MS: 5_000,
+    });
+  });
+
+  it("rejects an inverted hierarchy and names the variables and sums", () => {
+    const problems = findBudgetProblems([
+      {
+        inner: [{ env: "DRAIN_MS", ms: 25_000 }, overhead],
+        outer: stop,
+        why: "the drain must end before SIGKILL",
+      },
+      {
+        inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: 25_000 }],
+        outer: { env: "DRAIN_MS", ms: 25_000 },
+        why: "y",
+      },
+    ]);
+    expect(problems).toEqual([
+      {
+        env: "DRAIN_MS",
+        message:
+          "DRAIN_MS (25000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 30000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before SIGKILL",
+      },
+      {
+        env: "DB_STATEMENT_TIMEOUT_MS",
+        message: "DB_STATEMENT_TIMEOUT_MS (25000 ms) = 25000 ms must be less than DRAIN_MS (25000 ms): y",
+      },
+    ]);
+  });
+});
+
+describe("renderConfigTable", () => {
+  it("renders one row per setting with type, unit, default and description", () => {
+    const table = renderConfigTable(spec).split("\n");
+    expect(table[0]).toBe("| Variable | Type | Unit | Default | Description |");
+    expect(table).toContain("| `BATCH_SIZE` | integer | — | `100` | Rows per claim. |");
+    expect(table.find((row) => row.startsWith("| `DATABASE_URL`"))).toContain("*(required)*");
+    expect(table.find((row) => row.startsWith("| `STOP_TIMEOUT_MS`"))).toContain(
+      "| integer | ms | `30000` |",
+    );
+    expect(table).toHaveLength(Object.keys(spec).length + 2);
+  });
+});

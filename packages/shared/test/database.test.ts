@@ -1,0 +1,143 @@
+import { sql } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../../../test/support/database.js";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  enqueue,
+  MAX_PAYLOAD_BYTES,
+  migrateToLatest,
+  OUTBOX_CHANNEL,
+  OutboxValidationError,
+  uuidv7,
+} from "../src/index.js";
+
+let url: string;
+let handle: DatabaseHandle;
+
+beforeAll(async () => {
+  url = await createTestDatabase("shared_db");
+  handle = createDatabase({
+    url,
+    service: "shared-test",
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 10_000,
+  });
+  await migrateToLatest(handle.db);
+});
+afterAll(async () => {
+  await handle.close(5_000);
+});
+
+describe("migrations", () => {
+  it("create outbox and inbox on an empty database, and a second run applies nothing", async () => {
+    const tables = await sql<{ table_name: string }>`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name
+    `.execute(handle.db);
+    expect(tables.rows.map((row) => row.table_name)).toEqual(
+      expect.arrayContaining(["inbox", "outbox", "kysely_migration", "kysely_migration_lock"]),
+    );
+    expect(await migrateToLatest(handle.db)).toEqual([]);
+  });
+
+  it("configure every pooled connection with the service's name and server-side timeouts", async () => {
+    const settings = await sql<{ application_name: string; statement_timeout: string; idle: string }>`
+      SELECT current_setting('application_name') AS application_name,
+             current_setting('statement_timeout') AS statement_timeout,
+             current_setting('idle_in_transaction_session_timeout') AS idle
+    `.execute(handle.db);
+    expect(settings.rows[0]).toEqual({
+      application_name: "shared-test",
+      statement_timeout: "5s",
+      idle: "10s",
+    });
+  });
+});
+
+describe("enqueue", () => {
+  it("writes nothing when the caller's transaction rolls back", async () => {
+    const rollback = new Error("business rule failed");
+    await expect(
+      handle.db.transaction().execute(async (trx) => {
+        await enqueue(trx, [{ topic: "orders", eventType: "order.placed", payload: { orderId: 1 } }]);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    const { count } = await handle.db
+      .selectFrom("outbox")
+      .select((eb) => eb.fn.countAll<string>().as("count"))
+      .executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(0);
+  });
+
+  it("inserts all events in one statement, in order, with ids, keys and headers", async () => {
+    const ids = await handle.db.transaction().execute((trx) =>
+      enqueue(trx, [
+        { topic: "orders", eventType: "order.placed", payload: { n: 1 }, orderingKey: "order-1" },
+        {
+          topic: "orders",
+          eventType: "order.paid",
+          payload: { n: 2 },
+          headers: { traceparent: "00-abc-def-01" },
+        },
+      ]),
+    );
+    const rows = await handle.db
+      .selectFrom("outbox")
+      .selectAll()
+      .where("id", "in", ids)
+      .orderBy("seq")
+      .execute();
+    expect(rows.map((row) => row.id)).toEqual(ids);
+    expect(rows[0]).toMatchObject({
+      ordering_key: "order-1",
+      payload: { n: 1 },
+      attempts: 0,
+      published_at: null,
+    });
+    expect(rows[1]?.headers).toEqual({ traceparent: "00-abc-def-01" });
+    expect(BigInt(rows[1]?.seq ?? 0)).toBeGreaterThan(BigInt(rows[0]?.seq ?? 0));
+  });
+
+  it("rejects bad events with the index and reason before touching the database", async () => {
+    const oversized = { blob: "x".repeat(MAX_PAYLOAD_BYTES) };
+    await expect(
+      enqueue(handle.db, [
+        { topic: "orders", eventType: "ok", payload: {} },
+        { topic: "orders", eventType: "big", payload: oversized },
+      ]),
+    ).rejects.toThrow(/event #1: payload is 262155 bytes, over the 262144-byte SNS limit/);
+    await expect(enqueue(handle.db, [{ topic: "", eventType: "x", payload: {} }])).rejects.toBeInstanceOf(
+      OutboxValidationError,
+    );
+  });
+
+  it("notifies a LISTEN connection once per insert statement, at commit", async () => {
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const received: string[] = [];
+    listener.on("notification", (message) => received.push(message.channel));
+    await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+    await handle.db.transaction().execute(async (trx) => {
+      await enqueue(trx, [
+        { topic: "orders", eventType: "a", payload: {} },
+        { topic: "orders", eventType: "b", payload: {} },
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(received).toEqual([]);
+    });
+    await expect.poll(() => received, { timeout: 2_000 }).toEqual([OUTBOX_CHANNEL]);
+    await listener.end();
+  });
+});
+
+describe("uuidv7", () => {
+  it("is a valid version-7 UUID and strictly increasing within a process", () => {
+    const ids = Array.from({ length: 5_000 }, () => uuidv7());
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

@@ -1,0 +1,82 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  Deadline,
+  DeadlineExceededError,
+  deadlineFetch,
+  REQUEST_TIMEOUT_HEADER,
+  requestDeadline,
+} from "../src/index.js";
+
+// A real server that reports the budget it received and the deadline it derived from it.
+let server: http.Server;
+let baseUrl: string;
+let requestsSeen = 0;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    requestsSeen += 1;
+    const deadline = requestDeadline(req, res, 25_000);
+    if (!deadline) return;
+    const body = JSON.stringify({
+      header: req.headers[REQUEST_TIMEOUT_HEADER.toLowerCase()] ?? null,
+      remainingMs: Math.round(deadline.remainingMs()),
+    });
+    res.writeHead(200, { "content-type": "application/json" }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe("deadline propagation", () => {
+  it("sends the remaining milliseconds and the receiver adopts them", async () => {
+    const deadline = Deadline.after(3_000);
+    const response = await deadlineFetch(deadline, `${baseUrl}/work`);
+    const body = (await response.json()) as { header: string; remainingMs: number };
+    expect(Number(body.header)).toBeLessThanOrEqual(3_000);
+    expect(Number(body.header)).toBeGreaterThan(2_950);
+    expect(body.remainingMs).toBeLessThanOrEqual(Number(body.header));
+    expect(body.remainingMs).toBeGreaterThan(2_900);
+    deadline.dispose();
+  });
+
+  it("refuses to send when no time is left", async () => {
+    const before = requestsSeen;
+    const deadline = Deadline.after(0);
+    await expect(deadlineFetch(deadline, `${baseUrl}/work`)).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(requestsSeen).toBe(before);
+  });
+
+  it("caps a generous caller at its own limit and ignores a malformed header", async () => {
+    for (const header of ["60000", "soon", "12.5", ""]) {
+      const response = await fetch(`${baseUrl}/work`, { headers: { [REQUEST_TIMEOUT_HEADER]: header } });
+      const body = (await response.json()) as { remainingMs: number };
+      expect(response.status).toBe(200);
+      expect(body.remainingMs).toBeGreaterThan(24_900);
+      expect(body.remainingMs).toBeLessThanOrEqual(25_000);
+    }
+  });
+
+  it("answers 504 without work when the caller's budget is already spent", async () => {
+    for (const header of ["0", "-5"]) {
+      const response = await fetch(`${baseUrl}/work`, { headers: { [REQUEST_TIMEOUT_HEADER]: header } });
+      expect(response.status).toBe(504);
+    }
+  });
+
+  it("min() takes the earlier deadline and aborts with either parent", () => {
+    const parent = new AbortController();
+    const long = Deadline.after(10_000, parent.signal);
+    const short = Deadline.after(1_000);
+    const both = long.min(short);
+    expect(both.remainingMs()).toBeLessThanOrEqual(1_000);
+    parent.abort();
+    expect(both.signal.aborted).toBe(true);
+    expect(both.remainingMs()).toBe(0);
+    for (const deadline of [long, short, both]) deadline.dispose();
+  });
+});

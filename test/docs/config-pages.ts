@@ -1,0 +1,6 @@
+import { commonSettings, type SettingsSpec } from "@outbox/shared";
+
+/** Every docs page that carries a generated config table, and the settings it documents. */
+export const configPages: readonly { readonly page: string; readonly settings: SettingsSpec }[] = [
+  { page: "docs/configuration.md", settings: commonSettings },
+];

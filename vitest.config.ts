@@ -1,0 +1,26 @@
+import { defineConfig } from "vitest/config";
+
+// Workspace packages export their TypeScript sources under the "development" condition, so tests
+// run the code as written, without a build step. ("module" is left out on purpose: it would load the
+// AWS SDK's bundler-only dist-es build, whose extensionless imports Node cannot resolve.)
+const conditions = ["development", "node"];
+
+// One local stack per run (test/global-setup.ts); each test file gets its own database and its own
+// topic/queue names, so files run in parallel without seeing each other.
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["development"] } },
+  test: {
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "apps/*/test/**/*.test.ts",
+      "test/**/*.test.ts",
+      "infra/test/**/*.test.ts",
+      "bench/test/**/*.test.ts",
+    ],
+    globalSetup: ["test/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+  },
+});
