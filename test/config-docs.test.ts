@@ -1,8 +1,8 @@
 import fs from "node:fs";
+import { repoPath } from "@outbox/drills";
 import { renderConfigTable, withConfigTable } from "@outbox/shared";
 import { describe, expect, it } from "vitest";
 import { configPages } from "./docs/config-pages.js";
-import { repoPath } from "./support/repo-path.js";
 
 describe("committed config tables", () => {
   it.each(configPages.map((entry) => [entry.page, entry] as const))(

@@ -4,6 +4,9 @@ export { FaultClient } from "./faults/client.js";
 export type { FaultConfig } from "./faults/config.js";
 export {
   type EmbeddedPostgresOptions,
+  type PostgresRestartOptions,
+  type PostgresServerControl,
+  type PostgresStopMode,
   type RunningPostgres,
   startEmbeddedPostgres,
 } from "./postgres/embedded.js";
@@ -15,7 +18,11 @@ export {
   faultClientFor,
   type LocalStack,
   type StackInfo,
+  type StackPostgres,
   type StartStackOptions,
   stackInfo,
   startStack,
+  statsClientFor,
 } from "./stack.js";
+export { StatsClient } from "./stats/client.js";
+export type { EmulatorStats, TopicStats } from "./stats/stats.js";

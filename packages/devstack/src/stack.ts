@@ -1,5 +1,7 @@
 import { dockerEngineAnswers } from "./backends/docker-probe.js";
 import { FaultClient } from "./faults/client.js";
+import type { PostgresServerControl } from "./postgres/embedded.js";
+import { StatsClient } from "./stats/client.js";
 
 export type Backend = "embedded" | "containers";
 
@@ -18,10 +20,28 @@ export interface StackInfo {
   aws: AwsEndpoints;
   /** Null when the backend cannot inject faults (containers: LocalStack has no such hook). */
   faultControlUrl: string | null;
+  /**
+   * The SNS emulator's publish statistics (`GET`/`DELETE`), null on the containers backend.
+   * Optional only so that StackInfo objects serialised by older code still type-check.
+   */
+  statsUrl?: string | null;
+}
+
+/**
+ * The stack's Postgres: its URL plus stop/start of the *same* server for chaos drills.
+ * Embedded backend only; on the containers backend the control methods reject with a
+ * "not supported" error (a restarted container may come back on another host port).
+ */
+export interface StackPostgres extends PostgresServerControl {
+  /** Superuser URL to the database `postgres`. */
+  adminUrl: string;
 }
 
 export interface LocalStack extends StackInfo {
+  postgres: StackPostgres;
   faults: FaultClient | null;
+  /** Publish statistics of the SNS emulator; null on the containers backend. */
+  stats: StatsClient | null;
   /** Stops every server the stack started and removes its temporary files. */
   stop(): Promise<void>;
 }
@@ -64,9 +84,16 @@ export function stackInfo(stack: LocalStack): StackInfo {
     postgres: { adminUrl: stack.postgres.adminUrl },
     aws: stack.aws,
     faultControlUrl: stack.faultControlUrl,
+    statsUrl: stack.statsUrl ?? null,
   };
 }
 
 export function faultClientFor(info: StackInfo): FaultClient | null {
   return info.faultControlUrl ? new FaultClient(info.faultControlUrl) : null;
+}
+
+/** The emulator's publish statistics, or null on backends without the emulator (containers). */
+export function statsClientFor(info: StackInfo): StatsClient | null {
+  if (info.statsUrl) return new StatsClient(info.statsUrl);
+  return faultClientFor(info)?.statsClient ?? null;
 }

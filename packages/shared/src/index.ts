@@ -26,6 +26,11 @@ export { DEFAULT_REQUEST_CAP_MS, requestDeadline } from "./deadline/request-dead
 export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
+  commonTimeoutRules,
+  type DaemonTimeouts,
+  resolveDaemonConfig,
+} from "./lifecycle/resolve-daemon-config.js";
+export {
   type DaemonContext,
   type DaemonDefinition,
   type DrainSummary,

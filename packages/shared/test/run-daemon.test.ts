@@ -80,6 +80,15 @@ describe("runDaemon in a real child process", () => {
     });
   });
 
+  it("treats a SIGTERM that arrives while the daemon is still loading as a clean stop", async () => {
+    const run = startSleepy({ DATABASE_URL: dbUrl, BOOT_MS: "1500", ANNOUNCE_BOOT: "1" });
+    await expect.poll(() => run.stderr(), { timeout: 20_000 }).toContain("booting");
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.lines.find((line) => line.msg === "stop requested")).toMatchObject({ signal: "SIGTERM" });
+    expect(run.lines.find((line) => line.msg === "drained")).toMatchObject({ clean: true });
+  });
+
   it("refuses bad config with exit 78 and exactly one line per problem, no stack trace", async () => {
     const run = startSleepy({
       DATABASE_URL: "",

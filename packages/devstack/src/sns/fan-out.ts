@@ -1,15 +1,23 @@
-import {
-  GetQueueUrlCommand,
-  type MessageAttributeValue,
-  SendMessageBatchCommand,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
-} from "@aws-sdk/client-sqs";
+import type { PublishStats } from "../stats/stats.js";
 import { notificationEnvelope, type PublishedMessage } from "./envelope.js";
 import { MAX_MESSAGE_BYTES } from "./message.js";
 import type { Subscription } from "./registry.js";
+import type { SqsJsonClient } from "./sqs-json.js";
 
 export type DeliveryErrorHandler = (error: Error, subscription: Subscription) => void;
+
+/** A SendMessageBatch entry as the SQS JSON protocol spells it (binary values stay base64). */
+interface SqsEntry {
+  Id: string;
+  MessageBody: string;
+  MessageAttributes?: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
+  MessageGroupId?: string;
+  MessageDeduplicationId?: string;
+}
+
+interface SendMessageBatchOutput {
+  Failed?: Array<{ Id?: string; Code?: string; Message?: string }>;
+}
 
 /**
  * Delivers published messages to SQS subscriptions through the SQS server's public API, so
@@ -21,51 +29,67 @@ export class FanOut {
   readonly #queueUrls = new Map<string, Promise<string>>();
 
   constructor(
-    private readonly sqs: SQSClient,
+    private readonly sqs: SqsJsonClient,
     private readonly region: string,
     private readonly snsEndpoint: () => string,
     private readonly onError: DeliveryErrorHandler,
+    private readonly stats?: PublishStats,
   ) {}
 
   async deliver(subscriptions: Subscription[], messages: PublishedMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    await Promise.all(
-      subscriptions.map((subscription) =>
-        this.#deliverTo(subscription, messages).catch((error: unknown) =>
-          // AWS never reports delivery failures to the publisher; neither do we.
-          this.onError(error instanceof Error ? error : new Error(String(error)), subscription),
-        ),
-      ),
-    );
+    if (messages.length === 0 || subscriptions.length === 0) return;
+    if (subscriptions.length === 1) return this.#deliverSafely(subscriptions[0] as Subscription, messages);
+    await Promise.all(subscriptions.map((subscription) => this.#deliverSafely(subscription, messages)));
   }
 
-  async #deliverTo(subscription: Subscription, messages: PublishedMessage[]): Promise<void> {
+  async #deliverSafely(subscription: Subscription, messages: PublishedMessage[]): Promise<void> {
     if (subscription.protocol !== "sqs") return;
-    const queueUrl = await this.#queueUrl(subscription.endpoint);
-    const raw = subscription.attributes.RawMessageDelivery === "true";
-    const entries = messages.map((m, i) => this.#entry(subscription, m, raw, i));
-    for (const chunk of chunkBySize(entries)) {
-      const result = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk }));
-      const failed = result.Failed?.[0];
-      if (failed) throw new Error(`SQS refused delivery: ${failed.Code} ${failed.Message ?? ""}`.trim());
+    let delivered = 0;
+    try {
+      const queueUrl = await this.#queueUrl(subscription.endpoint);
+      const raw = subscription.attributes.RawMessageDelivery === "true";
+      const unsubscribeUrl = raw
+        ? ""
+        : `${this.snsEndpoint()}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`;
+      const entries = messages.map((m, i) => this.#entry(m, raw, unsubscribeUrl, i));
+      for (const chunk of chunkBySize(entries)) {
+        const result = await this.sqs.call<SendMessageBatchOutput>("SendMessageBatch", {
+          QueueUrl: queueUrl,
+          Entries: chunk,
+        });
+        const failed = result.Failed ?? [];
+        delivered += chunk.length - failed.length;
+        const first = failed[0];
+        if (first) throw new Error(`SQS refused delivery: ${first.Code} ${first.Message ?? ""}`.trim());
+      }
+    } catch (error) {
+      // AWS never reports delivery failures to the publisher; neither do we.
+      this.onError(error instanceof Error ? error : new Error(String(error)), subscription);
+    } finally {
+      const topicArn = subscription.topicArn;
+      if (delivered > 0) this.stats?.delivered(topicArn, delivered);
+      if (delivered < messages.length) this.stats?.deliveryFailed(topicArn, messages.length - delivered);
     }
   }
 
-  #entry(
-    subscription: Subscription,
-    published: PublishedMessage,
-    raw: boolean,
-    index: number,
-  ): SendMessageBatchRequestEntry {
-    const unsubscribeUrl = `${this.snsEndpoint()}/?Action=Unsubscribe&SubscriptionArn=${encodeURIComponent(subscription.arn)}`;
-    return {
+  #entry(published: PublishedMessage, raw: boolean, unsubscribeUrl: string, index: number): SqsEntry {
+    const entry: SqsEntry = {
       Id: String(index),
       MessageBody: raw ? published.message : notificationEnvelope(published, this.region, unsubscribeUrl),
-      // Without raw delivery the attributes travel inside the envelope only, as on AWS.
-      MessageAttributes: raw ? sqsAttributes(published) : undefined,
-      MessageGroupId: published.groupId,
-      MessageDeduplicationId: published.deduplicationId,
     };
+    // Without raw delivery the attributes travel inside the envelope only, as on AWS.
+    if (raw && published.attributes.length > 0) {
+      const attributes: NonNullable<SqsEntry["MessageAttributes"]> = {};
+      for (const a of published.attributes) {
+        attributes[a.name] = a.binaryValue
+          ? { DataType: a.dataType, BinaryValue: a.binaryValue }
+          : { DataType: a.dataType, StringValue: a.stringValue ?? "" };
+      }
+      entry.MessageAttributes = attributes;
+    }
+    if (published.groupId !== undefined) entry.MessageGroupId = published.groupId;
+    if (published.deduplicationId !== undefined) entry.MessageDeduplicationId = published.deduplicationId;
+    return entry;
   }
 
   /** Queue ARN → URL via GetQueueUrl (by name and owner), cached; a failure is not cached. */
@@ -76,7 +100,7 @@ export class FanOut {
       if (service !== "sqs" || !owner || !name)
         return Promise.reject(new Error(`not a queue ARN: ${queueArn}`));
       url = this.sqs
-        .send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: owner }))
+        .call<{ QueueUrl?: string }>("GetQueueUrl", { QueueName: name, QueueOwnerAWSAccountId: owner })
         .then((r) => r.QueueUrl ?? Promise.reject(new Error(`no URL for ${queueArn}`)));
       url.catch(() => this.#queueUrls.delete(queueArn));
       this.#queueUrls.set(queueArn, url);
@@ -85,24 +109,14 @@ export class FanOut {
   }
 }
 
-function sqsAttributes(published: PublishedMessage): Record<string, MessageAttributeValue> | undefined {
-  if (published.attributes.length === 0) return undefined;
-  const out: Record<string, MessageAttributeValue> = {};
-  for (const a of published.attributes) {
-    out[a.name] = a.binaryValue
-      ? { DataType: a.dataType, BinaryValue: Buffer.from(a.binaryValue, "base64") }
-      : { DataType: a.dataType, StringValue: a.stringValue };
-  }
-  return out;
-}
-
 /** SendMessageBatch takes ≤ 10 entries and ≤ 256 KiB in total; envelopes make SNS batches bigger. */
-function chunkBySize(entries: SendMessageBatchRequestEntry[]): SendMessageBatchRequestEntry[][] {
-  const chunks: SendMessageBatchRequestEntry[][] = [];
-  let current: SendMessageBatchRequestEntry[] = [];
+function chunkBySize(entries: SqsEntry[]): SqsEntry[][] {
+  if (entries.length === 1) return [entries];
+  const chunks: SqsEntry[][] = [];
+  let current: SqsEntry[] = [];
   let bytes = 0;
   for (const entry of entries) {
-    const size = Buffer.byteLength(entry.MessageBody ?? "") + attributeBytes(entry.MessageAttributes);
+    const size = Buffer.byteLength(entry.MessageBody) + attributeBytes(entry.MessageAttributes);
     if (current.length > 0 && (current.length === 10 || bytes + size > MAX_MESSAGE_BYTES)) {
       chunks.push(current);
       current = [];
@@ -115,11 +129,16 @@ function chunkBySize(entries: SendMessageBatchRequestEntry[]): SendMessageBatchR
   return chunks;
 }
 
-function attributeBytes(attributes: Record<string, MessageAttributeValue> | undefined): number {
+function attributeBytes(attributes: SqsEntry["MessageAttributes"]): number {
+  if (!attributes) return 0;
   let bytes = 0;
-  for (const [name, value] of Object.entries(attributes ?? {})) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? "");
-    bytes += value.BinaryValue?.length ?? Buffer.byteLength(value.StringValue ?? "");
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (!value) continue;
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType);
+    bytes += value.BinaryValue
+      ? Buffer.from(value.BinaryValue, "base64").length
+      : Buffer.byteLength(value.StringValue ?? "");
   }
   return bytes;
 }

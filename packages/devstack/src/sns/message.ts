@@ -24,6 +24,12 @@ export interface PreparedMessage {
   readonly bytes: number;
 }
 
+/** The string value of message attribute `name`, if the message has it. */
+export function eventId(message: PreparedMessage, name: string): string | undefined {
+  for (const a of message.attributes) if (a.name === name) return a.stringValue ?? a.binaryValue;
+  return undefined;
+}
+
 const ATTRIBUTE_TYPE = /^(String|Number|Binary)(\..+)?$/;
 
 function parseAttributes(params: QueryParams): MessageAttribute[] {

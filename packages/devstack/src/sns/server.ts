@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
 import { FaultInjector } from "../faults/injector.js";
+import { handleStatsControl, STATS_PATH } from "../stats/control.js";
+import { DEFAULT_MAX_TRACKED_EVENT_IDS, PublishStats } from "../stats/stats.js";
 import type { Action } from "./actions/context.js";
 import { createTopic } from "./actions/create-topic.js";
 import { deleteTopic } from "./actions/delete-topic.js";
@@ -21,6 +22,7 @@ import { SnsError } from "./errors.js";
 import { type DeliveryErrorHandler, FanOut } from "./fan-out.js";
 import { parseQuery } from "./query.js";
 import { Registry } from "./registry.js";
+import { SqsJsonClient } from "./sqs-json.js";
 import { errorXml, successXml } from "./xml.js";
 
 const ACTIONS: Readonly<Record<string, Action>> = {
@@ -39,11 +41,19 @@ const ACTIONS: Readonly<Record<string, Action>> = {
 };
 
 export interface SnsEmulatorOptions {
-  /** Where fan-out delivers: the SQS server's endpoint, spoken to through its public API. */
+  /**
+   * Where fan-out delivers: a *local* SQS server's endpoint (local-aws-sqs, LocalStack), spoken
+   * to through its public JSON API, unsigned.
+   */
   sqsEndpoint: string;
   region: string;
   accountId: string;
+  /** Kept for compatibility; local SQS servers do not check signatures, so fan-out does not sign. */
   credentials: { accessKeyId: string; secretAccessKey: string };
+  /** Message attribute counted as the event id in the publish statistics. Default `event_id`. */
+  statsEventIdAttribute?: string;
+  /** Distinct event ids remembered per topic for the statistics. Default 2 000 000. */
+  statsMaxTrackedEventIds?: number;
   /** 0 (default) picks a free port. */
   port?: number;
   /** AWS drops undeliverable messages silently; by default we at least say so on stderr. */
@@ -55,8 +65,13 @@ export interface SnsEmulator {
   readonly port: number;
   readonly faultControlUrl: string;
   readonly faults: FaultInjector;
+  /** `GET` publish statistics, `DELETE` resets them; see {@link StatsClient}. */
+  readonly statsUrl: string;
+  readonly stats: PublishStats;
   stop(): Promise<void>;
 }
+
+export const KEEP_ALIVE_MS = 5_000;
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -76,11 +91,11 @@ function sendXml(res: ServerResponse, status: number, requestId: string, xml: st
 export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<SnsEmulator> {
   const registry = new Registry(options.region, options.accountId);
   const faults = new FaultInjector();
-  const sqs = new SQSClient({
-    endpoint: options.sqsEndpoint,
-    region: options.region,
-    credentials: options.credentials,
-  });
+  const stats = new PublishStats(
+    options.statsEventIdAttribute ?? "event_id",
+    options.statsMaxTrackedEventIds ?? DEFAULT_MAX_TRACKED_EVENT_IDS,
+  );
+  const sqs = new SqsJsonClient(options.sqsEndpoint);
   let endpoint = "";
   const fanOut = new FanOut(
     sqs,
@@ -89,12 +104,14 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
     options.onDeliveryError ??
       ((error, subscription) =>
         console.error(`[sns] delivery to ${subscription.endpoint} failed: ${error.message}`)),
+    stats,
   );
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
     const body = await readBody(req);
     if (url.pathname === FAULT_CONTROL_PATH) return handleFaultControl(req, res, body, faults);
+    if (url.pathname === STATS_PATH) return handleStatsControl(req, res, stats);
 
     // GET with a query string is how the envelope's UnsubscribeURL is followed.
     const params = req.method === "GET" ? new Map(url.searchParams) : parseQuery(body);
@@ -111,7 +128,7 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
     try {
       if (!action)
         throw new SnsError("InvalidAction", `The action ${actionName} is not valid for this web service.`);
-      const result = await action({ params, registry, fanOut, faults });
+      const result = await action({ params, registry, fanOut, faults, stats });
       sendXml(res, 200, requestId, successXml(actionName, result, requestId));
     } catch (error) {
       const snsError =
@@ -128,8 +145,10 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
       res.end(String(error));
     });
   });
-  // Node's default 5 s keep-alive would make idle SDK sockets linger past stop().
-  server.keepAliveTimeout = 1_000;
+  // Node's agents subtract a 1 s safety margin from the server's `Keep-Alive: timeout=N` hint,
+  // so with 1 s every client socket was treated as expired and each call opened a new TCP
+  // connection. stop() closes idle connections itself, so a longer keep-alive costs nothing.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", resolve);
@@ -142,6 +161,8 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
     port,
     faultControlUrl: `${endpoint}${FAULT_CONTROL_PATH}`,
     faults,
+    statsUrl: `${endpoint}${STATS_PATH}`,
+    stats,
     async stop() {
       faults.dropHung();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -36,7 +36,8 @@ export async function startEmbeddedSqs(options: EmbeddedSqsOptions): Promise<Run
       res.end(String(error));
     });
   });
-  server.keepAliveTimeout = 1_000;
+  // ≥ 2 s: Node's agents treat `Keep-Alive: timeout=1` as already expired and reconnect per call.
+  server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", resolve);

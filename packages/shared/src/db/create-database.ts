@@ -35,8 +35,14 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     statement_timeout: settings.statementTimeoutMs,
     idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
   });
-  // An idle client whose server went away emits 'error' on the pool; without a listener Node crashes.
+  // A server restart or failover makes every connection emit 'error'. The pool re-emits it for idle
+  // clients, and a checked-out client emits it on itself; unheard, either crashes the process. The
+  // query in progress rejects on its own and the broken client is discarded, so the listeners only
+  // keep a database blip from becoming a crash.
   pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closing: Promise<void> | undefined;
   return {

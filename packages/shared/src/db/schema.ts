@@ -37,9 +37,18 @@ export interface InboxTable {
   processed_at: DefaultedTimestamp;
 }
 
+/** The consumer's example handler writes one row per event (apps/consumer/src/example-handlers.ts). */
+export interface ExampleEffectsTable {
+  event_id: string;
+  event_type: string;
+  payload: Json<unknown>;
+  applied_at: DefaultedTimestamp;
+}
+
 export interface Database {
   outbox: OutboxTable;
   inbox: InboxTable;
+  example_effects: ExampleEffectsTable;
 }
 
 export type OutboxRow = Selectable<OutboxTable>;

@@ -2,7 +2,6 @@ import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
 import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError } from "../config/config-error.js";
-import { loadConfig } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import {
   assertTimeoutBudget,
@@ -15,6 +14,7 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
 import { timedSignal } from "./abort-links.js";
+import { type DaemonTimeouts, resolveDaemonConfig } from "./resolve-daemon-config.js";
 import { listenForStopRequests } from "./stop-requests.js";
 
 export const EXIT_OK = 0;
@@ -57,33 +57,16 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
   readonly version: string;
   readonly settings: S;
   /** The drain timeout and the daemon's own budget rules; the common ones are added here. */
-  timeouts(config: ConfigOf<S>): { readonly drain: Timeout; readonly rules: readonly BudgetRule[] };
+  readonly timeouts: DaemonTimeouts<ConfigOf<S>>;
   start(context: DaemonContext<ConfigOf<S>>): Promise<Worker<W>>;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-function commonRules(config: ConfigOf<CommonSettings>, drain: Timeout): BudgetRule[] {
-  const stop: Timeout = { env: "STOP_TIMEOUT_MS", ms: config.stopTimeoutMs };
-  const overhead: Timeout = { env: "SHUTDOWN_OVERHEAD_MS", ms: config.shutdownOverheadMs };
-  return [
-    { inner: [drain, overhead], outer: stop, why: "the drain must end before the platform's SIGKILL" },
-    {
-      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
-      outer: drain,
-      why: "a statement must give up before the drain it belongs to",
-    },
-  ];
-}
-
-function loadOrExit<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
+function resolveOrExit<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
 ): { config: ConfigOf<S>; drain: Timeout; rules: BudgetRule[] } {
   try {
-    const config = loadConfig(definition.settings, definition.env ?? process.env);
-    const { drain, rules } = definition.timeouts(config);
-    const allRules = [...commonRules(config as unknown as ConfigOf<CommonSettings>, drain), ...rules];
-    assertTimeoutBudget(allRules);
-    return { config, drain, rules: allRules };
+    return resolveDaemonConfig(definition.settings, definition.timeouts, definition.env ?? process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     // One line per problem and no stack trace: this is an operator's typo, not a bug.
@@ -103,7 +86,7 @@ function loadOrExit<S extends SettingsSpec & CommonSettings, W extends DrainSumm
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
 ): Promise<never> {
-  const { config, drain, rules } = loadOrExit(definition);
+  const { config, drain, rules } = resolveOrExit(definition);
   // S extends the common settings, so these keys are present; TypeScript cannot see through ConfigOf<S>.
   const common = config as unknown as ConfigOf<CommonSettings>;
   const log = createLogger({

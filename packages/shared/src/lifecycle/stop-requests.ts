@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import { takeEarlyStopSignal } from "./early-stop.js";
 
 export interface StopRequests {
   /** Aborts at the first SIGTERM or SIGINT: stop taking new work. */
@@ -35,6 +36,8 @@ export function listenForStopRequests(log: Logger, onForcedExit: () => void): St
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  const early = takeEarlyStopSignal();
+  if (early) onSignal(early);
   return {
     stopping: controller.signal,
     requested,

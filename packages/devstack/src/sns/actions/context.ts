@@ -1,4 +1,5 @@
 import type { FaultInjector } from "../../faults/injector.js";
+import type { PublishStats } from "../../stats/stats.js";
 import type { FanOut } from "../fan-out.js";
 import type { QueryParams } from "../query.js";
 import type { Registry } from "../registry.js";
@@ -9,6 +10,7 @@ export interface ActionContext {
   readonly registry: Registry;
   readonly fanOut: FanOut;
   readonly faults: FaultInjector;
+  readonly stats: PublishStats;
 }
 
 /** Executes one SNS action; returns the `<XxxResult>` content, or null for actions without output. */

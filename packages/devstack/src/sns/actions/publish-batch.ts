@@ -1,6 +1,6 @@
 import { acceptMessage, type PublishedMessage } from "../envelope.js";
 import { SnsError } from "../errors.js";
-import { checkFifoParameters, MAX_MESSAGE_BYTES, prepareMessage } from "../message.js";
+import { checkFifoParameters, eventId, MAX_MESSAGE_BYTES, prepareMessage } from "../message.js";
 import { queryList, queryStructMap } from "../query.js";
 import type { XmlObject } from "../xml.js";
 import type { Action } from "./context.js";
@@ -23,7 +23,7 @@ function attributeBytes(entry: ReadonlyMap<string, string>): number {
  * Request-level limits are typed errors (HTTP 400); problems with single entries come back as
  * `Failed` entries in an HTTP 200, which is exactly what makes partial failure easy to miss.
  */
-export const publishBatch: Action = async ({ params, registry, fanOut, faults }) => {
+export const publishBatch: Action = async ({ params, registry, fanOut, faults, stats }) => {
   const topic = registry.topic(params.get("TopicArn"));
   const entries = queryList(params, "PublishBatchRequestEntries");
   if (entries.length === 0) {
@@ -77,6 +77,7 @@ export const publishBatch: Action = async ({ params, registry, fanOut, faults })
       }
       const published = acceptMessage(topic, prepared);
       accepted.push(published);
+      stats.published(topic.arn, eventId(published, stats.eventIdAttribute));
       successful.push({
         Id,
         MessageId: published.messageId,

@@ -13,7 +13,7 @@ export function checkSubscriptionAttribute(name: string, value: string): void {
   if (!SETTABLE.has(name)) throw invalidParameter("AttributeName");
   if (name === "RawMessageDelivery" && value !== "true" && value !== "false") {
     throw invalidParameter(
-      "Attributes Reason: RawMessageDelivery: Invalid value [" + value + "]. Must be true or false.",
+      `Attributes Reason: RawMessageDelivery: Invalid value [${value}]. Must be true or false.`,
     );
   }
   if (name === "RedrivePolicy" && value !== "") {

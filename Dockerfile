@@ -1,0 +1,50 @@
+# Two images from one file, one target per daemon:
+#   docker build --target relay    -t outbox-relay .
+#   docker build --target consumer -t outbox-consumer .
+# Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
+# its production dependencies, no dev dependencies, no workspace, no pnpm.
+ARG NODE_VERSION=22
+
+# ── build: the whole workspace, compiled ────────────────────────────────────────────────────────────
+FROM node:${NODE_VERSION}-slim AS build
+# corepack cannot be relied on (no network for its signature keys on some builders): plain npm.
+RUN npm install -g pnpm@10
+ENV CI=true
+WORKDIR /repo
+# The lockfile alone decides this layer: the store is refetched only when dependencies change.
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+RUN pnpm fetch
+COPY . .
+# Offline from the fetched store; no lifecycle scripts (tsc needs none: no native builds, no binaries).
+RUN pnpm install --frozen-lockfile --offline --ignore-scripts
+RUN pnpm --filter @outbox/shared --filter @outbox/relay --filter @outbox/consumer run build
+# pnpm 10 deploys a non-injected workspace only with --legacy: the app, its production dependencies,
+# and the workspace packages it uses (@outbox/shared, with its dist) copied in as real directories.
+RUN pnpm deploy --legacy --prod --offline --filter @outbox/relay /out/relay \
+ && pnpm deploy --legacy --prod --offline --filter @outbox/consumer /out/consumer \
+ && rm -rf /out/*/test /out/*/bench /out/*/tsconfig*.json
+
+# ── runtime: shared by both targets ─────────────────────────────────────────────────────────────────
+FROM node:${NODE_VERSION}-slim AS runtime
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+# The ops server (/livez, /readyz, /metrics); OPS_PORT moves it.
+EXPOSE 9090
+# The daemons stop cleanly on SIGTERM (drain, then exit 0). Orchestrators send it; say so explicitly.
+STOPSIGNAL SIGTERM
+# No curl in the slim image: Node's fetch asks /livez.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.OPS_PORT||9090)+'/livez',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# The code stays root-owned and read-only to the process; the daemons write nothing but stdout.
+USER node
+
+FROM runtime AS relay
+COPY --from=build /out/relay /app
+# Exec form: node is the process that gets SIGTERM (run with an init, e.g. ECS initProcessEnabled or
+# `docker run --init`, so PID 1 forwards it). Never `npm start`/`pnpm start`: they swallow signals.
+CMD ["node", "dist/main.js"]
+
+FROM runtime AS consumer
+COPY --from=build /out/consumer /app
+CMD ["node", "dist/main.js"]

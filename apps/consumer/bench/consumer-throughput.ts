@@ -1,0 +1,313 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { bootstrapResources } from "@outbox/devstack";
+import { createDatabase, createLogger, createSqsClient, migrateToLatest } from "@outbox/shared";
+import pg from "pg";
+import exampleHandlers from "../src/example-handlers.js";
+import { createConsumer } from "../src/index.js";
+
+// Consumer throughput through the local stack: inbox transaction + the example's one-row effect.
+// The stack (Postgres, SQS, SNS) runs in a child process, so process.cpuUsage() here is the
+// consumer's own CPU. The queue is filled before each measurement starts.
+// Run: pnpm exec tsx --conditions=development apps/consumer/bench/consumer-throughput.ts
+
+const repo = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
+const children: ChildProcess[] = [];
+
+interface StackEnv {
+  databaseUrl: string;
+  sqsEndpoint: string;
+  snsEndpoint: string;
+  region: string;
+}
+
+/** CPU seconds a child process used so far (Linux /proc), to see whether the stack is the limit. */
+function childCpuSeconds(child: ChildProcess | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${child?.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Busy and total jiffies of the whole machine (/proc/stat), to see whether the box itself is full. */
+function machineJiffies(): { busy: number; total: number } {
+  const cpu =
+    readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const total = cpu.reduce((sum, value) => sum + value, 0);
+  const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+async function startStackProcess(): Promise<StackEnv> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=development", repo("packages/devstack/src/cli.ts")],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  children.push(child);
+  const env: Record<string, string> = {};
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    let pending = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      pending += chunk.toString();
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        const match = /^export (\w+)=(.*)$/.exec(line);
+        if (match?.[1] && match[2] !== undefined) env[match[1]] = match[2];
+      }
+      if (env.DLQ_URL) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`stack exited with ${code}: ${stderr}`)));
+  });
+  for (const name of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) process.env[name] = env[name];
+  return {
+    databaseUrl: env.DATABASE_URL ?? "",
+    sqsEndpoint: env.AWS_ENDPOINT_URL_SQS ?? "",
+    snsEndpoint: env.AWS_ENDPOINT_URL_SNS ?? "",
+    region: env.AWS_REGION ?? "",
+  };
+}
+
+async function createDatabaseFor(adminUrl: string): Promise<string> {
+  const name = `bench_consumer_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function fill(sqs: SQSClient, queueUrl: string, total: number): Promise<void> {
+  let next = 0;
+  const sender = async () => {
+    for (let start = next; start < total; start = next) {
+      next += 10;
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: Array.from({ length: Math.min(10, total - start) }, (_, index) => ({
+            Id: String(index),
+            MessageBody: JSON.stringify({ name: `event-${start + index}` }),
+            MessageAttributes: {
+              event_id: { DataType: "String", StringValue: randomUUID() },
+              event_type: { DataType: "String", StringValue: "example.created" },
+              traceparent: {
+                DataType: "String",
+                StringValue: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+              },
+            },
+          })),
+        }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, sender));
+}
+
+// Whatever happens, the stack and daemon processes started here stop with us.
+process.on("exit", () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+});
+const stack = await startStackProcess();
+const databaseUrl = await createDatabaseFor(stack.databaseUrl);
+const aws = {
+  region: stack.region,
+  endpoint: stack.sqsEndpoint,
+  connectionTimeoutMs: 3_000,
+  requestTimeoutMs: 5_000,
+  maxAttempts: 3,
+};
+const setupSqs = createSqsClient({ ...aws, maxSockets: 32 });
+const log = createLogger({ service: "bench", version: "0", level: "warn" });
+const migrator = createDatabase({
+  url: databaseUrl,
+  service: "bench",
+  statementTimeoutMs: 60_000,
+  idleInTransactionTimeoutMs: 60_000,
+});
+await migrateToLatest(migrator.db);
+await migrator.close(5_000);
+const awsEndpoints = {
+  region: stack.region,
+  snsEndpoint: stack.snsEndpoint,
+  sqsEndpoint: stack.sqsEndpoint,
+  credentials: {
+    accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "",
+    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "",
+  },
+};
+
+interface Row {
+  pollers: number;
+  concurrency: number;
+  messages: number;
+  seconds: number;
+  perSecond: number;
+  cpuMicrosPerMessage: number;
+  /** The stack process's CPU use over the run (100 = one core busy). */
+  stackCpuPercent: number;
+  /** All cores of the machine together (consumer + stack + Postgres + the rest). */
+  machineBusyPercent: number;
+}
+
+async function measure(pollers: number, concurrency: number, messages: number): Promise<Row> {
+  const queue = await bootstrapResources(awsEndpoints, {
+    name: `bench-${pollers}-${concurrency}-${randomBytes(3).toString("hex")}`,
+    rawDelivery: true,
+  });
+  await fill(setupSqs, queue.queueUrl, messages);
+  const database = createDatabase({
+    url: databaseUrl,
+    service: "bench-consumer",
+    poolMax: concurrency + 2,
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 10_000,
+  });
+  const sqs = createSqsClient({ ...aws, maxSockets: pollers + 16 });
+  const consumer = createConsumer({
+    handlers: exampleHandlers,
+    pool: database.pool,
+    sqs,
+    queueUrl: queue.queueUrl,
+    name: `bench-${pollers}-${concurrency}`,
+    log,
+    pollers,
+    concurrency,
+    waitTimeSeconds: 1,
+  });
+  // Warm the connections so the figures are the steady state.
+  await Promise.all(Array.from({ length: concurrency }, () => database.pool.query("SELECT 1")));
+  const stackCpuBefore = childCpuSeconds(children[0]);
+  const machineBefore = machineJiffies();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  consumer.start();
+  while (consumer.stats().processed < messages) await new Promise((resolve) => setTimeout(resolve, 5));
+  const seconds = (performance.now() - started) / 1_000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const stackCpu = childCpuSeconds(children[0]) - stackCpuBefore;
+  const machineAfter = machineJiffies();
+  await consumer.drain();
+  sqs.destroy();
+  await database.close(5_000);
+  return {
+    pollers,
+    concurrency,
+    messages,
+    seconds: Number(seconds.toFixed(2)),
+    perSecond: Math.round(messages / seconds),
+    cpuMicrosPerMessage: Math.round((cpu.user + cpu.system) / messages),
+    stackCpuPercent: Math.round((stackCpu / seconds) * 100),
+    machineBusyPercent: Math.round(
+      ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
+    ),
+  };
+}
+
+async function stopLatency(idle: boolean): Promise<Record<string, unknown>> {
+  const queue = await bootstrapResources(awsEndpoints, {
+    name: `bench-stop-${randomBytes(3).toString("hex")}`,
+    rawDelivery: true,
+  });
+  if (!idle) await fill(setupSqs, queue.queueUrl, 20_000);
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=development", repo("apps/consumer/src/main.ts")],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        AWS_REGION: stack.region,
+        AWS_ENDPOINT_URL_SQS: stack.sqsEndpoint,
+        CONSUMER_QUEUE_URL: queue.queueUrl,
+        CONSUMER_NAME: `bench-stop-${idle ? "idle" : "load"}`,
+        CONSUMER_POLLERS: "4",
+        CONSUMER_CONCURRENCY: "50",
+        DB_POOL_MAX: "60",
+        OPS_PORT: "0",
+        OPS_HOST: "127.0.0.1",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  children.push(child);
+  const lines: Record<string, unknown>[] = [];
+  let pending = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    const parts = pending.split("\n");
+    pending = parts.pop() ?? "";
+    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
+  });
+  while (!lines.some((line) => line.msg === "started"))
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const signalled = performance.now();
+  child.kill("SIGTERM");
+  const code = await exited;
+  const drained = lines.find((line) => line.msg === "drained") ?? {};
+  return {
+    scenario: idle ? "idle queue (a 10 s long poll open)" : "under load (20 000 queued)",
+    stopMs: Math.round(performance.now() - signalled),
+    exitCode: code,
+    drainMs: drained.drainMs,
+    clean: drained.clean,
+    processed: drained.processed,
+    released: drained.released,
+  };
+}
+
+/** Sequential one-row commits: the WAL flush latency that bounds a low-concurrency consumer. */
+async function commitLatencyMs(): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query("SET synchronous_commit = on");
+  const started = performance.now();
+  const rounds = 200;
+  for (let round = 0; round < rounds; round += 1) {
+    await client.query("BEGIN");
+    await client.query("INSERT INTO inbox (consumer, event_id, message_id) VALUES ('probe', $1, 'probe')", [
+      randomUUID(),
+    ]);
+    await client.query("COMMIT");
+  }
+  await client.end();
+  return Number(((performance.now() - started) / rounds).toFixed(2));
+}
+
+try {
+  console.log(JSON.stringify({ sequentialCommitMs: await commitLatencyMs() }));
+  const rows: Row[] = [];
+  // BENCH_CASES=8x50,4x10 runs only those pollers×concurrency pairs.
+  const only = process.env.BENCH_CASES?.split(",");
+  for (const pollers of [1, 4, 8]) {
+    for (const concurrency of [1, 10, 50]) {
+      if (only && !only.includes(`${pollers}x${concurrency}`)) continue;
+      const messages = concurrency === 1 ? 2_000 : pollers === 1 ? 4_000 : 10_000;
+      const row = await measure(pollers, concurrency, messages);
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+  }
+  console.table(rows);
+  if (!process.env.BENCH_SKIP_STOP) console.table([await stopLatency(false), await stopLatency(true)]);
+} finally {
+  setupSqs.destroy();
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+}

@@ -1,0 +1,87 @@
+import type { Database, Deadline, Logger } from "@outbox/shared";
+import type { Kysely } from "kysely";
+
+/** One event as the relay published it, decoded from either an SNS envelope or a raw delivery. */
+export interface ConsumedEvent<Type extends string = string, Payload = unknown> {
+  /** The outbox row's id: the dedup key (a re-publish gets a new SQS MessageId, never a new event id). */
+  readonly id: string;
+  readonly type: Type;
+  readonly payload: Payload;
+  /** Every other string message attribute, e.g. `traceparent`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly messageId: string;
+  /** SQS ApproximateReceiveCount: 1 on the first delivery. */
+  readonly receiveCount: number;
+}
+
+export interface HandlerContext<DB = Database> {
+  /**
+   * The inbox transaction. Write the effect through it: it commits together with the inbox row, so the
+   * effect happens exactly once. It fails once the deadline passed (the transaction is rolled back).
+   */
+  readonly trx: Kysely<DB>;
+  /** Visibility-based deadline: pass it to `deadlineFetch` so downstream calls stop when we must. */
+  readonly deadline: Deadline;
+  /** Carries the event id, type and message id. */
+  readonly log: Logger;
+}
+
+export type EventHandler<Type extends string, Payload, DB> = (
+  event: ConsumedEvent<Type, Payload>,
+  context: HandlerContext<DB>,
+) => Promise<void>;
+
+/** A handler with a payload check: `parse` throwing makes the message poison (e.g. `schema.parse`). */
+export interface ParsingHandler<Type extends string, Payload, DB> {
+  readonly parse: (payload: unknown) => Payload;
+  readonly handle: EventHandler<Type, Payload, DB>;
+}
+
+export type HandlerEntry<Type extends string, Payload, DB> =
+  | EventHandler<Type, Payload, DB>
+  | ParsingHandler<Type, Payload, DB>;
+
+/** Event type → payload type, e.g. `{ "order.placed": { orderId: string } }` (an interface is fine). */
+export type EventMap = object;
+
+export type HandlerMap<Events extends EventMap, DB> = {
+  readonly [Type in keyof Events & string]: HandlerEntry<Type, Events[Type], DB>;
+};
+
+/** What `createConsumer` and CONSUMER_HANDLERS_MODULE (as its default export) take. */
+export interface HandlerSet<DB = Database> {
+  /** Looks up the handler of an event type; undefined means poison (no handler, no fallback). */
+  find(type: string): HandlerEntry<string, unknown, DB> | undefined;
+  readonly types: readonly string[];
+}
+
+export interface HandlerSetOptions<DB> {
+  /** Takes every event type without a handler of its own; without it such events are poison. */
+  readonly fallback?: HandlerEntry<string, unknown, DB>;
+}
+
+/**
+ * Typed handlers keyed by event type. The payload type of each handler comes from `Events`; with
+ * `parse` it is also checked at run time, otherwise it is trusted as the relay wrote it.
+ */
+export function defineHandlers<Events extends EventMap, DB = Database>(
+  handlers: HandlerMap<Events, DB>,
+  options: HandlerSetOptions<DB> = {},
+): HandlerSet<DB> {
+  const byType = new Map<string, HandlerEntry<string, unknown, DB>>(
+    Object.entries(handlers) as [string, HandlerEntry<string, unknown, DB>][],
+  );
+  return {
+    types: [...byType.keys()],
+    find: (type) => byType.get(type) ?? options.fallback,
+  };
+}
+
+export function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { find?: unknown }).find === "function" &&
+    Array.isArray((value as { types?: unknown }).types)
+  );
+}

@@ -1,0 +1,24 @@
+export {
+  type Consumer,
+  type ConsumerOptions,
+  type ConsumerStats,
+  type ConsumerSummary,
+  createConsumer,
+} from "./consumer.js";
+export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
+export { type PoisonKind, PoisonMessageError } from "./errors.js";
+export {
+  type ConsumedEvent,
+  defineHandlers,
+  type EventHandler,
+  type EventMap,
+  type HandlerContext,
+  type HandlerEntry,
+  type HandlerMap,
+  type HandlerSet,
+  type HandlerSetOptions,
+  type ParsingHandler,
+} from "./handlers.js";
+export { POISON_REASON_ATTRIBUTE } from "./poison.js";
+export { type InboxRetention, startInboxRetention } from "./retention.js";
+export { consumerSettings } from "./settings.js";

@@ -1,0 +1,25 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Database } from "@outbox/shared";
+import exampleHandlers from "./example-handlers.js";
+import { type HandlerSet, isHandlerSet } from "./handlers.js";
+
+/** Resolves CONSUMER_HANDLERS_MODULE: a file URL, or a path relative to the working directory. */
+export function handlersModuleUrl(modulePath: string): string {
+  return modulePath.startsWith("file:") ? modulePath : pathToFileURL(path.resolve(modulePath)).href;
+}
+
+/**
+ * The handler set the daemon runs: the default export of CONSUMER_HANDLERS_MODULE, or the example
+ * handlers when it is empty. The module's tables are not checked here: a handler writing to a table
+ * that does not exist fails its messages, which then end in the DLQ.
+ */
+export async function loadHandlers(modulePath: string): Promise<HandlerSet<Database>> {
+  if (modulePath === "") return exampleHandlers;
+  const loaded: { default?: unknown } = await import(handlersModuleUrl(modulePath));
+  if (!isHandlerSet(loaded.default)) {
+    throw new Error(`${modulePath}: the default export must be a handler set made with defineHandlers()`);
+  }
+  // The database type is the module's promise; it cannot be checked at run time.
+  return loaded.default as HandlerSet<Database>;
+}

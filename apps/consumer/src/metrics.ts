@@ -1,0 +1,72 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** How one message ended; `released` means given back untouched (the stop), not failed. */
+export type MessageResult = "processed" | "duplicate" | "failed" | "poison" | "released";
+
+export interface ConsumerMetrics {
+  readonly received: Counter;
+  readonly results: Counter<"result">;
+  readonly duplicates: Counter;
+  readonly poison: Counter<"kind">;
+  readonly handlerSeconds: Histogram<"result">;
+  readonly inFlight: Gauge;
+  readonly visibilityExtensions: Counter;
+  readonly deleteFailures: Counter;
+  readonly receiveErrors: Counter;
+}
+
+/** Registers the consumer's metrics on the daemon's registry (served on /metrics by runDaemon). */
+export function createConsumerMetrics(registry: Registry): ConsumerMetrics {
+  const registers = [registry];
+  return {
+    received: new Counter({
+      name: "consumer_messages_received_total",
+      help: "Messages received from SQS.",
+      registers,
+    }),
+    results: new Counter({
+      name: "consumer_messages_total",
+      help: "Messages settled, by result (processed, duplicate, failed, poison, released).",
+      labelNames: ["result"],
+      registers,
+    }),
+    duplicates: new Counter({
+      name: "consumer_duplicates_total",
+      help: "Redeliveries the inbox caught: the event had already been processed, the handler was skipped.",
+      registers,
+    }),
+    poison: new Counter({
+      name: "consumer_poison_messages_total",
+      help: "Undecodable or rejected messages, by kind of problem.",
+      labelNames: ["kind"],
+      registers,
+    }),
+    handlerSeconds: new Histogram({
+      name: "consumer_handler_duration_seconds",
+      help: "Inbox transaction time (inbox insert, handler, commit), by result.",
+      labelNames: ["result"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    inFlight: new Gauge({
+      name: "consumer_in_flight_messages",
+      help: "Messages received and not yet settled.",
+      registers,
+    }),
+    visibilityExtensions: new Counter({
+      name: "consumer_visibility_extensions_total",
+      help: "Heartbeats: ChangeMessageVisibility calls that kept a slow message's lease ahead of its deadline.",
+      registers,
+    }),
+    deleteFailures: new Counter({
+      name: "consumer_delete_failures_total",
+      help: "Deletes finally lost after retries (safe: the inbox catches the redelivery).",
+      registers,
+    }),
+    receiveErrors: new Counter({
+      name: "consumer_receive_errors_total",
+      help: "ReceiveMessage calls that failed (retried after a backoff).",
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,84 @@
+import { performance } from "node:perf_hooks";
+import { type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { type Logger, sleep } from "@outbox/shared";
+import type { Capacity } from "./capacity.js";
+import type { ConsumerMetrics } from "./metrics.js";
+
+/** SQS's ceiling for one ReceiveMessage. */
+export const MAX_BATCH = 10;
+
+export interface ReceivedBatch {
+  readonly messages: readonly Message[];
+  /**
+   * `performance.now()` when the receive was sent. SQS starts a message's lease somewhere between the
+   * request and the response, so leases are measured from here: the earliest it can have started.
+   */
+  readonly sentAt: number;
+}
+
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly waitTimeSeconds: number;
+  readonly visibilityTimeoutSeconds: number;
+  /** Socket inactivity limit of other calls; a long poll is silent for the wait time on top of it. */
+  readonly requestTimeoutMs: number;
+  readonly capacity: Capacity;
+  /** Free slots a poller waits for before it sends a receive (see Capacity.reserve). */
+  readonly minBatch: number;
+  /** Aborts when intake stops: no receive is sent after it. */
+  readonly stopping: AbortSignal;
+  /** Takes the batch; every message in it holds one reserved slot until it settles. */
+  readonly onBatch: (batch: ReceivedBatch) => void;
+  readonly log: Logger;
+  readonly metrics: ConsumerMetrics;
+}
+
+const FIRST_ERROR_BACKOFF_MS = 500;
+const MAX_ERROR_BACKOFF_MS = 20_000;
+
+async function poll(options: PollerOptions): Promise<void> {
+  const { sqs, capacity, stopping, log, metrics } = options;
+  let errorBackoffMs = FIRST_ERROR_BACKOFF_MS;
+  while (!stopping.aborted) {
+    const reserved = await capacity.reserve(options.minBatch, MAX_BATCH, stopping);
+    if (reserved === 0) break;
+    const sentAt = performance.now();
+    try {
+      // No abortSignal on purpose: SQS may already have handed messages to this request, and aborting
+      // it at the stop would strand them, invisible, until their visibility timeout passes.
+      const output = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: options.queueUrl,
+          MaxNumberOfMessages: reserved,
+          WaitTimeSeconds: options.waitTimeSeconds,
+          // Explicit, so the lease we track is the lease we have, whatever the queue's default.
+          VisibilityTimeout: options.visibilityTimeoutSeconds,
+          // Real SQS reads MessageSystemAttributeNames; local-aws-sqs only the legacy AttributeNames.
+          MessageSystemAttributeNames: ["ApproximateReceiveCount"],
+          AttributeNames: ["All"],
+          MessageAttributeNames: ["All"],
+        }),
+        { requestTimeout: options.waitTimeSeconds * 1_000 + options.requestTimeoutMs },
+      );
+      const messages = output.Messages ?? [];
+      capacity.release(reserved - messages.length);
+      errorBackoffMs = FIRST_ERROR_BACKOFF_MS;
+      if (messages.length > 0) {
+        metrics.received.inc(messages.length);
+        options.onBatch({ messages, sentAt });
+      }
+    } catch (error) {
+      capacity.release(reserved);
+      metrics.receiveErrors.inc();
+      log.warn({ err: error, retryInMs: errorBackoffMs }, "receive failed");
+      await sleep(errorBackoffMs, stopping);
+      errorBackoffMs = Math.min(errorBackoffMs * 2, MAX_ERROR_BACKOFF_MS);
+    }
+  }
+}
+
+/** Starts `count` long-poll loops; resolves once every one has returned its last receive after the stop. */
+export function startPollers(count: number, options: PollerOptions): Promise<void> {
+  return Promise.all(Array.from({ length: count }, () => poll(options))).then(() => undefined);
+}

@@ -1,0 +1,65 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+
+export interface Held {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+}
+
+/**
+ * Gives messages back at once (visibility 0), e.g. those a long poll returned after the drain ran
+ * out of time: another consumer takes them now instead of after the visibility timeout. Returns how
+ * many SQS accepted; a refused release only costs the rest of the lease.
+ */
+export async function releaseNow(
+  sqs: SQSClient,
+  queueUrl: string,
+  messages: readonly Held[],
+  abortSignal?: AbortSignal,
+): Promise<number> {
+  let released = 0;
+  for (let start = 0; start < messages.length; start += 10) {
+    const chunk = messages.slice(start, start + 10);
+    const output = await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: chunk.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.receiptHandle,
+          VisibilityTimeout: 0,
+        })),
+      }),
+      { abortSignal },
+    );
+    released += output.Successful?.length ?? 0;
+  }
+  return released;
+}
+
+/**
+ * Retry delay after the `receiveCount`-th failed delivery: base · 2^(count-1), capped. SQS's redrive
+ * policy moves the message to the DLQ once maxReceiveCount deliveries have failed.
+ */
+export function retryDelaySeconds(receiveCount: number, baseSeconds: number, maxSeconds: number): number {
+  const exponent = Math.min(Math.max(receiveCount - 1, 0), 20);
+  return Math.min(maxSeconds, baseSeconds * 2 ** exponent);
+}
+
+/** Hides a failed message for its retry delay; the receipt handle stays valid until then. */
+export async function retryLater(
+  sqs: SQSClient,
+  queueUrl: string,
+  message: Held,
+  delaySeconds: number,
+): Promise<void> {
+  await sqs.send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: queueUrl,
+      ReceiptHandle: message.receiptHandle,
+      VisibilityTimeout: delaySeconds,
+    }),
+  );
+}

@@ -1,0 +1,198 @@
+import { fileURLToPath } from "node:url";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { BootstrappedResources } from "@outbox/devstack";
+import { commonSettings, type DatabaseHandle, findBudgetProblems, loadConfig } from "@outbox/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { awsClients, stack } from "../../../test/support/aws.js";
+import { type DaemonProcess, startDaemonProcess } from "../../../test/support/daemon-process.js";
+import { consumerTimeouts } from "../src/consumer-timeouts.js";
+import { consumerSettings } from "../src/settings.js";
+import { effectCount, exampleEvent, migratedDatabase, queueDepth, queueFor, sendRaw } from "./harness.js";
+
+let sqs: SQSClient;
+let database: DatabaseHandle;
+let databaseUrl: string;
+
+beforeAll(async () => {
+  ({ sqs } = awsClients());
+  ({ database, url: databaseUrl } = await migratedDatabase("consumer_daemon"));
+});
+
+afterAll(async () => {
+  sqs.destroy();
+  await database.close(5_000);
+});
+
+function daemonEnv(
+  queue: BootstrappedResources,
+  name: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { aws } = stack();
+  return {
+    LOG_LEVEL: "info",
+    DATABASE_URL: databaseUrl,
+    AWS_REGION: aws.region,
+    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
+    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
+    CONSUMER_QUEUE_URL: queue.queueUrl,
+    CONSUMER_DLQ_URL: queue.dlqUrl,
+    CONSUMER_NAME: name,
+    CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./fixtures/slow-handlers.ts", import.meta.url)),
+    SLOW_HANDLER_MS: "300",
+    CONSUMER_POLLERS: "2",
+    CONSUMER_CONCURRENCY: "5",
+    CONSUMER_WAIT_TIME_SECONDS: "1",
+    // Short leases, so what a SIGKILL strands comes back within seconds.
+    CONSUMER_VISIBILITY_TIMEOUT_SECONDS: "3",
+    CONSUMER_VISIBILITY_MARGIN_MS: "500",
+    AWS_REQUEST_TIMEOUT_MS: "2000",
+    ...extra,
+  };
+}
+
+async function inboxCount(name: string): Promise<number> {
+  const rows = await database.db
+    .selectFrom("inbox")
+    .select("event_id")
+    .where("consumer", "=", name)
+    .execute();
+  return rows.length;
+}
+
+function drainedLine(run: DaemonProcess): Record<string, unknown> {
+  const line = run.lines.find((entry) => entry.msg === "drained");
+  if (!line) throw new Error(`no drained line; stderr: ${run.stderr()}`);
+  return line;
+}
+
+/** Runs the daemon until the queue is empty and every event has its effect, then stops it with SIGTERM. */
+async function drainEverything(
+  env: Record<string, string>,
+  name: string,
+  total: number,
+  queue: BootstrappedResources,
+) {
+  const run = startDaemonProcess("apps/consumer/src/main.ts", env);
+  await run.waitForLog("started");
+  await expect.poll(() => inboxCount(name), { timeout: 30_000, interval: 200 }).toBe(total);
+  await expect
+    .poll(() => queueDepth(sqs, queue.queueUrl), { timeout: 10_000 })
+    .toEqual({ visible: 0, inFlight: 0 });
+  run.child.kill("SIGTERM");
+  expect((await run.exited).code).toBe(0);
+  return drainedLine(run);
+}
+
+async function effectsOf(name: string): Promise<number> {
+  const rows = await database.db
+    .selectFrom("example_effects")
+    .innerJoin("inbox", "inbox.event_id", "example_effects.event_id")
+    .select("example_effects.event_id")
+    .where("inbox.consumer", "=", name)
+    .execute();
+  return rows.length;
+}
+
+describe("the consumer daemon as a real process", () => {
+  it("on SIGTERM finishes and deletes every received message, exits 0; a restart sees no duplicate", async () => {
+    const queue = await queueFor("daemon-term");
+    const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`term-${index}`));
+    await sendRaw(sqs, queue.queueUrl, events);
+    const env = daemonEnv(queue, "term");
+
+    const first = startDaemonProcess("apps/consumer/src/main.ts", env);
+    await first.waitForLog("started");
+    await expect.poll(() => inboxCount("term"), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+    first.child.kill("SIGTERM");
+    expect((await first.exited).code).toBe(0);
+    const stopped = drainedLine(first);
+    expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
+    // Nothing stranded: every message received was deleted after its commit, or given back.
+    expect((await queueDepth(sqs, queue.queueUrl)).inFlight).toBe(0);
+    expect(await inboxCount("term")).toBe(stopped.processed);
+    expect(Number(stopped.processed)).toBeLessThan(events.length);
+    const messages = first.lines.map((line) => line.msg);
+    expect(messages.indexOf("draining")).toBeLessThan(messages.indexOf("drained"));
+
+    const restarted = await drainEverything(env, "term", events.length, queue);
+    expect(restarted).toMatchObject({ clean: true, duplicates: 0, failed: 0 });
+    expect(Number(stopped.processed) + Number(restarted.processed)).toBe(events.length);
+    expect(await effectsOf("term")).toBe(events.length);
+  });
+
+  it("after SIGKILL the redeliveries of committed-but-undeleted messages are caught by the inbox", async () => {
+    const queue = await queueFor("daemon-kill");
+    const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`kill-${index}`));
+    await sendRaw(sqs, queue.queueUrl, events);
+    // A partial delete batch waits up to 5 s: the kill lands between commits and their deletes.
+    const first = startDaemonProcess(
+      "apps/consumer/src/main.ts",
+      daemonEnv(queue, "kill", { CONSUMER_DELETE_FLUSH_MS: "5000", CONSUMER_CONCURRENCY: "3" }),
+    );
+    await first.waitForLog("started");
+    await expect.poll(() => inboxCount("kill"), { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(3);
+    first.child.kill("SIGKILL");
+    expect((await first.exited).signal).toBe("SIGKILL");
+    const committed = await inboxCount("kill");
+
+    const restarted = await drainEverything(daemonEnv(queue, "kill"), "kill", events.length, queue);
+    expect(Number(restarted.duplicates)).toBeGreaterThan(0);
+    expect(Number(restarted.duplicates)).toBeLessThanOrEqual(committed);
+    expect(Number(restarted.processed)).toBe(events.length - committed);
+    expect(await effectsOf("kill")).toBe(events.length);
+    expect(await effectCount(database)).toBeGreaterThanOrEqual(events.length);
+  });
+
+  it("refuses bad config with exit 78 and one line per problem", async () => {
+    const parse = startDaemonProcess("apps/consumer/src/main.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_QUEUE_URL: "",
+      CONSUMER_POLLERS: "0",
+    });
+    expect((await parse.exited).code).toBe(78);
+    expect(parse.stderr().trim().split("\n")).toEqual([
+      "consumer: config error: CONSUMER_QUEUE_URL: is required",
+      'consumer: config error: CONSUMER_POLLERS: must be between 1 and 64 (got "0")',
+    ]);
+
+    const budget = startDaemonProcess("apps/consumer/src/main.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+      CONSUMER_WAIT_TIME_SECONDS: "20",
+      CONSUMER_INBOX_RETENTION_HOURS: "24",
+      CONSUMER_CONCURRENCY: "25",
+    });
+    expect((await budget.exited).code).toBe(78);
+    const lines = budget.stderr().trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      /^consumer: config error: CONSUMER_CONCURRENCY: 25 must be less than DB_POOL_MAX \(25\)/,
+    );
+    expect(lines[1]).toMatch(
+      /^consumer: config error: CONSUMER_WAIT_TIME_SECONDS: CONSUMER_WAIT_TIME_SECONDS \(20000 ms\) \+ AWS_REQUEST_TIMEOUT_MS \(5000 ms\) = 25000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS \(20000 ms\)/,
+    );
+    expect(lines[2]).toMatch(
+      /^consumer: config error: CONSUMER_QUEUE_RETENTION_HOURS: .* must be less than CONSUMER_INBOX_RETENTION_HOURS/,
+    );
+    expect(budget.stderr()).not.toMatch(/\bat \S+:\d+:\d+/);
+  });
+
+  it("has defaults that pass its own budget check and the common one", () => {
+    const config = loadConfig(consumerSettings, {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+    });
+    const { drain } = consumerTimeouts(config);
+    const common = findBudgetProblems([
+      {
+        inner: [drain, { env: "SHUTDOWN_OVERHEAD_MS", ms: config.shutdownOverheadMs }],
+        outer: { env: "STOP_TIMEOUT_MS", ms: config.stopTimeoutMs },
+        why: "drain before SIGKILL",
+      },
+    ]);
+    expect(common).toEqual([]);
+    expect(config.stopTimeoutMs).toBe(commonSettings.stopTimeoutMs.default);
+  });
+});

@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { type DatabaseHandle, deadlineFetch, sleep } from "@outbox/shared";
+import { sql } from "kysely";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { awsClients } from "../../../test/support/aws.js";
+import { type Consumer, createConsumer, defineHandlers } from "../src/index.js";
+import { migratedDatabase, queueDepth, queueFor, sendRaw, testLogger } from "./harness.js";
+
+let sqs: SQSClient;
+let database: DatabaseHandle;
+
+beforeAll(async () => {
+  ({ sqs } = awsClients());
+  ({ database } = await migratedDatabase("consumer_deadlines"));
+});
+
+afterAll(async () => {
+  sqs.destroy();
+  await database.close(5_000);
+});
+
+async function metricValue(registry: Registry, name: string): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((entry) => entry.name === name);
+  return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
+}
+
+async function effectRows(eventId: string): Promise<number> {
+  const rows = await database.db
+    .selectFrom("example_effects")
+    .select("event_id")
+    .where("event_id", "=", eventId)
+    .execute();
+  return rows.length;
+}
+
+describe("deadlines and leases", () => {
+  it("extends the lease of a handler slower than the visibility timeout; a second consumer never gets it", async () => {
+    const queue = await queueFor("slow", { maxReceiveCount: 20 });
+    const event = { id: randomUUID(), type: "slow.work", payload: {} };
+    let calls = 0;
+    const handlers = defineHandlers<{ "slow.work": object }>({
+      "slow.work": async (received, { trx }) => {
+        calls += 1;
+        await sleep(4_500);
+        await trx
+          .insertInto("example_effects")
+          .values({ event_id: received.id, event_type: received.type, payload: "{}" })
+          .execute();
+      },
+    });
+    const registries = [new Registry(), new Registry()];
+    const consumers: Consumer[] = registries.map((metrics) =>
+      createConsumer({
+        handlers,
+        pool: database.pool,
+        sqs,
+        queueUrl: queue.queueUrl,
+        name: "slow",
+        log: testLogger(),
+        metrics,
+        waitTimeSeconds: 1,
+        visibilityTimeoutSeconds: 2,
+        visibilityMarginMs: 500,
+        handlerTimeoutMs: 10_000,
+      }),
+    );
+    await sendRaw(sqs, queue.queueUrl, [event]);
+    for (const consumer of consumers) consumer.start();
+    await expect.poll(() => effectRows(event.id), { timeout: 15_000 }).toBe(1);
+    const [first, second] = await Promise.all(consumers.map((consumer) => consumer.drain()));
+    expect(calls).toBe(1);
+    expect((first?.processed ?? 0) + (second?.processed ?? 0)).toBe(1);
+    expect((first?.duplicates ?? 0) + (second?.duplicates ?? 0)).toBe(0);
+    let extensions = 0;
+    for (const registry of registries)
+      extensions += await metricValue(registry, "consumer_visibility_extensions_total");
+    // A 2 s lease and a 4.5 s handler: renewed at half-life, about every second.
+    expect(extensions).toBeGreaterThanOrEqual(3);
+    expect(await queueDepth(sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("aborts a handler past its deadline and rolls its transaction back: no partial effect", async () => {
+    const queue = await queueFor("deadline");
+    const stuck = { id: randomUUID(), type: "stuck.handler", payload: {} };
+    const slowQuery = { id: randomUUID(), type: "slow.query", payload: {} };
+    const headers: string[] = [];
+    const server: Server = createServer((req, res) => {
+      headers.push(String(req.headers["x-request-timeout-ms"]));
+      res.end("ok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    let queryFailedAfterMs = 0;
+    const handlers = defineHandlers<{ "stuck.handler": object; "slow.query": object }>({
+      "stuck.handler": async (event, { trx, deadline }) => {
+        await deadlineFetch(deadline, url);
+        await trx
+          .insertInto("example_effects")
+          .values({ event_id: event.id, event_type: event.type, payload: "{}" })
+          .execute();
+        // Ignores its deadline: the consumer must not wait for it to decide.
+        await sleep(3_000);
+      },
+      "slow.query": async (_event, { trx }) => {
+        const started = performance.now();
+        try {
+          await sql`SELECT pg_sleep(10)`.execute(trx);
+        } finally {
+          queryFailedAfterMs = performance.now() - started;
+        }
+      },
+    });
+    const consumer = createConsumer({
+      handlers,
+      pool: database.pool,
+      sqs,
+      queueUrl: queue.queueUrl,
+      name: "deadline",
+      log: testLogger(),
+      waitTimeSeconds: 1,
+      handlerTimeoutMs: 1_000,
+      visibilityMarginMs: 500,
+      // Keep the failed messages out of the way for the rest of the test.
+      retryBaseSeconds: 60,
+    });
+    await sendRaw(sqs, queue.queueUrl, [stuck, slowQuery]);
+    const started = performance.now();
+    consumer.start();
+    await expect.poll(() => consumer.stats().failed, { timeout: 10_000 }).toBe(2);
+    // Both gave up at the 1 s deadline, not after the 3 s sleep or the 10 s query.
+    expect(performance.now() - started).toBeLessThan(2_900);
+    expect(queryFailedAfterMs).toBeGreaterThan(500);
+    expect(queryFailedAfterMs).toBeLessThan(2_000);
+    const budget = Number(headers[0]);
+    expect(budget).toBeGreaterThan(500);
+    expect(budget).toBeLessThanOrEqual(1_000);
+    await sleep(2_500); // the stuck handler wakes up; its transaction is long gone
+
+    const summary = await consumer.drain();
+    expect(summary).toMatchObject({ processed: 0, failed: 2 });
+    expect(await effectRows(stuck.id)).toBe(0);
+    const inbox = await database.db
+      .selectFrom("inbox")
+      .select("event_id")
+      .where("consumer", "=", "deadline")
+      .execute();
+    expect(inbox).toEqual([]);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+});

@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import {
+  GetQueueAttributesCommand,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
+import {
+  createDatabase,
+  createLogger,
+  type DatabaseHandle,
+  type Logger,
+  migrateToLatest,
+} from "@outbox/shared";
+import { stack } from "../../../test/support/aws.js";
+import { createTestDatabase } from "../../../test/support/database.js";
+import { uniqueName } from "../../../test/support/names.js";
+
+/** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
+export function testLogger(): Logger {
+  return createLogger({
+    service: "consumer-test",
+    version: "0",
+    level: process.env.TEST_LOG_LEVEL ?? "silent",
+  });
+}
+
+export async function migratedDatabase(label: string): Promise<{ url: string; database: DatabaseHandle }> {
+  const url = await createTestDatabase(label);
+  const database = createDatabase({
+    url,
+    service: "consumer-test",
+    poolMax: 30,
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 10_000,
+  });
+  await migrateToLatest(database.db);
+  return { url, database };
+}
+
+export function queueFor(
+  label: string,
+  options: { maxReceiveCount?: number; visibilityTimeoutSeconds?: number } = {},
+): Promise<BootstrappedResources> {
+  return bootstrapResources(stack().aws, { name: uniqueName(label), rawDelivery: true, ...options });
+}
+
+export interface TestEvent {
+  id: string;
+  type: string;
+  payload: unknown;
+  headers?: Record<string, string>;
+}
+
+export function exampleEvent(name = "thing"): TestEvent {
+  return { id: randomUUID(), type: "example.created", payload: { name } };
+}
+
+function attributes(event: TestEvent): Record<string, MessageAttributeValue> {
+  const values: Record<string, MessageAttributeValue> = {
+    event_id: { DataType: "String", StringValue: event.id },
+    event_type: { DataType: "String", StringValue: event.type },
+  };
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    values[name] = { DataType: "String", StringValue: value };
+  }
+  return values;
+}
+
+/** As the relay publishes with raw delivery: the payload is the body, the ids are attributes. */
+export async function sendRaw(sqs: SQSClient, queueUrl: string, events: readonly TestEvent[]): Promise<void> {
+  for (let start = 0; start < events.length; start += 10) {
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: events.slice(start, start + 10).map((event, index) => ({
+          Id: String(index),
+          MessageBody: JSON.stringify(event.payload),
+          MessageAttributes: attributes(event),
+        })),
+      }),
+    );
+  }
+}
+
+/** The body SNS delivers without raw delivery; a fresh SNS MessageId each time, like a re-publish. */
+export function envelopeBody(event: TestEvent, message: string = JSON.stringify(event.payload)): string {
+  const envelopeAttributes: Record<string, { Type: string; Value: string }> = {
+    event_id: { Type: "String", Value: event.id },
+    event_type: { Type: "String", Value: event.type },
+  };
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    envelopeAttributes[name] = { Type: "String", Value: value };
+  }
+  return JSON.stringify({
+    Type: "Notification",
+    MessageId: randomUUID(),
+    TopicArn: "arn:aws:sns:us-east-1:000000000000:events",
+    Message: message,
+    Timestamp: new Date().toISOString(),
+    SignatureVersion: "1",
+    Signature: "unsigned",
+    MessageAttributes: envelopeAttributes,
+  });
+}
+
+export async function sendBody(
+  sqs: SQSClient,
+  queueUrl: string,
+  body: string,
+  messageAttributes?: Record<string, MessageAttributeValue>,
+): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageAttributes: messageAttributes }),
+  );
+}
+
+/** Visible + in flight: 0 means every message was deleted (or moved). */
+export async function queueDepth(
+  sqs: SQSClient,
+  queueUrl: string,
+): Promise<{ visible: number; inFlight: number }> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    }),
+  );
+  return {
+    visible: Number(Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
+}
+
+/** Everything currently visible in a queue (e.g. the DLQ), consumed with a short poll loop. */
+export async function drainQueue(
+  sqs: SQSClient,
+  queueUrl: string,
+): Promise<{ body: string; attributes: Record<string, string> }[]> {
+  const found: { body: string; attributes: Record<string, string> }[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 60,
+        MessageAttributeNames: ["All"],
+      }),
+    );
+    if (Messages.length === 0) return found;
+    for (const message of Messages) {
+      const attributes: Record<string, string> = {};
+      for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+        attributes[name] = value.StringValue ?? "";
+      }
+      found.push({ body: message.Body ?? "", attributes });
+    }
+  }
+}
+
+export async function effectCount(database: DatabaseHandle): Promise<number> {
+  const { count } = await database.db
+    .selectFrom("example_effects")
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}

@@ -1,0 +1,126 @@
+import type { Database } from "@outbox/shared";
+import { type Kysely, sql } from "kysely";
+
+/** A row this relay holds a lease on, with what publishing it needs. */
+export interface ClaimedRow {
+  readonly id: string;
+  /** bigint as text: seq values may exceed 2^53. */
+  readonly seq: string;
+  readonly topic: string;
+  readonly orderingKey: string | null;
+  readonly eventType: string;
+  /** The payload as JSON text, as Postgres stores it: it becomes the SNS message unchanged. */
+  readonly payload: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Failed attempts so far (before this one). */
+  readonly attempts: number;
+  readonly createdAt: Date;
+}
+
+interface RawRow {
+  id: string;
+  seq: string;
+  topic: string;
+  ordering_key: string | null;
+  event_type: string;
+  payload: string;
+  headers: Record<string, string>;
+  attempts: number;
+  created_at: Date;
+}
+
+/**
+ * Claims up to `limit` rows in one statement and leases them to `relayId` for `leaseMs`.
+ *
+ * Why each part is there:
+ * - `candidates` walks the partial index `outbox_pending_by_seq` (only unpublished, non-dead rows) in
+ *   seq order, so the oldest work goes first and published history costs nothing. `available_at` keeps
+ *   rows in backoff out; an expired lease (`locked_until < now()`) is free again, so a crashed relay's
+ *   rows come back on their own.
+ * - The per-key head check keeps a blocked key from being claimed at all: a key is blocked while its
+ *   oldest pending row waits in backoff or is leased by a live relay. Without it, a failing key's later
+ *   rows would fill every batch (and be released again), starving the other keys. Only the head is
+ *   probed (one lookup in `outbox_pending_by_key`): a relay only ever leases a prefix of a key's rows,
+ *   and a failed row keeps its successors from being attempted, so the head decides.
+ * - `FOR UPDATE SKIP LOCKED` lets several replicas claim side by side without waiting on each other.
+ * - `blocked_from` closes the race SKIP LOCKED opens: a concurrent claimer may hold the row-lock of an
+ *   earlier row of the same key, invisible to our snapshot as a lease. So a keyed row is claimed only if
+ *   no earlier pending row of its key exists outside this claim; the first such row, per key, is found
+ *   by walking the key's pending rows in seq order and skipping the ones we locked (hashed NOT IN).
+ *   Locked rows that fail this test are simply not updated; their row-locks end with the statement.
+ * - The lease is set in the same statement, so a claim is atomic without an explicit transaction.
+ * - `payload::text` hands back the stored JSON text: it is the SNS message as it is, with no parse and
+ *   re-serialise in the relay.
+ */
+export async function claimBatch(
+  db: Kysely<Database>,
+  relayId: string,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedRow[]> {
+  const { rows } = await sql<RawRow>`
+    WITH candidates AS (
+      SELECT o.id, o.seq, o.ordering_key
+      FROM outbox o
+      WHERE o.published_at IS NULL AND o.dead_at IS NULL
+        AND o.available_at <= now()
+        AND (o.locked_until IS NULL OR o.locked_until < now())
+        AND (o.ordering_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM (
+            SELECT h.available_at, h.locked_until
+            FROM outbox h
+            WHERE h.ordering_key = o.ordering_key AND h.published_at IS NULL AND h.dead_at IS NULL
+            ORDER BY h.seq
+            LIMIT 1
+          ) head
+          WHERE head.available_at > now() OR head.locked_until >= now()
+        ))
+      ORDER BY o.seq
+      LIMIT ${limit}
+      FOR UPDATE OF o SKIP LOCKED
+    ),
+    blocked_from AS (
+      SELECT k.ordering_key, (
+        SELECT e.seq
+        FROM outbox e
+        WHERE e.ordering_key = k.ordering_key AND e.published_at IS NULL AND e.dead_at IS NULL
+          AND e.seq NOT IN (SELECT c.seq FROM candidates c)
+        ORDER BY e.seq
+        LIMIT 1
+      ) AS seq
+      FROM (SELECT DISTINCT ordering_key FROM candidates WHERE ordering_key IS NOT NULL) k
+    ),
+    claimable AS (
+      SELECT c.id
+      FROM candidates c
+      LEFT JOIN blocked_from b ON b.ordering_key = c.ordering_key
+      WHERE c.ordering_key IS NULL OR b.seq IS NULL OR c.seq < b.seq
+    )
+    UPDATE outbox o
+    SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${relayId}
+    FROM claimable
+    WHERE o.id = claimable.id
+    RETURNING o.id, o.seq, o.topic, o.ordering_key, o.event_type, o.payload::text AS payload, o.headers,
+              o.attempts, o.created_at
+  `.execute(db);
+  return rows
+    .map((row) => ({
+      id: row.id,
+      seq: row.seq,
+      topic: row.topic,
+      orderingKey: row.ordering_key,
+      eventType: row.event_type,
+      payload: row.payload,
+      headers: row.headers,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+    }))
+    .sort(bySeq);
+}
+
+/** UPDATE … RETURNING has no order: restore seq order (as bigint, not as text). */
+function bySeq(a: ClaimedRow, b: ClaimedRow): number {
+  const left = BigInt(a.seq);
+  const right = BigInt(b.seq);
+  return left < right ? -1 : left > right ? 1 : 0;
+}

@@ -1,0 +1,95 @@
+import type { Database } from "@outbox/shared";
+import { type Kysely, sql } from "kysely";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export type FailureReason = "entry" | "request" | "unsendable";
+
+export interface RelayMetrics {
+  readonly published: Counter<"topic">;
+  readonly failed: Counter<"reason">;
+  readonly dead: Counter<"reason">;
+  readonly batchSeconds: Histogram;
+  readonly publishSeconds: Histogram;
+  readonly requestsInFlight: Gauge;
+}
+
+interface Backlog {
+  unsent: number;
+  oldestAgeSeconds: number;
+}
+
+/**
+ * The relay's metrics on `registry`. The backlog gauges are read from the table at scrape time: they
+ * are the truth across all replicas, not this process's view of it. One query serves both gauges.
+ */
+export function createRelayMetrics(registry: Registry, db: Kysely<Database>): RelayMetrics {
+  let backlog: Promise<Backlog> | undefined;
+  const readBacklog = () => {
+    backlog ??= sql<{ unsent: string; age: number | null }>`
+      SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age
+      FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
+    `
+      .execute(db)
+      .then(({ rows }) => ({ unsent: Number(rows[0]?.unsent ?? 0), oldestAgeSeconds: rows[0]?.age ?? 0 }))
+      .finally(() => {
+        // Shared by the gauges of one scrape, never reused by the next.
+        setTimeout(() => {
+          backlog = undefined;
+        }, 100).unref();
+      });
+    return backlog;
+  };
+  new Gauge({
+    name: "relay_unsent_events",
+    help: "Outbox rows neither published nor dead (all replicas).",
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).unsent);
+    },
+  });
+  new Gauge({
+    name: "relay_oldest_unsent_age_seconds",
+    help: "Age of the oldest unsent outbox row: the relay's lag (0 when nothing is pending).",
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).oldestAgeSeconds);
+    },
+  });
+  return {
+    published: new Counter({
+      name: "relay_published_total",
+      help: "Events published by this process, by logical topic.",
+      labelNames: ["topic"],
+      registers: [registry],
+    }),
+    failed: new Counter({
+      name: "relay_publish_failures_total",
+      help: "Failed publish attempts of single events, by reason (entry, request, unsendable).",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
+    dead: new Counter({
+      name: "relay_dead_total",
+      help: "Events marked dead by this process, by reason (attempts, unsendable).",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
+    batchSeconds: new Histogram({
+      name: "relay_batch_duration_seconds",
+      help: "Claim-to-last-mark time of one batch.",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    publishSeconds: new Histogram({
+      name: "relay_publish_duration_seconds",
+      help: "Duration of one PublishBatch request.",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    requestsInFlight: new Gauge({
+      name: "relay_publish_requests_in_flight",
+      help: "PublishBatch requests currently in flight.",
+      registers: [registry],
+    }),
+  };
+}

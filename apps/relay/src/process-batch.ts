@@ -1,0 +1,203 @@
+import { setMaxListeners } from "node:events";
+import { performance } from "node:perf_hooks";
+import type { Database, Logger } from "@outbox/shared";
+import type { Kysely } from "kysely";
+import { type BackoffPolicy, backoffMs } from "./backoff.js";
+import { buildEntry, type TopicResolver } from "./build-entry.js";
+import { type ClaimedRow, claimBatch } from "./claim-batch.js";
+import { markFailed, type RowFailure, releaseRows } from "./mark-results.js";
+import type { RelayMetrics } from "./metrics.js";
+import { type Chunk, planChunks, type ReadyRow } from "./plan-chunks.js";
+import { planWaves } from "./plan-waves.js";
+import { publishChunk } from "./publish-chunk.js";
+import type { Publisher } from "./publisher.js";
+
+export interface BatchSettings {
+  readonly relayId: string;
+  readonly batchSize: number;
+  readonly leaseMs: number;
+  /** Lease time kept back at the end for the batch's last marks and releases. */
+  readonly leaseMarginMs: number;
+  readonly publishConcurrency: number;
+  readonly publishTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffPolicy;
+}
+
+export interface BatchDeps {
+  readonly db: Kysely<Database>;
+  readonly publisher: Publisher;
+  readonly resolveTopic: TopicResolver;
+  readonly markPublished: (ids: readonly string[]) => Promise<void>;
+  readonly metrics: RelayMetrics;
+  readonly log?: Logger;
+  /** Told about every row as it dies, and about the rows held while the batch runs. */
+  readonly onDead: (row: ClaimedRow, reason: string) => void;
+  readonly onHeld: (rows: number) => void;
+}
+
+export interface BatchReport {
+  readonly claimed: number;
+  readonly published: number;
+  readonly failed: number;
+  readonly dead: number;
+  readonly released: number;
+  readonly durationMs: number;
+}
+
+/**
+ * Claims one batch and sees every row of it to an outcome: published (marked chunk by chunk, right after
+ * each response), failed (backoff or dead), or released (not sent; free for any relay at once).
+ * `abandon` aborting (the drain deadline) cuts the publishing short; the batch's own lease timer does
+ * the same before the lease could run out under a row still being sent.
+ */
+export async function processBatch(
+  settings: BatchSettings,
+  deps: BatchDeps,
+  abandon: AbortSignal,
+): Promise<BatchReport> {
+  const started = performance.now();
+  // Counted from before the claim is sent: the database's lease can only end later than this.
+  const leaseEndsAt = started + settings.leaseMs - settings.leaseMarginMs;
+  const leaseController = new AbortController();
+  const leaseTimer = setTimeout(
+    () => leaseController.abort(new Error("lease about to expire")),
+    settings.leaseMs - settings.leaseMarginMs,
+  );
+  const onAbandon = () => leaseController.abort(abandon.reason);
+  if (abandon.aborted) onAbandon();
+  else abandon.addEventListener("abort", onAbandon, { once: true });
+  const batchSignal = leaseController.signal;
+  // Each chunk in flight links its call signal to this one; that many listeners are expected, not a leak.
+  setMaxListeners(settings.publishConcurrency + 10, batchSignal);
+
+  const failures: RowFailure[] = [];
+  const released: string[] = [];
+  const marks: Promise<void>[] = [];
+  let markError: unknown;
+  let published = 0;
+  let dead = 0;
+  const fail = (row: ClaimedRow, reason: string, kind: "entry" | "request") => {
+    const attempts = row.attempts + 1;
+    const isDead = attempts >= settings.maxAttempts;
+    failures.push({
+      id: row.id,
+      delayMs: backoffMs(attempts, settings.backoff),
+      error: reason,
+      dead: isDead,
+    });
+    deps.metrics.failed.inc({ reason: kind });
+    if (isDead) {
+      dead += 1;
+      deps.metrics.dead.inc({ reason: "attempts" });
+      deps.onDead(row, `after ${attempts} attempts: ${reason}`);
+    }
+  };
+
+  try {
+    const rows = await claimBatch(deps.db, settings.relayId, settings.batchSize, settings.leaseMs);
+    if (rows.length === 0)
+      return { claimed: 0, published: 0, failed: 0, dead: 0, released: 0, durationMs: 0 };
+    deps.onHeld(rows.length);
+    // A key whose row failed (or was cut off) publishes nothing more in this batch: its later rows would
+    // overtake it. They are released and come back behind it, blocked by the claim until it succeeds.
+    const stoppedKeys = new Set<string>();
+    const stopKey = (row: ClaimedRow) => {
+      if (row.orderingKey !== null) stoppedKeys.add(row.orderingKey);
+    };
+
+    const sendChunk = async (chunk: Chunk) => {
+      if (batchSignal.aborted || performance.now() + settings.publishTimeoutMs > leaseEndsAt) {
+        for (const row of chunk.rows) {
+          released.push(row.id);
+          stopKey(row);
+        }
+        return;
+      }
+      const outcome = await publishChunk(
+        deps.publisher,
+        chunk,
+        batchSignal,
+        settings.publishTimeoutMs,
+        deps.metrics,
+      );
+      if (outcome.published.length > 0) {
+        const ids = outcome.published.map((row) => row.id);
+        published += ids.length;
+        for (const row of outcome.published) deps.metrics.published.inc({ topic: row.topic });
+        // Handled at once: a rejection left for later would be an unhandled one meanwhile.
+        marks.push(
+          deps.markPublished(ids).catch((error: unknown) => {
+            markError ??= error;
+          }),
+        );
+      }
+      for (const { row, reason, kind } of outcome.failed) {
+        fail(row, reason, kind);
+        stopKey(row);
+      }
+      for (const row of outcome.abandoned) {
+        released.push(row.id);
+        stopKey(row);
+      }
+    };
+
+    for (const wave of planWaves(rows)) {
+      const ready: ReadyRow[] = [];
+      for (const row of wave) {
+        if (row.orderingKey !== null && stoppedKeys.has(row.orderingKey)) {
+          released.push(row.id);
+          continue;
+        }
+        const built = buildEntry(row, deps.resolveTopic);
+        if (built.kind === "ready") {
+          ready.push({ row, topicArn: built.topicArn, entry: built.entry, bytes: built.bytes });
+          continue;
+        }
+        // Dead at once; a dead row no longer holds its key back (the claim ignores dead rows too).
+        failures.push({ id: row.id, delayMs: 0, error: built.reason, dead: true });
+        dead += 1;
+        deps.metrics.failed.inc({ reason: "unsendable" });
+        deps.metrics.dead.inc({ reason: "unsendable" });
+        deps.onDead(row, built.reason);
+      }
+      await inParallel(planChunks(ready), settings.publishConcurrency, sendChunk);
+    }
+
+    await Promise.all(marks);
+    if (markError !== undefined) throw markError;
+    await markFailed(deps.db, settings.relayId, failures);
+    await releaseRows(deps.db, settings.relayId, released);
+    const durationMs = performance.now() - started;
+    deps.metrics.batchSeconds.observe(durationMs / 1_000);
+    return {
+      claimed: rows.length,
+      published,
+      failed: failures.length,
+      dead,
+      released: released.length,
+      durationMs,
+    };
+  } finally {
+    clearTimeout(leaseTimer);
+    abandon.removeEventListener("abort", onAbandon);
+    deps.onHeld(0);
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` running at once. */
+async function inParallel<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

@@ -1,0 +1,43 @@
+/**
+ * Where the relay sends messages. The SNS implementation is the real one; the interface exists so a
+ * benchmark (or an embedding application) can swap the bus without test-only switches in the relay.
+ */
+export interface Publisher {
+  /**
+   * Publishes up to 10 entries to one topic in one request. Resolves with the entries the bus refused
+   * (an entry not listed is published); rejects when the request as a whole failed or `signal` aborted,
+   * in which case the relay treats every entry as not published.
+   */
+  publishBatch(request: PublishRequest, signal: AbortSignal): Promise<PublishResult>;
+}
+
+export interface PublishRequest {
+  readonly topicArn: string;
+  readonly entries: readonly PublishEntry[];
+}
+
+export interface PublishEntry {
+  /** The event id; unique within a request, and what `PublishResult.failed` refers to. */
+  readonly id: string;
+  readonly message: string;
+  /** String message attributes: `event_id`, `event_type` and the row's headers. */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** FIFO topics only. */
+  readonly groupId?: string;
+  /** FIFO topics only. */
+  readonly deduplicationId?: string;
+}
+
+export interface PublishResult {
+  readonly failed: readonly FailedEntry[];
+}
+
+export interface FailedEntry {
+  readonly id: string;
+  readonly reason: string;
+}
+
+/** A publisher that accepts everything at once: measures the relay's own (database-bound) cost. */
+export const nullPublisher: Publisher = {
+  publishBatch: async () => ({ failed: [] }),
+};

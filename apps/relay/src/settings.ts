@@ -1,0 +1,133 @@
+import { type BudgetRule, type ConfigOf, commonSettings, setting, type Timeout } from "@outbox/shared";
+
+/**
+ * Everything the relay daemon reads from the environment: the common settings plus its own.
+ * Exported as one spec so the docs table (docs/relay.md) is generated from the same objects that parse.
+ */
+export const relaySettings = {
+  ...commonSettings,
+  batchSize: setting.integer({
+    env: "RELAY_BATCH_SIZE",
+    min: 1,
+    max: 1_000,
+    unit: "rows",
+    default: 100,
+    description: "Rows claimed per batch; a full batch is followed by the next claim at once.",
+  }),
+  leaseMs: setting.milliseconds({
+    env: "RELAY_LEASE_MS",
+    min: 1_000,
+    max: 3_600_000,
+    default: 60_000,
+    description:
+      "How long a claim holds its rows; a crashed relay's rows return after it. Must exceed the drain timeout.",
+  }),
+  publishConcurrency: setting.integer({
+    env: "RELAY_PUBLISH_CONCURRENCY",
+    min: 1,
+    max: 100,
+    unit: "requests",
+    default: 8,
+    description: "PublishBatch requests in flight at once.",
+  }),
+  topicArns: setting.map({
+    env: "RELAY_TOPIC_ARNS",
+    default: {},
+    defaultLabel: "*(empty)*",
+    description: "`logical=arn,…`: maps the outbox `topic` column to an SNS topic ARN.",
+  }),
+  defaultTopicArn: setting.string({
+    env: "RELAY_DEFAULT_TOPIC_ARN",
+    default: "",
+    defaultLabel: "*(none)*",
+    description:
+      "Topic ARN for rows whose topic is not in RELAY_TOPIC_ARNS; without it such rows are dead at once.",
+  }),
+  maxAttempts: setting.integer({
+    env: "RELAY_MAX_ATTEMPTS",
+    min: 1,
+    max: 1_000,
+    unit: "attempts",
+    default: 10,
+    description: "Failed publishes of a row before it is marked dead.",
+  }),
+  backoffBaseMs: setting.milliseconds({
+    env: "RELAY_BACKOFF_BASE_MS",
+    min: 1,
+    max: 600_000,
+    default: 1_000,
+    description: "Delay before the first retry of a failed row; doubles per attempt, with jitter.",
+  }),
+  backoffMaxMs: setting.milliseconds({
+    env: "RELAY_BACKOFF_MAX_MS",
+    min: 1,
+    max: 86_400_000,
+    default: 300_000,
+    description: "Upper bound of the retry delay.",
+  }),
+  pollIntervalMs: setting.milliseconds({
+    env: "RELAY_POLL_INTERVAL_MS",
+    min: 10,
+    max: 600_000,
+    default: 1_000,
+    description: "Fallback poll when no insert notification arrives (missed NOTIFY, retries coming due).",
+  }),
+  retentionMs: setting.milliseconds({
+    env: "RELAY_RETENTION_MS",
+    min: 0,
+    max: 31_536_000_000,
+    default: 604_800_000,
+    description: "Published rows older than this are deleted in the background; 0 keeps them forever.",
+  }),
+  retentionIntervalMs: setting.milliseconds({
+    env: "RELAY_RETENTION_INTERVAL_MS",
+    min: 1_000,
+    max: 86_400_000,
+    default: 60_000,
+    description: "Pause between two retention sweeps.",
+  }),
+  drainTimeoutMs: setting.milliseconds({
+    env: "RELAY_DRAIN_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 20_000,
+    description:
+      "On stop, how long the batch in flight may keep publishing and marking; then the rest is released.",
+  }),
+};
+
+export type RelayConfig = ConfigOf<typeof relaySettings>;
+
+/**
+ * The relay's timeout rules, on top of the common ones (drain + overhead < stop, statement < drain).
+ * Together they make sure a stop never causes a second publish of the same row:
+ * - one PublishBatch, all SDK attempts included, ends within the drain, so a batch in flight can finish;
+ * - the lease outlives the drain plus the last statement, so no other relay can claim a row while we
+ *   may still be publishing, marking or releasing it.
+ */
+export function relayTimeouts(config: RelayConfig): { drain: Timeout; rules: BudgetRule[] } {
+  const drain: Timeout = { env: "RELAY_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
+  return {
+    drain,
+    rules: [
+      {
+        inner: [publishTimeout(config)],
+        outer: drain,
+        why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
+      },
+      {
+        inner: [drain, { env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
+        outer: { env: "RELAY_LEASE_MS", ms: config.leaseMs },
+        why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+      },
+    ],
+  };
+}
+
+/** The longest one PublishBatch may take: every SDK attempt timing out. */
+export function publishTimeout(config: RelayConfig): Timeout {
+  return {
+    env: "AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS",
+    ms: config.awsRequestTimeoutMs * config.awsMaxAttempts,
+  };
+}

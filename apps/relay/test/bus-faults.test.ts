@@ -1,0 +1,303 @@
+import type { SNSClient } from "@aws-sdk/client-sns";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { BootstrappedResources } from "@outbox/devstack";
+import type { DatabaseHandle } from "@outbox/shared";
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { awsClients, faultClient, stack } from "../../../test/support/aws.js";
+import { startDaemonProcess } from "../../../test/support/daemon-process.js";
+import { createRelay, createSnsPublisher, type Relay, type RelayOptions } from "../src/index.js";
+import { countRows, enqueueAll, events, migratedDatabase, receiveAll, topicWithQueue } from "./harness.js";
+
+// Every test that injects faults lives in this one file: the emulator has one fault configuration,
+// and `set` replaces it, so two files setting faults in parallel would undo each other.
+const faults = faultClient();
+
+describe.runIf(faults)("the relay under bus faults", () => {
+  const control = faults as NonNullable<typeof faults>;
+  let url: string;
+  let handle: DatabaseHandle;
+  let sns: SNSClient;
+  let sqs: SQSClient;
+  let standard: BootstrappedResources;
+  let fifo: BootstrappedResources;
+  const relays: Relay[] = [];
+
+  beforeAll(async () => {
+    ({ url, handle } = await migratedDatabase("relay_faults"));
+    // One attempt per call and a short socket timeout: the relay's own retry is what is under test.
+    ({ sns, sqs } = awsClients({
+      sns: { maxAttempts: 1, requestHandler: { requestTimeout: 400, throwOnRequestTimeout: true } },
+    }));
+    [standard, fifo] = await Promise.all([topicWithQueue("faults-std"), topicWithQueue("faults-fifo", true)]);
+  });
+  afterEach(async () => {
+    await control.clear();
+    await Promise.all(relays.splice(0).map((relay) => relay.drain()));
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    // Each test counts what arrives: leave the queues empty for the next one.
+    await Promise.all(
+      [standard.queueUrl, fifo.queueUrl].map((queueUrl) => receiveAll(sqs, queueUrl, 0, { quietMs: 200 })),
+    );
+  });
+  afterAll(async () => {
+    sns.destroy();
+    sqs.destroy();
+    await handle.close(5_000);
+  });
+
+  function start(options: Partial<RelayOptions> = {}): Relay {
+    const relay = createRelay({
+      db: handle.db,
+      publisher: createSnsPublisher(sns),
+      listenUrl: url,
+      topicArns: { orders: standard.topicArn, ledger: fifo.topicArn },
+      pollIntervalMs: 100,
+      publishTimeoutMs: 1_000,
+      leaseMs: 10_000,
+      leaseMarginMs: 1_000,
+      backoff: { baseMs: 50, maxMs: 200 },
+      maxAttempts: 1_000,
+      ...options,
+    });
+    relays.push(relay);
+    return relay;
+  }
+
+  const attemptsOf = async (ids: readonly string[]) =>
+    (
+      await handle.db
+        .selectFrom("outbox")
+        .select(["id", "attempts", "published_at", "dead_at", "last_error"])
+        .where("id", "in", ids)
+        .execute()
+    ).sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
+
+  it("retries only the entries a PublishBatch reported as failed", async () => {
+    const ids = await enqueueAll(handle, events("orders", 20));
+    const failing = [ids[3] ?? "", ids[7] ?? ""];
+    await control.set({
+      topics: [standard.topicArn],
+      failBatchEntries: { attribute: "event_id", values: failing },
+    });
+    start();
+    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(18);
+    await expect
+      .poll(async () => (await attemptsOf(failing)).every((row) => row.attempts >= 2), { timeout: 10_000 })
+      .toBe(true);
+    const [failed] = await attemptsOf(failing);
+    expect(failed?.last_error).toMatch(/InternalError/);
+    await control.clear();
+    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(20);
+    const received = await receiveAll(sqs, standard.queueUrl, 20);
+    // The 18 that went through the first time were not sent again.
+    expect(received).toHaveLength(20);
+    expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+  });
+
+  it("holds back only the key whose oldest row fails, and keeps its order once it recovers", async () => {
+    // Keys round-robin: key-0, key-1, key-2, key-0, …; the first key-0 row fails.
+    const ids = await enqueueAll(handle, events("ledger", 9, 3));
+    await control.set({
+      topics: [fifo.topicArn],
+      failBatchEntries: { attribute: "event_id", values: [ids[0] ?? ""] },
+    });
+    start();
+    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(6);
+    const keyZero = [ids[0], ids[3], ids[6]].map((id) => id ?? "");
+    await expect
+      .poll(async () => ((await attemptsOf(keyZero))[0]?.attempts ?? 0) >= 2, { timeout: 10_000 })
+      .toBe(true);
+    const held = await attemptsOf(keyZero);
+    expect(held.map((row) => row.published_at)).toEqual([null, null, null]);
+    // The later rows of the failing key were never attempted: they wait behind it.
+    expect(held.slice(1).map((row) => row.attempts)).toEqual([0, 0]);
+
+    await control.clear();
+    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(9);
+    const received = await receiveAll(sqs, fifo.queueUrl, 9);
+    const keyZeroOrder = received
+      .map((m) => (JSON.parse(m.body) as { n: number }).n)
+      .filter((n) => n % 3 === 0);
+    expect(keyZeroOrder).toEqual([0, 3, 6]);
+  });
+
+  it("marks a row dead after RELAY_MAX_ATTEMPTS failures, with the last error", async () => {
+    const ids = await enqueueAll(handle, events("orders", 5));
+    await control.set({
+      topics: [standard.topicArn],
+      failBatchEntries: { attribute: "event_id", values: [ids[2] ?? ""] },
+    });
+    const relay = start({ maxAttempts: 3 });
+    const dead: string[] = [];
+    relay.on("dead", (event) => dead.push(event.id));
+    await expect.poll(() => dead, { timeout: 10_000 }).toEqual([ids[2]]);
+    const [row] = await attemptsOf([ids[2] ?? ""]);
+    expect(row).toMatchObject({
+      attempts: 3,
+      published_at: null,
+      last_error: expect.stringMatching(/InternalError/),
+    });
+    expect(row?.dead_at).toBeInstanceOf(Date);
+    expect(await countRows(handle)).toEqual({ unsent: 0, published: 4, dead: 1 });
+    expect(await relay.drain()).toMatchObject({ clean: true, published: 4, dead: 1, unsent: 0 });
+    relays.splice(0);
+  });
+
+  it("backs off while the bus hangs or fails, loses nothing, and recovers when it returns", async () => {
+    const ids = await enqueueAll(handle, events("orders", 30, 3));
+    await control.set({ topics: [standard.topicArn], hang: true });
+    start({ publishTimeoutMs: 500 });
+    await expect
+      .poll(async () => (await attemptsOf(ids)).some((row) => row.attempts >= 2), { timeout: 10_000 })
+      .toBe(true);
+    await control.set({ topics: [standard.topicArn], failureRate: 1, failureMode: "internal-error" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await countRows(handle)).published).toBe(0);
+    await control.clear();
+    await expect
+      .poll(() => countRows(handle), { timeout: 15_000 })
+      .toEqual({ unsent: 0, published: 30, dead: 0 });
+    // A hung request is dropped, never executed late; so each event arrives once.
+    const received = await receiveAll(sqs, standard.queueUrl, 30);
+    expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+    expect(received).toHaveLength(30);
+  });
+
+  describe("the daemon, stopped while it publishes", () => {
+    const daemonEnv = (extra: Record<string, string>) => {
+      const { aws } = stack();
+      return {
+        DATABASE_URL: url,
+        LOG_LEVEL: "info",
+        AWS_REGION: aws.region,
+        AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
+        AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
+        RELAY_TOPIC_ARNS: `orders=${standard.topicArn}`,
+        RELAY_POLL_INTERVAL_MS: "100",
+        ...extra,
+      };
+    };
+    const relayIsPublishing = () =>
+      expect
+        .poll(
+          async () =>
+            (
+              await sql<{ n: string }>`SELECT count(*) AS n FROM outbox WHERE locked_by IS NOT NULL`.execute(
+                handle.db,
+              )
+            ).rows[0]?.n,
+          {
+            timeout: 20_000,
+            interval: 20,
+          },
+        )
+        .not.toBe("0");
+
+    it("on SIGTERM during the first batch: the batch completes, published=100 unsent=50, exit 0; a restart sends the rest", async () => {
+      const ids = await enqueueAll(handle, events("orders", 150));
+      // 10 chunks, 2 at a time, 250 ms each: the first batch takes ~1.25 s.
+      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 250 });
+      const first = startDaemonProcess(
+        "apps/relay/src/main.ts",
+        daemonEnv({ RELAY_BATCH_SIZE: "100", RELAY_PUBLISH_CONCURRENCY: "2" }),
+      );
+      await relayIsPublishing();
+      first.child.kill("SIGTERM");
+      expect((await first.exited).code).toBe(0);
+      const drained = first.lines.find((line) => line.msg === "drained");
+      expect(drained).toMatchObject({ clean: true, published: 100, unsent: 50, dead: 0 });
+      expect(Number(drained?.published) + Number(drained?.unsent)).toBe(150);
+      expect(await countRows(handle)).toEqual({ unsent: 50, published: 100, dead: 0 });
+
+      await control.clear();
+      const second = startDaemonProcess("apps/relay/src/main.ts", daemonEnv({}));
+      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 20_000 }).toBe(0);
+      second.child.kill("SIGTERM");
+      expect((await second.exited).code).toBe(0);
+      expect(second.lines.find((line) => line.msg === "drained")).toMatchObject({
+        clean: true,
+        published: 50,
+        unsent: 0,
+      });
+      const received = await receiveAll(sqs, standard.queueUrl, 150);
+      expect(received).toHaveLength(150);
+      expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+    });
+
+    it("at the drain deadline: exits 0 with clean=false, and the released rows go to the next relay at once", async () => {
+      const ids = await enqueueAll(handle, events("orders", 100));
+      // 10 chunks one at a time, 400 ms each (~4 s), against a 1 s drain.
+      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 400 });
+      const run = startDaemonProcess(
+        "apps/relay/src/main.ts",
+        daemonEnv({
+          RELAY_PUBLISH_CONCURRENCY: "1",
+          RELAY_DRAIN_TIMEOUT_MS: "1000",
+          DB_STATEMENT_TIMEOUT_MS: "500",
+          AWS_REQUEST_TIMEOUT_MS: "900",
+          AWS_MAX_ATTEMPTS: "1",
+        }),
+      );
+      await relayIsPublishing();
+      run.child.kill("SIGTERM");
+      expect((await run.exited).code).toBe(0);
+      const drained = run.lines.find((line) => line.msg === "drained");
+      expect(drained).toMatchObject({ clean: false, dead: 0 });
+      const rows = await countRows(handle);
+      expect(rows.published).toBe(drained?.published);
+      expect(rows.unsent).toBe(drained?.unsent);
+      expect(rows.published + rows.unsent).toBe(100);
+      expect(rows.unsent).toBeGreaterThan(0);
+      // Released, not left to a lease that would hold them for RELAY_LEASE_MS (60 s).
+      const leased = await sql<{
+        n: string;
+      }>`SELECT count(*) AS n FROM outbox WHERE locked_until IS NOT NULL`.execute(handle.db);
+      expect(leased.rows[0]?.n).toBe("0");
+
+      await control.clear();
+      const started = performance.now();
+      start();
+      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 10_000 }).toBe(0);
+      expect(performance.now() - started).toBeLessThan(5_000);
+      const received = await receiveAll(sqs, standard.queueUrl, 100);
+      expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+      // Only a request cut off in flight may have reached the bus before the cut: at most one chunk.
+      expect(received.length - 100).toBeLessThanOrEqual(10);
+    });
+
+    it("killed with SIGKILL mid-batch, re-sends at most the chunks that were in flight", async () => {
+      const ids = await enqueueAll(handle, events("orders", 100));
+      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 300 });
+      const concurrency = 2;
+      const run = startDaemonProcess(
+        "apps/relay/src/main.ts",
+        daemonEnv({
+          RELAY_PUBLISH_CONCURRENCY: String(concurrency),
+          RELAY_LEASE_MS: "3000",
+          RELAY_DRAIN_TIMEOUT_MS: "2000",
+          DB_STATEMENT_TIMEOUT_MS: "500",
+          AWS_REQUEST_TIMEOUT_MS: "1000",
+          AWS_MAX_ATTEMPTS: "1",
+        }),
+      );
+      await expect
+        .poll(async () => (await countRows(handle)).published, { timeout: 20_000, interval: 20 })
+        .toBeGreaterThanOrEqual(30);
+      run.child.kill("SIGKILL");
+      await run.exited;
+      const markedBeforeKill = (await countRows(handle)).published;
+      expect(markedBeforeKill).toBeLessThan(100);
+
+      await control.clear();
+      start();
+      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 15_000 }).toBe(0);
+      const received = await receiveAll(sqs, standard.queueUrl, 100);
+      expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+      const resent = received.length - 100;
+      console.info(`SIGKILL mid-batch: ${markedBeforeKill} marked before the kill, ${resent} events re-sent`);
+      expect(resent).toBeLessThanOrEqual(concurrency * 10);
+    });
+  });
+});

@@ -1,0 +1,102 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import type { DatabaseHandle } from "@outbox/shared";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDaemonProcess } from "../../../test/support/daemon-process.js";
+import { enqueueAll, events, migratedDatabase } from "./harness.js";
+
+const run = promisify(execFile);
+const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+
+describe("relay daemon configuration", () => {
+  it("refuses bad config with exit 78 and one line per problem", async () => {
+    const daemon = startDaemonProcess("apps/relay/src/main.ts", {
+      DATABASE_URL: "",
+      RELAY_BATCH_SIZE: "0",
+      RELAY_TOPIC_ARNS: "orders",
+    });
+    expect((await daemon.exited).code).toBe(78);
+    expect(daemon.stderr().trim().split("\n")).toEqual([
+      "relay: config error: DATABASE_URL: is required",
+      'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      'relay: config error: RELAY_TOPIC_ARNS: expected key=value, got "orders" (got "orders")',
+    ]);
+  });
+
+  it("refuses a lease shorter than the drain, and a publish longer than the drain", async () => {
+    const daemon = startDaemonProcess("apps/relay/src/main.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+      RELAY_LEASE_MS: "20000",
+      AWS_REQUEST_TIMEOUT_MS: "8000",
+    });
+    expect((await daemon.exited).code).toBe(78);
+    expect(daemon.stderr().trim().split("\n")).toEqual([
+      "relay: config error: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS (24000 ms) = 24000 ms must be less than RELAY_DRAIN_TIMEOUT_MS (20000 ms): a PublishBatch in flight, with its retries, must be able to finish within the drain",
+      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (20000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than RELAY_LEASE_MS (20000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+    ]);
+  });
+});
+
+describe("relay CLI", () => {
+  let url: string;
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    ({ url, handle } = await migratedDatabase("relay_cli"));
+  });
+  afterAll(() => handle.close(5_000));
+
+  const cli = (args: string[]): Promise<{ code: number; stdout: string }> =>
+    run(process.execPath, ["--import", "tsx", "--conditions=development", mainPath, ...args], {
+      env: { ...process.env, DATABASE_URL: url },
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+
+  it("status reports unsent, dead and the oldest unsent age per topic, as JSON or as a table", async () => {
+    await enqueueAll(handle, [...events("orders", 3), ...events("billing", 2)]);
+    await sql`UPDATE outbox SET dead_at = now(), last_error = 'x' WHERE seq = (SELECT min(seq) FROM outbox)`.execute(
+      handle.db,
+    );
+    const json = await cli(["status", "--json"]);
+    const report = JSON.parse(json.stdout) as {
+      total: { unsent: number; dead: number; oldestUnsentAgeSeconds: number };
+      topics: { topic: string; unsent: number; dead: number }[];
+    };
+    expect(report.total).toMatchObject({ unsent: 4, dead: 1 });
+    expect(report.total.oldestUnsentAgeSeconds).toBeGreaterThanOrEqual(0);
+    expect(report.topics.map(({ topic, unsent, dead }) => ({ topic, unsent, dead }))).toEqual([
+      { topic: "billing", unsent: 2, dead: 0 },
+      { topic: "orders", unsent: 2, dead: 1 },
+    ]);
+    const table = await cli(["status"]);
+    expect(table.stdout).toMatch(/^TOPIC\s+UNSENT\s+DEAD\s+OLDEST UNSENT\n/);
+    expect(table.stdout).toMatch(/\(all\)\s+4\s+1\s/);
+  });
+
+  it("requeue-dead gives dead rows a fresh start, all or by --id", async () => {
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    const ids = await enqueueAll(handle, events("orders", 3));
+    await sql`UPDATE outbox SET dead_at = now(), attempts = 10, available_at = now() + interval '1 hour'`.execute(
+      handle.db,
+    );
+    const one = await cli(["requeue-dead", "--id", ids[1] ?? ""]);
+    expect(JSON.parse(one.stdout)).toEqual({ requeued: 1 });
+    const again = await cli(["requeue-dead", "--id", ids[1] ?? ""]);
+    expect(again.code).toBe(1);
+    const rest = await cli(["requeue-dead"]);
+    expect(JSON.parse(rest.stdout)).toEqual({ requeued: 2 });
+    const rows = await handle.db
+      .selectFrom("outbox")
+      .select(["attempts", "dead_at"])
+      .where("available_at", "<=", new Date())
+      .execute();
+    expect(rows).toEqual([
+      { attempts: 0, dead_at: null },
+      { attempts: 0, dead_at: null },
+      { attempts: 0, dead_at: null },
+    ]);
+  });
+});

@@ -1,0 +1,124 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as iam from "aws-cdk-lib/aws-iam";
+import * as logs from "aws-cdk-lib/aws-logs";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import { Construct } from "constructs";
+import { FARGATE_MAX_STOP_TIMEOUT_SECONDS } from "./budget.js";
+
+export interface DaemonServiceProps {
+  readonly cluster: ecs.ICluster;
+  /** Container name, log stream prefix and `service` in names: `relay` or `consumer`. */
+  readonly name: string;
+  readonly image: ecs.ContainerImage;
+  /** Env names the daemon reads; any other name in `environment` fails the synth. */
+  readonly allowedEnvNames: ReadonlySet<string>;
+  readonly environment: Readonly<Record<string, string>>;
+  /** Secret holding the Postgres URL, injected as DATABASE_URL. */
+  readonly databaseUrlSecret: secretsmanager.ISecret;
+  /** JSON key inside the secret, when the secret is a JSON document rather than the bare URL. */
+  readonly databaseUrlSecretField?: string;
+  readonly stopTimeoutSeconds: number;
+  /** OPS_PORT: the container health check calls /livez on it. */
+  readonly opsPort: number;
+  readonly desiredCount: number;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+  readonly logRetention?: logs.RetentionDays;
+  readonly vpcSubnets?: ec2.SubnetSelection;
+}
+
+/**
+ * One daemon as an ECS Fargate service: a task definition with the daemon's container (tini as PID 1,
+ * the computed stopTimeout, a /livez health check, CloudWatch logs with retention, DATABASE_URL from
+ * Secrets Manager) and a service that rolls back a failing deployment on its own.
+ */
+export class DaemonService extends Construct {
+  readonly taskDefinition: ecs.FargateTaskDefinition;
+  readonly container: ecs.ContainerDefinition;
+  readonly service: ecs.FargateService;
+  readonly logGroup: logs.LogGroup;
+  readonly taskRole: iam.IRole;
+
+  constructor(scope: Construct, id: string, props: DaemonServiceProps) {
+    super(scope, id);
+    const unknown = Object.keys(props.environment).filter((env) => !props.allowedEnvNames.has(env));
+    if (unknown.length > 0) {
+      throw new Error(`${props.name}: the daemon reads no variable named ${unknown.join(", ")}`);
+    }
+    if (props.stopTimeoutSeconds > FARGATE_MAX_STOP_TIMEOUT_SECONDS) {
+      throw new Error(`${props.name}: stopTimeout ${props.stopTimeoutSeconds} s exceeds the Fargate maximum`);
+    }
+    if (String(props.stopTimeoutSeconds * 1000) !== props.environment.STOP_TIMEOUT_MS) {
+      throw new Error(`${props.name}: STOP_TIMEOUT_MS must equal the container's stopTimeout`);
+    }
+
+    this.logGroup = new logs.LogGroup(this, "Logs", {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
+      cpu: props.cpu ?? 256,
+      memoryLimitMiB: props.memoryLimitMiB ?? 512,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+    });
+    this.taskRole = this.taskDefinition.taskRole;
+
+    const livez = `http://127.0.0.1:${props.opsPort}/livez`;
+    this.container = this.taskDefinition.addContainer(props.name, {
+      containerName: props.name,
+      image: props.image,
+      essential: true,
+      environment: { ...props.environment },
+      secrets: {
+        DATABASE_URL: props.databaseUrlSecretField
+          ? ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField)
+          : ecs.Secret.fromSecretsManager(props.databaseUrlSecret),
+      },
+      // SIGTERM → SIGKILL grace: the drain, the shutdown overhead and a margin (see budget.ts).
+      stopTimeout: Duration.seconds(props.stopTimeoutSeconds),
+      // tini as PID 1: forwards SIGTERM to node and reaps zombies; node never runs as PID 1.
+      linuxParameters: new ecs.LinuxParameters(this, "Linux", { initProcessEnabled: true }),
+      readonlyRootFilesystem: true,
+      // The slim image has no curl: Node's own fetch asks /livez (200 while the event loop turns).
+      healthCheck: {
+        command: [
+          "CMD",
+          "node",
+          "-e",
+          `fetch(${JSON.stringify(livez)},{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`,
+        ],
+        interval: Duration.seconds(15),
+        timeout: Duration.seconds(5),
+        retries: 3,
+        startPeriod: Duration.seconds(30),
+      },
+      logging: ecs.LogDrivers.awsLogs({
+        logGroup: this.logGroup,
+        streamPrefix: props.name,
+        // Blocking: the daemon's last lines (the drain summary: unsent, duplicates, …) must not be
+        // dropped from a full buffer while the task stops.
+        mode: ecs.AwsLogDriverMode.BLOCKING,
+      }),
+    });
+
+    this.service = new ecs.FargateService(this, "Service", {
+      cluster: props.cluster,
+      taskDefinition: this.taskDefinition,
+      desiredCount: props.desiredCount,
+      // Start the new tasks before stopping the old ones: a deployment never leaves the work unowned.
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      circuitBreaker: { enable: true, rollback: true },
+      assignPublicIp: false,
+      ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
+      enableExecuteCommand: false,
+      propagateTags: ecs.PropagatedTagSource.SERVICE,
+    });
+  }
+}

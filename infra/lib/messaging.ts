@@ -1,0 +1,68 @@
+import { Duration } from "aws-cdk-lib";
+import * as sns from "aws-cdk-lib/aws-sns";
+import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import type { ConsumerBudget } from "./budget.js";
+
+export interface MessagingProps {
+  /** FIFO topic and queues (ordered per MessageGroupId, deduplicated per MessageDeduplicationId). */
+  readonly fifo?: boolean;
+  /** The consumer's numbers: lease, retention and redrive are derived from them. */
+  readonly budget: ConsumerBudget;
+}
+
+/**
+ * The relay's SNS topic, the consumer's SQS queue with its DLQ, and the subscription between them.
+ * Raw delivery: the consumer gets the relay's body and message attributes as published (it decodes an
+ * SNS envelope too, but raw is smaller and keeps the attributes first-class).
+ */
+export class Messaging extends Construct {
+  readonly topic: sns.Topic;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly subscription: sns.Subscription;
+
+  constructor(scope: Construct, id: string, props: MessagingProps) {
+    super(scope, id);
+    const fifo = props.fifo ?? false;
+    const { budget } = props;
+    const fifoProps = fifo ? { fifo: true } : {};
+
+    this.topic = new sns.Topic(this, "Topic", { ...fifoProps });
+
+    // Standard queues keep a moved message's original enqueue time, so the DLQ must retain longer than
+    // the queue or a message could expire the moment it lands there.
+    this.deadLetterQueue = new sqs.Queue(this, "DeadLetterQueue", {
+      ...fifoProps,
+      retentionPeriod: Duration.seconds(budget.dlqRetentionSeconds),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+    });
+
+    this.queue = new sqs.Queue(this, "Queue", {
+      ...fifoProps,
+      // The consumer's lease (CONSUMER_VISIBILITY_TIMEOUT_SECONDS), the same number it passes on receive:
+      // short, so a crashed consumer's work returns soon; heartbeats extend it up to the handler deadline.
+      visibilityTimeout: Duration.seconds(budget.visibilityTimeoutSeconds),
+      // CONSUMER_QUEUE_RETENTION_HOURS: the consumer sizes its inbox retention against this number.
+      retentionPeriod: Duration.seconds(budget.queueRetentionSeconds),
+      // The consumer long-polls with CONSUMER_WAIT_TIME_SECONDS; the queue default matches it for any
+      // other reader (e.g. a redrive tool) so nobody short-polls by accident.
+      receiveMessageWaitTime: Duration.seconds(budget.waitTimeSeconds),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      deadLetterQueue: {
+        queue: this.deadLetterQueue,
+        // HANDLER_ATTEMPTS genuine attempts + the receives that stop waves may spend (see budget.ts):
+        // releases with visibility 0 during a stop count as receives.
+        maxReceiveCount: budget.maxReceiveCount,
+      },
+    });
+
+    this.topic.addSubscription(new subscriptions.SqsSubscription(this.queue, { rawMessageDelivery: true }));
+    const subscription = this.node
+      .findAll()
+      .find((child): child is sns.Subscription => child instanceof sns.Subscription);
+    if (!subscription) throw new Error("SqsSubscription created no subscription");
+    this.subscription = subscription;
+  }
+}

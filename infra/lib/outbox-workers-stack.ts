@@ -1,0 +1,356 @@
+import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as ecs from "aws-cdk-lib/aws-ecs";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type * as logs from "aws-cdk-lib/aws-logs";
+import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import * as sns from "aws-cdk-lib/aws-sns";
+import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
+import type { Construct } from "constructs";
+import { OutboxAlarms } from "./alarms.js";
+import {
+  type ConsumerBudget,
+  consumerBudget,
+  consumerEnvNames,
+  type RelayBudget,
+  relayBudget,
+  relayEnvNames,
+  relayStartupProblems,
+  settingsFor,
+} from "./budget.js";
+import { type DaemonImagesProps, daemonImages } from "./daemon-images.js";
+import { DaemonService } from "./daemon-service.js";
+import { Messaging } from "./messaging.js";
+import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
+
+/** The relay's lag gauge (apps/relay/src/metrics.ts) and the backlog size next to it. */
+export const RELAY_LAG_METRIC = "relay_oldest_unsent_age_seconds";
+export const RELAY_UNSENT_METRIC = "relay_unsent_events";
+export const METRICS_NAMESPACE = "OutboxWorkers";
+
+export interface RelayServiceOptions {
+  readonly desiredCount?: number;
+  readonly drainTimeoutMs?: number;
+  /** The outbox `topic` value routed to the stack's topic (RELAY_TOPIC_ARNS `<name>=<arn>`). */
+  readonly logicalTopic?: string;
+  /** Forward the lag gauge to CloudWatch with an ADOT sidecar and alarm on it. Default true. */
+  readonly lagMetric?: boolean;
+  /** The ADOT collector image of that sidecar; pin a tag you have verified. */
+  readonly collectorImage?: string;
+  /** Extra daemon variables (names are checked against the relay's settings). */
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
+export interface ConsumerServiceOptions {
+  readonly minTaskCount?: number;
+  readonly maxTaskCount?: number;
+  readonly drainTimeoutMs?: number;
+  readonly waitTimeSeconds?: number;
+  readonly visibilityTimeoutSeconds?: number;
+  /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
+  readonly handlersModule?: string;
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
+export interface OutboxWorkersStackProps extends StackProps {
+  /** FIFO topic and queues. Default false (standard). */
+  readonly fifo?: boolean;
+  /** Default: a new VPC (2 AZs, private subnets behind one NAT gateway). */
+  readonly vpc?: ec2.IVpc;
+  /** Default: deploy-time parameters RelayImage and ConsumerImage (see daemon-images.ts). */
+  readonly images?: DaemonImagesProps;
+  /** Complete ARN of the secret holding the Postgres URL. Default: the DatabaseUrlSecretArn parameter. */
+  readonly databaseUrlSecretArn?: string;
+  /** JSON key of the URL when the secret is a JSON document. */
+  readonly databaseUrlSecretField?: string;
+  /** The database's security group: the stack lets both services in on `databasePort`. */
+  readonly databaseSecurityGroupId?: string;
+  readonly databasePort?: number;
+  readonly relay?: RelayServiceOptions;
+  readonly consumer?: ConsumerServiceOptions;
+  readonly alarmEmail?: string;
+  readonly oldestMessageAgeAlarm?: Duration;
+  readonly relayLagAlarm?: Duration;
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/** The secret's ARN, not the secret: nothing to hide (the URL itself never enters the template). */
+function databaseUrlSecretParameter(scope: Construct): CfnParameter {
+  const parameter = new CfnParameter(scope, "DatabaseUrlSecretArn", {
+    type: "String",
+    description: "Complete ARN of the Secrets Manager secret whose value is the Postgres URL",
+    allowedPattern: "arn:aws[a-z-]*:secretsmanager:.+",
+  });
+  // CloudFormation's linter takes any parameter named *Secret* for a password (W2509, reported on the stack).
+  Validations.of(Stack.of(scope)).acknowledge({
+    id: "CloudFormation-Validate::W2509",
+    reason: "an ARN, not a password: the URL itself stays in Secrets Manager",
+  });
+  return parameter;
+}
+
+const COMPUTED = ["STOP_TIMEOUT_MS", "SHUTDOWN_OVERHEAD_MS", "OPS_PORT", "DATABASE_URL"];
+
+function extraEnvironment(
+  service: string,
+  environment: Readonly<Record<string, string>> | undefined,
+  computed: readonly string[],
+): Record<string, string> {
+  const extra = { ...(environment ?? {}) };
+  const clash = Object.keys(extra).filter((env) => computed.includes(env));
+  if (clash.length > 0) {
+    throw new Error(`${service}: ${clash.join(", ")} are derived by the stack; set them through its props`);
+  }
+  return extra;
+}
+
+/**
+ * Everything the two daemons need in one account and region: the topic, the queue and its DLQ, the
+ * relay and consumer Fargate services with their stop budgets, least-privilege roles, auto-scaling of
+ * the consumer, and the alarms.
+ */
+export class OutboxWorkersStack extends Stack {
+  readonly messaging: Messaging;
+  readonly relay: DaemonService;
+  readonly consumer: DaemonService;
+  readonly relayBudget: RelayBudget;
+  readonly consumerBudget: ConsumerBudget;
+  readonly alarms: OutboxAlarms;
+  readonly alarmTopic: sns.Topic;
+  readonly relayMetrics: PrometheusEmfSidecar | undefined;
+
+  constructor(scope: Construct, id: string, props: OutboxWorkersStackProps = {}) {
+    super(scope, id, props);
+    const relayOptions = props.relay ?? {};
+    const consumerOptions = props.consumer ?? {};
+    const minTaskCount = consumerOptions.minTaskCount ?? 2;
+    const maxTaskCount = consumerOptions.maxTaskCount ?? 10;
+    if (minTaskCount < 1 || maxTaskCount < minTaskCount) {
+      throw new Error("consumer: need 1 ≤ minTaskCount ≤ maxTaskCount");
+    }
+
+    this.relayBudget = relayBudget({
+      ...(relayOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: relayOptions.drainTimeoutMs }),
+    });
+    this.consumerBudget = consumerBudget({
+      maxTaskCount,
+      ...(consumerOptions.drainTimeoutMs === undefined
+        ? {}
+        : { drainTimeoutMs: consumerOptions.drainTimeoutMs }),
+      ...(consumerOptions.waitTimeSeconds === undefined
+        ? {}
+        : { waitTimeSeconds: consumerOptions.waitTimeSeconds }),
+      ...(consumerOptions.visibilityTimeoutSeconds === undefined
+        ? {}
+        : { visibilityTimeoutSeconds: consumerOptions.visibilityTimeoutSeconds }),
+    });
+
+    const vpc =
+      props.vpc ??
+      new ec2.Vpc(this, "Vpc", {
+        maxAzs: 2,
+        natGateways: 1,
+        subnetConfiguration: [
+          { name: "public", subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+          { name: "private", subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
+        ],
+      });
+    const cluster = new ecs.Cluster(this, "Cluster", {
+      vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    });
+
+    const secretArn = props.databaseUrlSecretArn ?? databaseUrlSecretParameter(this).valueAsString;
+    const databaseUrlSecret = secretsmanager.Secret.fromSecretCompleteArn(this, "DatabaseUrl", secretArn);
+    const images = daemonImages(this, props.images);
+
+    this.messaging = new Messaging(this, "Messaging", {
+      fifo: props.fifo ?? false,
+      budget: this.consumerBudget,
+    });
+    const { topic, queue, deadLetterQueue } = this.messaging;
+    const region = Stack.of(this).region;
+    const shared = {
+      cluster,
+      databaseUrlSecret,
+      ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+    };
+
+    // ── relay ──────────────────────────────────────────────────────────────────────────────────
+    const relayBudgetValues = this.relayBudget;
+    const relayComputed = {
+      STOP_TIMEOUT_MS: String(relayBudgetValues.stopTimeoutMs),
+      SHUTDOWN_OVERHEAD_MS: String(relayBudgetValues.shutdownOverheadMs),
+      RELAY_DRAIN_TIMEOUT_MS: String(relayBudgetValues.drainTimeoutMs),
+      OPS_PORT: String(relayBudgetValues.opsPort),
+      AWS_REGION: region,
+      RELAY_TOPIC_ARNS: `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
+    };
+    const relayEnvironment = {
+      ...extraEnvironment("relay", relayOptions.environment, Object.keys(relayComputed).concat(COMPUTED)),
+      ...relayComputed,
+    };
+    // Fail the synth, not the deployment: a task the relay would refuse to start (exit 78) never ships.
+    const relayProblems = relayStartupProblems(relayEnvironment);
+    if (relayProblems.length > 0) {
+      throw new Error(
+        `relay: the task environment would fail the relay's start-up checks:\n${relayProblems.join("\n")}`,
+      );
+    }
+    this.relay = new DaemonService(this, "Relay", {
+      ...shared,
+      name: "relay",
+      image: images.relay,
+      allowedEnvNames: relayEnvNames,
+      environment: relayEnvironment,
+      stopTimeoutSeconds: relayBudgetValues.stopTimeoutSeconds,
+      opsPort: relayBudgetValues.opsPort,
+      // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
+      desiredCount: relayOptions.desiredCount ?? 2,
+      ...(relayOptions.cpu ? { cpu: relayOptions.cpu } : {}),
+      ...(relayOptions.memoryLimitMiB ? { memoryLimitMiB: relayOptions.memoryLimitMiB } : {}),
+    });
+    // PublishBatch is authorized as sns:Publish. This topic only.
+    this.relay.taskDefinition.addToTaskRolePolicy(
+      new iam.PolicyStatement({ actions: ["sns:Publish"], resources: [topic.topicArn] }),
+    );
+    this.relayMetrics =
+      (relayOptions.lagMetric ?? true)
+        ? new PrometheusEmfSidecar(this, "RelayMetrics", {
+            taskDefinition: this.relay.taskDefinition,
+            opsPort: relayBudgetValues.opsPort,
+            metricNames: [RELAY_LAG_METRIC, RELAY_UNSENT_METRIC],
+            namespace: METRICS_NAMESPACE,
+            service: "relay",
+            ...(relayOptions.collectorImage ? { collectorImage: relayOptions.collectorImage } : {}),
+            ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+          })
+        : undefined;
+
+    // ── consumer ───────────────────────────────────────────────────────────────────────────────
+    const budget = this.consumerBudget;
+    const consumerComputed: Record<string, string> = {
+      STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
+      SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
+      CONSUMER_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
+      CONSUMER_WAIT_TIME_SECONDS: String(budget.waitTimeSeconds),
+      CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
+      CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
+      CONSUMER_QUEUE_URL: queue.queueUrl,
+      CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
+      OPS_PORT: String(budget.opsPort),
+      AWS_REGION: region,
+      ...(consumerOptions.handlersModule ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule } : {}),
+    };
+    this.consumer = new DaemonService(this, "Consumer", {
+      ...shared,
+      name: "consumer",
+      image: images.consumer,
+      allowedEnvNames: consumerEnvNames,
+      environment: {
+        ...extraEnvironment(
+          "consumer",
+          consumerOptions.environment,
+          Object.keys(consumerComputed).concat(COMPUTED),
+        ),
+        ...consumerComputed,
+      },
+      stopTimeoutSeconds: budget.stopTimeoutSeconds,
+      opsPort: budget.opsPort,
+      desiredCount: minTaskCount,
+      ...(consumerOptions.cpu ? { cpu: consumerOptions.cpu } : {}),
+      ...(consumerOptions.memoryLimitMiB ? { memoryLimitMiB: consumerOptions.memoryLimitMiB } : {}),
+    });
+    // Receive, delete and extend/release (the *Batch calls authorize as the same actions): this queue only.
+    this.consumer.taskDefinition.addToTaskRolePolicy(
+      new iam.PolicyStatement({
+        actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"],
+        resources: [queue.queueArn],
+      }),
+    );
+    // Poison messages go to the DLQ at once (CONSUMER_DLQ_URL): send only, to the DLQ only.
+    this.consumer.taskDefinition.addToTaskRolePolicy(
+      new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [deadLetterQueue.queueArn] }),
+    );
+
+    // Scale on the backlog (visible messages) and on its age. Scale-in is slow and one task at a time:
+    // every stopped task releases what it holds (a receive each, see budget.ts), so the consumer does
+    // not flap. Steps are in messages per CONSUMER_CONCURRENCY, the messages one task handles at once.
+    const concurrency = Number(
+      consumerOptions.environment?.CONSUMER_CONCURRENCY ?? settingsFor.consumer.concurrency.default,
+    );
+    const scaling = this.consumer.service.autoScaleTaskCount({
+      minCapacity: minTaskCount,
+      maxCapacity: maxTaskCount,
+    });
+    scaling.scaleOnMetric("Backlog", {
+      metric: queue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: "Maximum",
+      }),
+      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+      scalingSteps: [
+        { upper: 0, change: -1 },
+        { lower: concurrency * 10, change: +1 },
+        { lower: concurrency * 100, change: +3 },
+      ],
+      cooldown: Duration.minutes(5),
+      evaluationPeriods: 3,
+    });
+    const scaleOutAge = Duration.seconds(Math.max(60, budget.visibilityTimeoutSeconds * 2));
+    scaling.scaleOnMetric("BacklogAge", {
+      metric: queue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(1),
+        statistic: "Maximum",
+      }),
+      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+      scalingSteps: [
+        { upper: scaleOutAge.toSeconds(), change: 0 },
+        { lower: scaleOutAge.toSeconds(), change: +1 },
+      ],
+      cooldown: Duration.minutes(3),
+      evaluationPeriods: 3,
+    });
+
+    // ── database access ────────────────────────────────────────────────────────────────────────
+    if (props.databaseSecurityGroupId) {
+      const database = ec2.SecurityGroup.fromSecurityGroupId(
+        this,
+        "DatabaseSecurityGroup",
+        props.databaseSecurityGroupId,
+      );
+      const port = ec2.Port.tcp(props.databasePort ?? 5432);
+      for (const daemon of [this.relay, this.consumer]) {
+        database.connections.allowFrom(daemon.service, port, `${daemon.container.containerName} → Postgres`);
+      }
+    }
+
+    // ── alarms ─────────────────────────────────────────────────────────────────────────────────
+    this.alarmTopic = new sns.Topic(this, "AlarmTopic");
+    if (props.alarmEmail) {
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    }
+    this.alarms = new OutboxAlarms(this, "Alarms", {
+      queue,
+      deadLetterQueue,
+      ...(this.relayMetrics ? { relayLag: this.relayMetrics.metric(RELAY_LAG_METRIC) } : {}),
+      oldestMessageAgeThreshold: props.oldestMessageAgeAlarm ?? Duration.minutes(5),
+      relayLagThreshold: props.relayLagAlarm ?? Duration.minutes(1),
+      alarmTopic: this.alarmTopic,
+    });
+
+    new CfnOutput(this, "TopicArn", { value: topic.topicArn });
+    new CfnOutput(this, "QueueUrl", { value: queue.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: deadLetterQueue.queueUrl });
+    new CfnOutput(this, "AlarmTopicArn", { value: this.alarmTopic.topicArn });
+    new CfnOutput(this, "RelayStopTimeoutSeconds", { value: String(relayBudgetValues.stopTimeoutSeconds) });
+    new CfnOutput(this, "ConsumerStopTimeoutSeconds", { value: String(budget.stopTimeoutSeconds) });
+  }
+}

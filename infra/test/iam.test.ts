@@ -1,0 +1,116 @@
+import type { CfnElement } from "aws-cdk-lib";
+import type { IConstruct } from "constructs";
+import { describe, expect, it } from "vitest";
+import { policyStatements, stringsIn, synth, wildcardProblems } from "./support/synth.js";
+
+const variants = {
+  default: {},
+  fifo: { fifo: true },
+  "database security group, JSON secret": {
+    databaseSecurityGroupId: "sg-0123456789abcdef0",
+    databaseUrlSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:db-AbCdEf",
+    databaseUrlSecretField: "url",
+  },
+  "private registry with credentials": {
+    images: {
+      kind: "registry",
+      relay: "ghcr.io/acme/outbox-relay:1.0.0",
+      consumer: "ghcr.io/acme/outbox-consumer:1.0.0",
+      credentialsSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:ghcr-AbCdEf",
+    },
+    alarmEmail: "ops@example.com",
+  },
+} as const;
+
+/** Statements of the policies attached to one role, keyed by the role's logical id. */
+function statementsOfRole(template: ReturnType<typeof synth>["template"], roleId: string) {
+  const policies = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) =>
+    JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`),
+  );
+  return policies.flatMap(
+    (policy) => policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[],
+  );
+}
+
+describe("least privilege", () => {
+  for (const [name, props] of Object.entries(variants)) {
+    it(`has no wildcard action or resource in any policy statement (${name})`, () => {
+      const { template } = synth(props);
+      expect(policyStatements(template).length).toBeGreaterThan(5);
+      expect(wildcardProblems(template)).toEqual([]);
+      // No managed policies either (their documents are not in the template to check).
+      for (const role of Object.values(template.findResources("AWS::IAM::Role"))) {
+        expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      }
+    });
+  }
+
+  it("sees a wildcard when there is one (the check itself works)", () => {
+    const { template } = synth({
+      images: { kind: "ecr", repositoryName: "outbox", relayTag: "relay-1", consumerTag: "consumer-1" },
+    });
+    // A private ECR repository is the one documented exception: GetAuthorizationToken exists only on `*`.
+    expect(wildcardProblems(template).sort()).toEqual([
+      expect.stringMatching(/^ConsumerTaskExecutionRoleDefaultPolicy.*: resource \*$/),
+      expect.stringMatching(/^RelayTaskExecutionRoleDefaultPolicy.*: resource \*$/),
+    ]);
+    const onStar = policyStatements(template).filter(({ statement }) =>
+      stringsIn(statement.Resource).includes("*"),
+    );
+    for (const { statement } of onStar) expect(statement.Action).toBe("ecr:GetAuthorizationToken");
+  });
+
+  const { stack, template } = synth();
+  const id = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+  const topic = id(stack.messaging.topic);
+  const queue = id(stack.messaging.queue);
+  const dlq = id(stack.messaging.deadLetterQueue);
+
+  it("lets the relay publish to its topic and nothing else (plus its metrics log group)", () => {
+    const statements = statementsOfRole(template, id(stack.relay.taskRole));
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "sns:Publish", Resource: { Ref: topic } }),
+    );
+    const actions = statements.flatMap((statement) => stringsIn(statement.Action));
+    expect(actions.filter((action) => !action.startsWith("logs:"))).toEqual(["sns:Publish"]);
+    const logResources = statements.filter((statement) =>
+      stringsIn(statement.Action).some((a) => a.startsWith("logs:")),
+    );
+    for (const statement of logResources) {
+      expect(statement.Resource).toEqual({
+        "Fn::GetAtt": [expect.stringMatching(/^RelayMetricsEmfLogs/), "Arn"],
+      });
+    }
+  });
+
+  it("lets the consumer receive, delete and extend on its queue, and send to its DLQ only", () => {
+    const statements = statementsOfRole(template, id(stack.consumer.taskRole));
+    expect(statements).toEqual([
+      expect.objectContaining({
+        Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"],
+        Resource: { "Fn::GetAtt": [queue, "Arn"] },
+      }),
+      expect.objectContaining({ Action: "sqs:SendMessage", Resource: { "Fn::GetAtt": [dlq, "Arn"] } }),
+    ]);
+  });
+
+  it("lets the execution roles read the database secret and write their own log group, nothing more", () => {
+    for (const daemon of [stack.relay, stack.consumer]) {
+      const role = daemon.taskDefinition.executionRole;
+      if (!role) throw new Error("no execution role");
+      const statements = statementsOfRole(template, id(role));
+      const actions = statements.flatMap((statement) => stringsIn(statement.Action)).sort();
+      expect(new Set(actions)).toEqual(
+        new Set([
+          "logs:CreateLogStream",
+          "logs:PutLogEvents",
+          "secretsmanager:DescribeSecret",
+          "secretsmanager:GetSecretValue",
+        ]),
+      );
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Resource: { Ref: "DatabaseUrlSecretArn" } }),
+      );
+    }
+  });
+});

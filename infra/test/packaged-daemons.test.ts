@@ -1,0 +1,225 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { bootstrapResources } from "@outbox/devstack";
+import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest } from "@outbox/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stack } from "../../test/support/aws.js";
+import { createTestDatabase } from "../../test/support/database.js";
+import { uniqueName } from "../../test/support/names.js";
+import { consumerBudget, relayBudget } from "../lib/budget.js";
+import { type PackagedDaemon, pnpm, startPackaged } from "./support/packaged.js";
+import { container, synth } from "./support/synth.js";
+
+/**
+ * The images' contents without Docker: the same build and `pnpm deploy --prod` as the Dockerfile, into
+ * a temporary directory, then each daemon started with plain `node dist/main.js` against the local
+ * stack, driven end to end (outbox row → relay → SNS → SQS → consumer → inbox) and stopped by SIGTERM.
+ */
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const apps = ["relay", "consumer"] as const;
+let out: string;
+let database: DatabaseHandle;
+let databaseUrl: string;
+let resources: Awaited<ReturnType<typeof bootstrapResources>>;
+const running: PackagedDaemon[] = [];
+
+beforeAll(async () => {
+  out = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-packaged-"));
+  // The workspace packages export dist/ under `default`: compile them as the image build does.
+  await pnpm(root, [
+    "--filter",
+    "@outbox/shared",
+    "--filter",
+    "@outbox/relay",
+    "--filter",
+    "@outbox/consumer",
+    "run",
+    "build",
+  ]);
+  await Promise.all(
+    apps.map((app) =>
+      pnpm(root, [
+        "deploy",
+        "--legacy",
+        "--prod",
+        "--offline",
+        "--filter",
+        `@outbox/${app}`,
+        path.join(out, app),
+      ]),
+    ),
+  );
+  databaseUrl = await createTestDatabase("infra_packaged");
+  database = createDatabase({
+    url: databaseUrl,
+    service: "infra-test",
+    poolMax: 2,
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 10_000,
+  });
+  await migrateToLatest(database.db);
+  const budget = consumerBudget({ maxTaskCount: 10 });
+  resources = await bootstrapResources(stack().aws, {
+    name: uniqueName("infra-packaged"),
+    rawDelivery: true,
+    visibilityTimeoutSeconds: budget.visibilityTimeoutSeconds,
+    maxReceiveCount: budget.maxReceiveCount,
+  });
+}, 240_000);
+
+afterAll(async () => {
+  for (const daemon of running) if (daemon.child.exitCode === null) daemon.child.kill("SIGKILL");
+  await database?.close(5_000);
+  if (out) fs.rmSync(out, { recursive: true, force: true });
+});
+
+function awsEnvironment(): Record<string, string> {
+  const { aws } = stack();
+  return {
+    AWS_REGION: aws.region,
+    AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
+    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
+    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
+  };
+}
+
+/** What the daemons said, for a failure message. */
+function transcript(daemons: readonly PackagedDaemon[]): string {
+  return daemons
+    .map(
+      (daemon) =>
+        `${daemon.lines
+          .slice(-15)
+          .map((line) => JSON.stringify(line))
+          .join("\n")}\n${daemon.stderr().slice(-800)}`,
+    )
+    .join("\n---\n");
+}
+
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  daemons: readonly PackagedDaemon[],
+) {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${transcript(daemons)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const logLine = (daemon: PackagedDaemon, msg: string) => () => daemon.lines.find((line) => line.msg === msg);
+
+describe("the packaged daemons", () => {
+  it("contain dist with source maps and production dependencies only", () => {
+    for (const app of apps) {
+      const dir = path.join(out, app);
+      expect(fs.existsSync(path.join(dir, "dist/main.js"))).toBe(true);
+      expect(fs.existsSync(path.join(dir, "dist/main.js.map"))).toBe(true);
+      const shared = path.join(dir, "node_modules/@outbox/shared");
+      expect(fs.existsSync(path.join(shared, "dist/index.js"))).toBe(true);
+      expect(fs.existsSync(path.join(shared, "dist/index.js.map"))).toBe(true);
+      const installed = fs.readdirSync(path.join(dir, "node_modules/.pnpm")).join("\n");
+      for (const dev of [
+        "vitest@",
+        "typescript@",
+        "tsx@",
+        "@biomejs",
+        "@outbox+devstack",
+        "testcontainers@",
+      ]) {
+        expect(installed, `${app} ships ${dev}`).not.toContain(dev);
+      }
+    }
+  });
+
+  it("refuses bad configuration with exit 78", async () => {
+    const daemon = startPackaged(path.join(out, "relay"), {});
+    expect(await daemon.exited).toEqual({ code: 78, signal: null });
+    expect(daemon.stderr()).toContain("DATABASE_URL: is required");
+  });
+
+  it("relay and consumer run from dist, carry an event end to end, and exit 0 on SIGTERM", async () => {
+    const relay = relayBudget();
+    const consumer = consumerBudget({ maxTaskCount: 10 });
+    const common = {
+      ...awsEnvironment(),
+      DATABASE_URL: databaseUrl,
+      OPS_HOST: "127.0.0.1",
+      OPS_PORT: "0",
+      LOG_LEVEL: "info",
+    };
+    const relayDaemon = startPackaged(path.join(out, "relay"), {
+      ...common,
+      STOP_TIMEOUT_MS: String(relay.stopTimeoutMs),
+      SHUTDOWN_OVERHEAD_MS: String(relay.shutdownOverheadMs),
+      RELAY_DRAIN_TIMEOUT_MS: String(relay.drainTimeoutMs),
+      RELAY_TOPIC_ARNS: `events=${resources.topicArn}`,
+    });
+    const consumerDaemon = startPackaged(path.join(out, "consumer"), {
+      ...common,
+      STOP_TIMEOUT_MS: String(consumer.stopTimeoutMs),
+      SHUTDOWN_OVERHEAD_MS: String(consumer.shutdownOverheadMs),
+      CONSUMER_DRAIN_TIMEOUT_MS: String(consumer.drainTimeoutMs),
+      CONSUMER_WAIT_TIME_SECONDS: "1",
+      CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(consumer.visibilityTimeoutSeconds),
+      CONSUMER_QUEUE_URL: resources.queueUrl,
+      CONSUMER_DLQ_URL: resources.dlqUrl,
+    });
+    running.push(relayDaemon, consumerDaemon);
+
+    const started = await Promise.all(
+      [relayDaemon, consumerDaemon].map((daemon) => waitFor("started", logLine(daemon, "started"), [daemon])),
+    );
+
+    // The task definition's own health check command, pointed at the port the daemon picked.
+    const { template } = synth();
+    for (const [name, line] of [
+      ["relay", started[0]],
+      ["consumer", started[1]],
+    ] as const) {
+      const command = (container(template, name).HealthCheck as { Command: string[] }).Command;
+      const script = (command[3] ?? "").replace(":9090/", `:${String(line?.opsPort)}/`);
+      await expect(
+        promisify(execFile)(command[1] ?? "node", [command[2] ?? "-e", script]),
+      ).resolves.toBeDefined();
+    }
+
+    const [eventId] = await enqueue(database.db, [
+      { topic: "events", eventType: "example.created", payload: { name: "packaged" } },
+    ]);
+    const effect = await waitFor(
+      "the consumer's effect",
+      async () =>
+        (await database.db
+          .selectFrom("example_effects")
+          .selectAll()
+          .where("event_id", "=", eventId ?? "")
+          .executeTakeFirst()) ?? undefined,
+      [relayDaemon, consumerDaemon],
+    ).catch(async (error: unknown) => {
+      // The relay keeps why a publish failed on the row.
+      const rows = await database.db.selectFrom("outbox").select(["attempts", "last_error"]).execute();
+      throw new Error(`${String(error)}\noutbox: ${JSON.stringify(rows)}`);
+    });
+    expect(effect.event_type).toBe("example.created");
+
+    for (const daemon of [relayDaemon, consumerDaemon]) daemon.child.kill("SIGTERM");
+    const exits = await Promise.all([relayDaemon.exited, consumerDaemon.exited]);
+    expect(exits).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
+    for (const daemon of [relayDaemon, consumerDaemon]) {
+      expect(daemon.lines.find((line) => line.msg === "drained")).toBeDefined();
+      expect(daemon.lines.at(-1)).toMatchObject({ msg: "exit", exitCode: 0 });
+    }
+  }, 90_000);
+});

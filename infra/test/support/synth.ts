@@ -1,0 +1,99 @@
+import { App } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { OutboxWorkersStack, type OutboxWorkersStackProps } from "../../lib/outbox-workers-stack.js";
+
+export interface Synthesized {
+  readonly stack: OutboxWorkersStack;
+  readonly template: Template;
+}
+
+/** Synthesizes the stack in memory, offline, the way bin/app.ts does (no lookups, no assets). */
+export function synth(props: OutboxWorkersStackProps = {}): Synthesized {
+  const app = new App();
+  const stack = new OutboxWorkersStack(app, "Test", props);
+  return { stack, template: Template.fromStack(stack) };
+}
+
+type Json = unknown;
+
+export interface FoundStatement {
+  /** Logical id of the resource and the property path to the statement. */
+  readonly where: string;
+  readonly statement: Record<string, Json>;
+}
+
+/** Every policy statement anywhere in the template: roles, policies, queue and topic policies, … */
+export function policyStatements(template: Template): FoundStatement[] {
+  const found: FoundStatement[] = [];
+  const walk = (node: Json, where: string): void => {
+    if (Array.isArray(node)) {
+      for (const [index, child] of node.entries()) walk(child, `${where}[${index}]`);
+      return;
+    }
+    if (node === null || typeof node !== "object") return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "Statement" && Array.isArray(value)) {
+        for (const [index, statement] of value.entries()) {
+          found.push({ where: `${where}.Statement[${index}]`, statement: statement as Record<string, Json> });
+        }
+      } else {
+        walk(value, `${where}.${key}`);
+      }
+    }
+  };
+  const resources = template.toJSON().Resources as Record<string, Json>;
+  for (const [logicalId, resource] of Object.entries(resources)) walk(resource, logicalId);
+  return found;
+}
+
+/** Every literal string inside a value, through intrinsic functions (Fn::Join pieces, …). */
+export function stringsIn(value: Json): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(stringsIn);
+  return [];
+}
+
+/** Statements that allow or deny with a wildcard action or resource, or use NotAction/NotResource. */
+export function wildcardProblems(template: Template): string[] {
+  return policyStatements(template).flatMap(({ where, statement }) => {
+    const problems: string[] = [];
+    for (const key of ["NotAction", "NotResource", "NotPrincipal"]) {
+      if (key in statement) problems.push(`${where}: ${key}`);
+    }
+    for (const action of stringsIn(statement.Action)) {
+      if (action.includes("*")) problems.push(`${where}: action ${action}`);
+    }
+    for (const resource of stringsIn(statement.Resource)) {
+      if (resource.includes("*")) problems.push(`${where}: resource ${resource}`);
+    }
+    for (const principal of stringsIn(statement.Principal)) {
+      if (principal === "*") problems.push(`${where}: principal *`);
+    }
+    return problems;
+  });
+}
+
+export interface ContainerDefinition {
+  Name: string;
+  Environment?: { Name: string; Value: Json }[];
+  Secrets?: { Name: string; ValueFrom: Json }[];
+  StopTimeout?: number;
+  [key: string]: Json;
+}
+
+/** The container definition named `name` (relay, consumer, metrics). */
+export function container(template: Template, name: string): ContainerDefinition {
+  const taskDefinitions = template.findResources("AWS::ECS::TaskDefinition");
+  for (const definition of Object.values(taskDefinitions)) {
+    const containers = (definition.Properties.ContainerDefinitions ?? []) as ContainerDefinition[];
+    const match = containers.find((candidate) => candidate.Name === name);
+    if (match) return match;
+  }
+  throw new Error(`no container named ${name}`);
+}
+
+/** A container's environment as a map (values may be intrinsic functions). */
+export function environmentOf(definition: ContainerDefinition): Record<string, Json> {
+  return Object.fromEntries((definition.Environment ?? []).map((entry) => [entry.Name, entry.Value]));
+}

@@ -1,0 +1,100 @@
+import { parseArgs } from "node:util";
+import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
+import { fullScale } from "../drill-context.js";
+import { prepareDrillEnvironment } from "../drill-environment.js";
+import { enqueueBacklog } from "../produce-events.js";
+import { runDrillSession } from "./drill-session.js";
+
+const usage = `usage: pnpm start [--events N] [--rate N] [--duration S] [--seed N] [--keep-running]
+
+The demo: an embedded stack (Postgres, SQS, SNS emulator), the real relay and consumer daemons as
+separate processes, the source document's stop drill, the SIGKILL comparison and a rolling restart
+under traffic; prints the acceptance table and exits, leaving nothing behind.
+
+  --events N      events in the stop drills' backlog (default ${fullScale.events})
+  --rate N        producer rate during the rolling restart, events/s (default 100)
+  --duration S    length of the rolling restart in seconds (default 20)
+  --seed N        seed of the random restart moments
+  --keep-running  afterwards, leave the stack and both daemons up to explore, until Ctrl-C`;
+
+function wholeNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) {
+    process.stderr.write(`--${name} must be a positive whole number, got "${value}"\n${usage}\n`);
+    process.exit(2);
+  }
+  return parsed;
+}
+
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        events: { type: "string" },
+        rate: { type: "string" },
+        duration: { type: "string" },
+        seed: { type: "string" },
+        "keep-running": { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exit(2);
+  }
+})();
+if (values.help) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+
+const events = wholeNumber("events", values.events, fullScale.events);
+const scale = {
+  events,
+  // The document's batch: 100 of 150. With fewer events the first batch is two thirds of them.
+  batchSize: events >= 150 ? Math.min(100, events - 1) : Math.max(1, Math.floor((events * 2) / 3)),
+  eventsPerSecond: wholeNumber("rate", values.rate, 100),
+  seriesDurationMs: wholeNumber("duration", values.duration, 20) * 1_000,
+  restarts: 4,
+};
+const seed = wholeNumber("seed", values.seed, Math.floor(Math.random() * 2 ** 31));
+
+process.exit(
+  await runDrillSession({
+    drills: ["relay-sigterm", "sigkill", "rolling-restart"],
+    scale,
+    seed,
+    ...(values["keep-running"]
+      ? {
+          async keepRunning(stack, context) {
+            const environment = await prepareDrillEnvironment(context, { label: "explore" });
+            const fleet = new DaemonFleet();
+            const relay = fleet.relay("relay", relayEnv(environment));
+            const consumer = fleet.consumer("consumer", consumerEnv(environment, { DRILL_HANDLER_MS: "5" }));
+            const [relayPort, consumerPort] = await Promise.all(
+              [relay, consumer].map(async (daemon) => Number((await daemon.waitForLog("started")).opsPort)),
+            );
+            await enqueueBacklog(environment.database, DRILL_TOPIC, 10);
+            const { aws } = stack;
+            process.stderr.write(
+              [
+                "",
+                "The stack and both daemons keep running. To explore:",
+                `  export DATABASE_URL=${environment.databaseUrl}`,
+                `  export AWS_ENDPOINT_URL_SNS=${aws.snsEndpoint} AWS_ENDPOINT_URL_SQS=${aws.sqsEndpoint}`,
+                `  export AWS_REGION=${aws.region} AWS_ACCESS_KEY_ID=${aws.credentials.accessKeyId} AWS_SECRET_ACCESS_KEY=${aws.credentials.secretAccessKey}`,
+                `  topic ${environment.resources.topicArn} (logical name "${DRILL_TOPIC}")`,
+                `  queue ${environment.resources.queueUrl}, DLQ ${environment.resources.dlqUrl}`,
+                `  relay    http://127.0.0.1:${relayPort}/metrics  (/livez, /readyz)`,
+                `  consumer http://127.0.0.1:${consumerPort}/metrics`,
+                `  psql "$DATABASE_URL" -c "select count(*) from example_effects"`,
+                `  pnpm --filter @outbox/relay exec tsx --conditions=development src/main.ts status`,
+                "",
+              ].join("\n"),
+            );
+          },
+        }
+      : {}),
+  }),
+);

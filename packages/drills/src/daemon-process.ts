@@ -1,0 +1,149 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+
+export type LogLine = Record<string, unknown> & { msg?: string };
+
+export interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface DaemonProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Every JSON log line written to stdout so far, in order. */
+  readonly lines: LogLine[];
+  stderr(): string;
+  readonly exited: Promise<Exit>;
+  /** The first line with this `msg` whose fields match, once it is written. Rejects after `timeoutMs`. */
+  waitForLog(msg: string, fields?: Record<string, unknown>, timeoutMs?: number): Promise<LogLine>;
+  /** Sends `signal` and resolves with the exit and how long it took from the signal. */
+  stop(signal: NodeJS.Signals): Promise<Exit & { readonly stopMs: number }>;
+}
+
+/** Absolute path of a file in the repository, from a path relative to the repository root. */
+export function repoPath(relative: string): string {
+  return fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
+}
+
+/** Every daemon this process has started, for the live progress board and for Ctrl-C clean-up. */
+const started: DaemonProcess[] = [];
+
+export function startedDaemons(): readonly DaemonProcess[] {
+  return started;
+}
+
+export function isRunning(daemon: DaemonProcess): boolean {
+  return daemon.child.exitCode === null && daemon.child.signalCode === null;
+}
+
+/** SIGKILLs every daemon still running (Ctrl-C of the demo) and waits until they are gone. */
+export async function killRunningDaemons(): Promise<void> {
+  await Promise.all(
+    started.map(async (daemon) => {
+      if (isRunning(daemon)) daemon.child.kill("SIGKILL");
+      await daemon.exited;
+    }),
+  );
+}
+
+function matches(line: LogLine, msg: string, fields: Record<string, unknown>): boolean {
+  return line.msg === msg && Object.entries(fields).every(([key, value]) => line[key] === value);
+}
+
+/**
+ * Starts a daemon's TypeScript entry point as a real OS process, the way a container runs it
+ * (sources through tsx, the same `main.ts` the image builds). stdout is read as pino JSON lines.
+ */
+export function startDaemonProcess(
+  name: string,
+  entry: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[] = [],
+): DaemonProcess {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=development", repoPath(entry), ...args],
+    {
+      env: { ...process.env, OPS_HOST: "127.0.0.1", OPS_PORT: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const lines: LogLine[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = "";
+  let pending = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    const parts = pending.split("\n");
+    pending = parts.pop() ?? "";
+    for (const part of parts) {
+      if (!part.trim()) continue;
+      try {
+        lines.push(JSON.parse(part) as LogLine);
+      } catch {
+        lines.push({ msg: "(unparsed stdout)", text: part });
+      }
+    }
+    for (const wake of waiters) wake();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+    for (const wake of waiters) wake();
+  });
+
+  const waitForLog = (msg: string, fields: Record<string, unknown> = {}, timeoutMs = 30_000) =>
+    new Promise<LogLine>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find((line) => matches(line, msg, fields));
+        if (found) {
+          done();
+          resolve(found);
+        } else if (hasExited) {
+          done();
+          reject(
+            new Error(
+              `${name} exited before logging "${msg}"; last lines: ${JSON.stringify(lines.slice(-3))}; stderr: ${stderr.slice(-800)}`,
+            ),
+          );
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(
+          new Error(`${name} did not log "${msg}" within ${timeoutMs} ms; stderr: ${stderr.slice(-800)}`),
+        );
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+
+  const daemon: DaemonProcess = {
+    name,
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitForLog,
+    async stop(signal) {
+      const signalledAt = performance.now();
+      child.kill(signal);
+      const exit = await exited;
+      return { ...exit, stopMs: Math.round(performance.now() - signalledAt) };
+    },
+  };
+  started.push(daemon);
+  return daemon;
+}

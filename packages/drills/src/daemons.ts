@@ -1,0 +1,94 @@
+import { type DaemonProcess, isRunning, repoPath, startDaemonProcess } from "./daemon-process.js";
+import type { DrillEnvironment } from "./drill-environment.js";
+
+/** The logical topic name the drills write to; the relay maps it to the drill's topic ARN. */
+export const DRILL_TOPIC = "drill";
+
+function awsEnv(environment: DrillEnvironment): Record<string, string> {
+  const { aws } = environment.stack;
+  return {
+    AWS_REGION: aws.region,
+    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
+    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
+  };
+}
+
+/** The relay's environment as an ECS task definition would set it, pointed at the drill's stack. */
+export function relayEnv(
+  environment: DrillEnvironment,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    ...awsEnv(environment),
+    DATABASE_URL: environment.databaseUrl,
+    LOG_LEVEL: "info",
+    RELAY_TOPIC_ARNS: `${DRILL_TOPIC}=${environment.resources.topicArn}`,
+    ...overrides,
+  };
+}
+
+/**
+ * The consumer's environment. The handlers are the example effect behind a short "work" delay
+ * (handlers/slow-example-handlers.ts), loaded the way a user loads their own module.
+ */
+export function consumerEnv(
+  environment: DrillEnvironment,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    ...awsEnv(environment),
+    DATABASE_URL: environment.databaseUrl,
+    LOG_LEVEL: "info",
+    CONSUMER_QUEUE_URL: environment.resources.queueUrl,
+    CONSUMER_DLQ_URL: environment.resources.dlqUrl,
+    CONSUMER_HANDLERS_MODULE: repoPath("packages/drills/src/handlers/slow-example-handlers.ts"),
+    // Short polls keep each stop quick: a stop waits for the open long poll to return.
+    CONSUMER_WAIT_TIME_SECONDS: "2",
+    DRILL_HANDLER_MS: "200",
+    ...overrides,
+  };
+}
+
+/**
+ * Every daemon process a drill starts, so that however the drill ends — a failed expectation, an
+ * exception, Ctrl-C — `killAll` leaves no process behind.
+ */
+export class DaemonFleet {
+  readonly #processes: DaemonProcess[] = [];
+
+  relay(name: string, env: Record<string, string>): DaemonProcess {
+    return this.#track(startDaemonProcess(name, "apps/relay/src/main.ts", env));
+  }
+
+  consumer(name: string, env: Record<string, string>): DaemonProcess {
+    return this.#track(startDaemonProcess(name, "apps/consumer/src/main.ts", env));
+  }
+
+  /** SIGKILLs whatever is still running and waits for it to be gone. */
+  async killAll(): Promise<void> {
+    await Promise.all(
+      this.#processes.map(async (daemon) => {
+        if (isRunning(daemon)) daemon.child.kill("SIGKILL");
+        await daemon.exited;
+      }),
+    );
+  }
+
+  #track(daemon: DaemonProcess): DaemonProcess {
+    this.#processes.push(daemon);
+    return daemon;
+  }
+}
+
+/** Sum of a numeric field over the `drained` lines of every run of a daemon. */
+export function sumDrained(runs: readonly DaemonProcess[], field: string): number {
+  return runs
+    .flatMap((run) => run.lines.filter((line) => line.msg === "drained"))
+    .reduce((sum, line) => sum + (typeof line[field] === "number" ? (line[field] as number) : 0), 0);
+}
+
+export function drainedLine(run: DaemonProcess): Record<string, unknown> | undefined {
+  return run.lines.find((line) => line.msg === "drained");
+}

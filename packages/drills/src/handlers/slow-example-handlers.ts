@@ -1,0 +1,20 @@
+import { defineHandlers } from "@outbox/consumer";
+import { sleep } from "@outbox/shared";
+
+/**
+ * The example effect (one row in `example_effects`) after DRILL_HANDLER_MS of "work", so a stop
+ * lands while messages are inside the handler — what the consumer-sigterm drill needs to watch.
+ * Loaded by the consumer daemon through CONSUMER_HANDLERS_MODULE, like any user's handlers.
+ */
+const workMs = Number(process.env.DRILL_HANDLER_MS ?? "200");
+
+export default defineHandlers<{ "example.created": { name: string } }>({
+  "example.created": async (event, { trx, deadline }) => {
+    await sleep(workMs, deadline.signal);
+    deadline.throwIfExpired();
+    await trx
+      .insertInto("example_effects")
+      .values({ event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) })
+      .execute();
+  },
+});

@@ -1,0 +1,94 @@
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { sqsClient } from "@outbox/devstack";
+import { sql } from "kysely";
+import type { DrillEnvironment } from "./drill-environment.js";
+
+export interface TableCounts {
+  /** Every event ever committed to the outbox: what must arrive. */
+  readonly enqueued: number;
+  readonly published: number;
+  /** Unpublished and not dead. */
+  readonly unsent: number;
+  readonly dead: number;
+  /** Distinct events in the inbox. */
+  readonly inbox: number;
+  /** Rows of the example handler's effect table. */
+  readonly effects: number;
+  /** Outbox events with no inbox row. */
+  readonly lost: number;
+}
+
+/** The database's view of a drill: the source of truth for lost and exactly-once. */
+export async function countTables(environment: DrillEnvironment): Promise<TableCounts> {
+  const { rows } = await sql<{
+    enqueued: string;
+    published: string;
+    unsent: string;
+    dead: string;
+    inbox: string;
+    effects: string;
+    lost: string;
+  }>`
+    SELECT
+      (SELECT count(*) FROM outbox) AS enqueued,
+      (SELECT count(*) FROM outbox WHERE published_at IS NOT NULL) AS published,
+      (SELECT count(*) FROM outbox WHERE published_at IS NULL AND dead_at IS NULL) AS unsent,
+      (SELECT count(*) FROM outbox WHERE dead_at IS NOT NULL) AS dead,
+      (SELECT count(DISTINCT event_id) FROM inbox) AS inbox,
+      (SELECT count(*) FROM example_effects) AS effects,
+      (SELECT count(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM inbox i WHERE i.event_id = o.id)) AS lost
+  `.execute(environment.database.db);
+  const row = rows[0];
+  if (!row) throw new Error("count query returned no row");
+  return {
+    enqueued: Number(row.enqueued),
+    published: Number(row.published),
+    unsent: Number(row.unsent),
+    dead: Number(row.dead),
+    inbox: Number(row.inbox),
+    effects: Number(row.effects),
+    lost: Number(row.lost),
+  };
+}
+
+export interface QueueDepths {
+  /** Visible plus in flight (received, not deleted) plus delayed. */
+  readonly queue: number;
+  readonly inFlight: number;
+  readonly dlq: number;
+}
+
+async function depth(
+  environment: DrillEnvironment,
+  queueUrl: string,
+): Promise<{ total: number; inFlight: number }> {
+  const sqs = sqsClient(environment.stack.aws);
+  try {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          "ApproximateNumberOfMessages",
+          "ApproximateNumberOfMessagesNotVisible",
+          "ApproximateNumberOfMessagesDelayed",
+        ],
+      }),
+    );
+    const inFlight = Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const total =
+      Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+      inFlight +
+      Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0);
+    return { total, inFlight };
+  } finally {
+    sqs.destroy();
+  }
+}
+
+export async function queueDepths(environment: DrillEnvironment): Promise<QueueDepths> {
+  const [queue, dlq] = await Promise.all([
+    depth(environment, environment.resources.queueUrl),
+    depth(environment, environment.resources.dlqUrl),
+  ]);
+  return { queue: queue.total, inFlight: queue.inFlight, dlq: dlq.total };
+}

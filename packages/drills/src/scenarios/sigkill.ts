@@ -1,0 +1,115 @@
+import { performance } from "node:perf_hooks";
+import { statsClientFor } from "@outbox/devstack";
+import { checkSigkill } from "../checks.js";
+import { readMetric } from "../daemon-metrics.js";
+import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv, sumDrained } from "../daemons.js";
+import type { DrillContext } from "../drill-context.js";
+import { prepareDrillEnvironment } from "../drill-environment.js";
+import { countTables, queueDepths } from "../observe.js";
+import { enqueueBacklog } from "../produce-events.js";
+import type { ScenarioResult } from "../report.js";
+import { waitUntil } from "../wait-until.js";
+import { quickConsumerVisibility, quickRelayLeases } from "./fast-recovery-env.js";
+
+/**
+ * The comparison: the stop drill's moments, but SIGKILL instead of SIGTERM. The relay dies with
+ * chunks in flight (re-sent after its lease runs out), the consumer dies with messages in the
+ * handler (redelivered after their visibility timeout). The inbox must catch every repeat.
+ */
+export async function runSigkillDrill(context: DrillContext): Promise<ScenarioResult[]> {
+  const { scale, faults, progress } = context;
+  const started = performance.now();
+  const environment = await prepareDrillEnvironment(context, { label: "sigkill" });
+  const { topicArn } = environment.resources;
+  const fleet = new DaemonFleet();
+  try {
+    await enqueueBacklog(environment.database, DRILL_TOPIC, scale.events);
+    await faults.set({ topics: [topicArn], actions: ["PublishBatch"], latencyMs: 150 });
+    const relayOverrides = { ...quickRelayLeases, RELAY_BATCH_SIZE: String(scale.batchSize) };
+    const relay1 = fleet.relay(
+      "relay#1",
+      relayEnv(environment, { ...relayOverrides, RELAY_PUBLISH_CONCURRENCY: "2" }),
+    );
+    await waitUntil(
+      "the relay to publish its first chunk",
+      async () => (await countTables(environment)).published > 0,
+      {
+        alive: [relay1],
+      },
+    );
+    await relay1.stop("SIGKILL");
+    await faults.clear();
+    const afterRelayKill = await countTables(environment);
+    progress(`relay#1 SIGKILLed mid-batch after ${afterRelayKill.published} marked as published`);
+
+    const consumerOverrides = { ...quickConsumerVisibility, CONSUMER_CONCURRENCY: "10" };
+    const consumer1 = fleet.consumer(
+      "consumer#1",
+      consumerEnv(environment, { ...consumerOverrides, DRILL_HANDLER_MS: "300" }),
+    );
+    const opsPort = Number((await consumer1.waitForLog("started")).opsPort);
+    let inHandlers = 0;
+    await waitUntil(
+      "messages inside the consumer's handler",
+      async () => {
+        inHandlers = await readMetric(opsPort, "consumer_in_flight_messages");
+        return inHandlers > 0;
+      },
+      { alive: [consumer1] },
+    );
+    await consumer1.stop("SIGKILL");
+    progress(`consumer#1 SIGKILLed with ${inHandlers} messages in the handler`);
+
+    const relay2 = fleet.relay("relay#2", relayEnv(environment, relayOverrides));
+    const consumer2 = fleet.consumer(
+      "consumer#2",
+      consumerEnv(environment, { ...consumerOverrides, DRILL_HANDLER_MS: "5" }),
+    );
+    await waitUntil(
+      "the inbox to hold every event after the kills",
+      async () => {
+        const counts = await countTables(environment);
+        return counts.inbox >= counts.enqueued && (await queueDepths(environment)).queue === 0;
+      },
+      { intervalMs: 500, timeoutMs: 120_000, alive: [relay2, consumer2] },
+    );
+    const exits = await Promise.all([relay2.stop("SIGTERM"), consumer2.stop("SIGTERM")]);
+    const counts = await countTables(environment);
+    const depths = await queueDepths(environment);
+    const stats = statsClientFor(context.stack);
+    const relayResent = stats ? (await stats.topic(topicArn)).republished : Number.NaN;
+    const duplicates = sumDrained([consumer1, consumer2], "duplicates");
+    const check = checkSigkill({
+      expected: counts.enqueued,
+      inbox: counts.inbox,
+      effects: counts.effects,
+      duplicates,
+      queueDepth: depths.queue,
+      dlqDepth: depths.dlq,
+      relayResent,
+      kills: 2,
+    });
+    progress(`sigkill: ${check.result}`);
+    return [
+      {
+        scenario: "sigkill",
+        checks: [check],
+        figures: {
+          ...counts,
+          duplicates,
+          relayResent,
+          markedBeforeKill: afterRelayKill.published,
+          inHandlersAtKill: inHandlers,
+          queue: depths.queue,
+          dlq: depths.dlq,
+          exitCodes: exits.map((exit) => exit.code),
+        },
+        durationMs: Math.round(performance.now() - started),
+      },
+    ];
+  } finally {
+    await fleet.killAll();
+    await faults.clear().catch(() => {});
+    await environment.close();
+  }
+}
