@@ -1,6 +1,7 @@
-import { consumerSettings } from "@outbox/consumer";
+import { consumerSettings, consumerTimeouts } from "@outbox/consumer";
 import { relaySettings, relayTimeouts } from "@outbox/relay";
-import { type BudgetRule, findBudgetProblems, loadConfig, type Setting, type Timeout } from "@outbox/shared";
+import { ConfigError, resolveDaemonConfig, type Setting } from "@outbox/shared";
+import { Token } from "aws-cdk-lib";
 
 /**
  * Every number the infrastructure derives from the daemons' own configuration. Nothing here is a copy
@@ -180,42 +181,68 @@ export function consumerBudget(input: ConsumerBudgetInput): ConsumerBudget {
   };
 }
 
-/** Every environment variable a daemon reads: the container environment may use these names only. */
-export const relayEnvNames: ReadonlySet<string> = new Set(Object.values(relaySettings).map((s) => s.env));
-export const consumerEnvNames: ReadonlySet<string> = new Set(
-  Object.values(consumerSettings).map((s) => s.env),
-);
-
+/** The settings of each daemon infra deploys. */
 export const settingsFor = { relay: relaySettings, consumer: consumerSettings } as const;
 
+export type Daemon = keyof typeof settingsFor;
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Each daemon's start-up check: its settings with runDaemon's common timeout rules and its own. */
+const resolveConfig: Record<Daemon, (env: Environment) => unknown> = {
+  relay: (env) => resolveDaemonConfig(relaySettings, relayTimeouts, env),
+  consumer: (env) => resolveDaemonConfig(consumerSettings, consumerTimeouts, env),
+};
+
+/** Every environment variable a daemon reads: the container environment may use these names only. */
+export function envNamesOf(daemon: Daemon): ReadonlySet<string> {
+  return new Set(Object.values(settingsFor[daemon]).map((s) => s.env));
+}
+
 /**
- * The relay's own start-up verdict on a task environment: its settings parse it and its budget rules
- * (runDaemon's common ones and `relayTimeouts`) hold, or the messages it would print before exiting 78.
- * Values CloudFormation fills in at deploy time (tokens) stand for themselves; DATABASE_URL, a secret,
- * gets a placeholder.
+ * Stand-ins for what the synth cannot know. DATABASE_URL comes from Secrets Manager; a URL that
+ * CloudFormation fills in at deploy time (a queue URL) is still a token; CONSUMER_HANDLERS_MODULE
+ * names a file inside the consumer's image, not on the machine running the synth, so it is left to
+ * the daemon itself (the example handlers stand in). Other tokens stand for themselves.
  */
-export function relayStartupProblems(environment: Readonly<Record<string, string>>): string[] {
-  const env = { DATABASE_URL: "postgres://placeholder@database:5432/app", ...environment };
-  let config: ReturnType<typeof loadConfig<typeof relaySettings>>;
-  try {
-    config = loadConfig(relaySettings, env);
-  } catch (error) {
-    const problems = (error as { problems?: { env: string; message: string }[] }).problems;
-    if (!problems) throw error;
-    return problems.map((problem) => `${problem.env}: ${problem.message}`);
+const DATABASE_URL_PLACEHOLDER = "postgres://placeholder@database:5432/app";
+const DEPLOY_TIME_URL_PLACEHOLDER = "https://deploy-time.invalid/";
+const CHECKED_BY_THE_IMAGE = ["CONSUMER_HANDLERS_MODULE"];
+
+function checkableEnvironment(daemon: Daemon, environment: Readonly<Record<string, string>>): Environment {
+  const urls = new Set(
+    Object.values(settingsFor[daemon])
+      .filter((s) => s.type === "url")
+      .map((s) => s.env),
+  );
+  const env: Record<string, string> = { DATABASE_URL: DATABASE_URL_PLACEHOLDER };
+  for (const [name, value] of Object.entries(environment)) {
+    if (CHECKED_BY_THE_IMAGE.includes(name)) continue;
+    env[name] = urls.has(name) && Token.isUnresolved(value) ? DEPLOY_TIME_URL_PLACEHOLDER : value;
   }
-  const { drain, rules } = relayTimeouts(config);
-  const common: BudgetRule[] = [
-    {
-      inner: [drain, { env: "SHUTDOWN_OVERHEAD_MS", ms: config.shutdownOverheadMs }],
-      outer: { env: "STOP_TIMEOUT_MS", ms: config.stopTimeoutMs },
-      why: "the drain must end before the platform's SIGKILL",
-    },
-    {
-      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs } satisfies Timeout],
-      outer: drain,
-      why: "a statement must give up before the drain it belongs to",
-    },
-  ];
-  return findBudgetProblems([...common, ...rules]).map((problem) => `${problem.env}: ${problem.message}`);
+  return env;
+}
+
+/**
+ * A daemon's own start-up verdict on a task environment, from `resolveDaemonConfig`, the check
+ * runDaemon runs before anything starts: its settings parse and every timeout rule holds (runDaemon's
+ * common ones and the daemon's own), or the `ENV: message` lines it would print before exiting 78.
+ */
+export function startupProblems(daemon: Daemon, environment: Readonly<Record<string, string>>): string[] {
+  try {
+    resolveConfig[daemon](checkableEnvironment(daemon, environment));
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.problems.map((problem) => `${problem.env}: ${problem.message}`);
+  }
+}
+
+/** Fails the synth, not the deployment: a task its daemon would refuse to start (exit 78) never ships. */
+export function assertStartsUp(daemon: Daemon, environment: Readonly<Record<string, string>>): void {
+  const problems = startupProblems(daemon, environment);
+  if (problems.length > 0) {
+    throw new Error(
+      `${daemon}: the task environment would fail the ${daemon}'s start-up checks:\n${problems.join("\n")}`,
+    );
+  }
 }

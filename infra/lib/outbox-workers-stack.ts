@@ -10,17 +10,17 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Construct } from "constructs";
 import { OutboxAlarms } from "./alarms.js";
 import {
+  assertStartsUp,
   type ConsumerBudget,
   consumerBudget,
-  consumerEnvNames,
+  type Daemon,
+  envNamesOf,
   type RelayBudget,
   relayBudget,
-  relayEnvNames,
-  relayStartupProblems,
   settingsFor,
 } from "./budget.js";
 import { type DaemonImagesProps, daemonImages } from "./daemon-images.js";
-import { DaemonService } from "./daemon-service.js";
+import { DaemonService, type DaemonServiceProps } from "./daemon-service.js";
 import { Messaging } from "./messaging.js";
 import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 
@@ -94,19 +94,70 @@ function databaseUrlSecretParameter(scope: Construct): CfnParameter {
   return parameter;
 }
 
-const COMPUTED = ["STOP_TIMEOUT_MS", "SHUTDOWN_OVERHEAD_MS", "OPS_PORT", "DATABASE_URL"];
+/** Injected by DaemonService from Secrets Manager, never as plain environment. */
+const FROM_SECRETS = ["DATABASE_URL"];
 
-function extraEnvironment(
-  service: string,
-  environment: Readonly<Record<string, string>> | undefined,
-  computed: readonly string[],
-): Record<string, string> {
-  const extra = { ...(environment ?? {}) };
-  const clash = Object.keys(extra).filter((env) => computed.includes(env));
+/** What one daemon's service takes from the stack beyond the props both services share. */
+interface DaemonTask {
+  readonly budget: Pick<
+    RelayBudget,
+    "stopTimeoutMs" | "stopTimeoutSeconds" | "shutdownOverheadMs" | "opsPort"
+  >;
+  readonly options: Pick<RelayServiceOptions, "environment" | "cpu" | "memoryLimitMiB">;
+  /** The daemon's own variables derived by the stack; the budget's common ones are added here. */
+  readonly computed: Readonly<Record<string, string>>;
+  readonly desiredCount: number;
+}
+
+type SharedServiceProps = Omit<
+  DaemonServiceProps,
+  | "name"
+  | "allowedEnvNames"
+  | "environment"
+  | "stopTimeoutSeconds"
+  | "opsPort"
+  | "desiredCount"
+  | "cpu"
+  | "memoryLimitMiB"
+>;
+
+/**
+ * One daemon's service. Its container environment is the extra variables from its props (which may
+ * not set what the stack derives) and the derived ones. Fails the synth, not the deployment: a task
+ * the daemon would refuse to start (exit 78) never ships.
+ */
+function daemonService(
+  scope: Construct,
+  id: string,
+  daemon: Daemon,
+  shared: SharedServiceProps,
+  { budget, options, computed, desiredCount }: DaemonTask,
+): DaemonService {
+  const derived: Record<string, string> = {
+    STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
+    SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
+    OPS_PORT: String(budget.opsPort),
+    AWS_REGION: Stack.of(scope).region,
+    ...computed,
+  };
+  const extra = { ...(options.environment ?? {}) };
+  const clash = Object.keys(extra).filter((env) => env in derived || FROM_SECRETS.includes(env));
   if (clash.length > 0) {
-    throw new Error(`${service}: ${clash.join(", ")} are derived by the stack; set them through its props`);
+    throw new Error(`${daemon}: ${clash.join(", ")} are derived by the stack; set them through its props`);
   }
-  return extra;
+  const environment = { ...extra, ...derived };
+  assertStartsUp(daemon, environment);
+  return new DaemonService(scope, id, {
+    ...shared,
+    name: daemon,
+    allowedEnvNames: envNamesOf(daemon),
+    environment,
+    stopTimeoutSeconds: budget.stopTimeoutSeconds,
+    opsPort: budget.opsPort,
+    desiredCount,
+    ...(options.cpu ? { cpu: options.cpu } : {}),
+    ...(options.memoryLimitMiB ? { memoryLimitMiB: options.memoryLimitMiB } : {}),
+  });
 }
 
 /**
@@ -174,7 +225,6 @@ export class OutboxWorkersStack extends Stack {
       budget: this.consumerBudget,
     });
     const { topic, queue, deadLetterQueue } = this.messaging;
-    const region = Stack.of(this).region;
     const shared = {
       cluster,
       databaseUrlSecret,
@@ -185,38 +235,22 @@ export class OutboxWorkersStack extends Stack {
 
     // ── relay ──────────────────────────────────────────────────────────────────────────────────
     const relayBudgetValues = this.relayBudget;
-    const relayComputed = {
-      STOP_TIMEOUT_MS: String(relayBudgetValues.stopTimeoutMs),
-      SHUTDOWN_OVERHEAD_MS: String(relayBudgetValues.shutdownOverheadMs),
-      RELAY_DRAIN_TIMEOUT_MS: String(relayBudgetValues.drainTimeoutMs),
-      OPS_PORT: String(relayBudgetValues.opsPort),
-      AWS_REGION: region,
-      RELAY_TOPIC_ARNS: `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
-    };
-    const relayEnvironment = {
-      ...extraEnvironment("relay", relayOptions.environment, Object.keys(relayComputed).concat(COMPUTED)),
-      ...relayComputed,
-    };
-    // Fail the synth, not the deployment: a task the relay would refuse to start (exit 78) never ships.
-    const relayProblems = relayStartupProblems(relayEnvironment);
-    if (relayProblems.length > 0) {
-      throw new Error(
-        `relay: the task environment would fail the relay's start-up checks:\n${relayProblems.join("\n")}`,
-      );
-    }
-    this.relay = new DaemonService(this, "Relay", {
-      ...shared,
-      name: "relay",
-      image: images.relay,
-      allowedEnvNames: relayEnvNames,
-      environment: relayEnvironment,
-      stopTimeoutSeconds: relayBudgetValues.stopTimeoutSeconds,
-      opsPort: relayBudgetValues.opsPort,
-      // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
-      desiredCount: relayOptions.desiredCount ?? 2,
-      ...(relayOptions.cpu ? { cpu: relayOptions.cpu } : {}),
-      ...(relayOptions.memoryLimitMiB ? { memoryLimitMiB: relayOptions.memoryLimitMiB } : {}),
-    });
+    this.relay = daemonService(
+      this,
+      "Relay",
+      "relay",
+      { ...shared, image: images.relay },
+      {
+        budget: relayBudgetValues,
+        options: relayOptions,
+        computed: {
+          RELAY_DRAIN_TIMEOUT_MS: String(relayBudgetValues.drainTimeoutMs),
+          RELAY_TOPIC_ARNS: `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
+        },
+        // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
+        desiredCount: relayOptions.desiredCount ?? 2,
+      },
+    );
     // PublishBatch is authorized as sns:Publish. This topic only.
     this.relay.taskDefinition.addToTaskRolePolicy(
       new iam.PolicyStatement({ actions: ["sns:Publish"], resources: [topic.topicArn] }),
@@ -236,38 +270,28 @@ export class OutboxWorkersStack extends Stack {
 
     // ── consumer ───────────────────────────────────────────────────────────────────────────────
     const budget = this.consumerBudget;
-    const consumerComputed: Record<string, string> = {
-      STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
-      SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
-      CONSUMER_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
-      CONSUMER_WAIT_TIME_SECONDS: String(budget.waitTimeSeconds),
-      CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
-      CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
-      CONSUMER_QUEUE_URL: queue.queueUrl,
-      CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
-      OPS_PORT: String(budget.opsPort),
-      AWS_REGION: region,
-      ...(consumerOptions.handlersModule ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule } : {}),
-    };
-    this.consumer = new DaemonService(this, "Consumer", {
-      ...shared,
-      name: "consumer",
-      image: images.consumer,
-      allowedEnvNames: consumerEnvNames,
-      environment: {
-        ...extraEnvironment(
-          "consumer",
-          consumerOptions.environment,
-          Object.keys(consumerComputed).concat(COMPUTED),
-        ),
-        ...consumerComputed,
+    this.consumer = daemonService(
+      this,
+      "Consumer",
+      "consumer",
+      { ...shared, image: images.consumer },
+      {
+        budget,
+        options: consumerOptions,
+        computed: {
+          CONSUMER_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
+          CONSUMER_WAIT_TIME_SECONDS: String(budget.waitTimeSeconds),
+          CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
+          CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
+          CONSUMER_QUEUE_URL: queue.queueUrl,
+          CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
+          ...(consumerOptions.handlersModule
+            ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule }
+            : {}),
+        },
+        desiredCount: minTaskCount,
       },
-      stopTimeoutSeconds: budget.stopTimeoutSeconds,
-      opsPort: budget.opsPort,
-      desiredCount: minTaskCount,
-      ...(consumerOptions.cpu ? { cpu: consumerOptions.cpu } : {}),
-      ...(consumerOptions.memoryLimitMiB ? { memoryLimitMiB: consumerOptions.memoryLimitMiB } : {}),
-    });
+    );
     // Receive, delete and extend/release (the *Batch calls authorize as the same actions): this queue only.
     this.consumer.taskDefinition.addToTaskRolePolicy(
       new iam.PolicyStatement({

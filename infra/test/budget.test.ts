@@ -1,9 +1,7 @@
-import { consumerSettings } from "@outbox/consumer";
+import { consumerSettings, consumerTimeouts } from "@outbox/consumer";
 import { relaySettings, relayTimeouts } from "@outbox/relay";
-import { type BudgetRule, findBudgetProblems, loadConfig, type Timeout } from "@outbox/shared";
+import { resolveDaemonConfig } from "@outbox/shared";
 import { describe, expect, it } from "vitest";
-// The consumer's own start-up rules; not exported from @outbox/consumer's entry point (yet).
-import { consumerTimeouts } from "../../apps/consumer/src/consumer-timeouts.js";
 import {
   consumerBudget,
   FARGATE_MAX_STOP_TIMEOUT_SECONDS,
@@ -11,27 +9,9 @@ import {
   relayBudget,
   STOP_MARGIN_MS,
   STOP_WAVES,
+  startupProblems,
 } from "../lib/budget.js";
 import { container, environmentOf, synth } from "./support/synth.js";
-
-/** runDaemon's common rules (packages/shared/src/lifecycle/run-daemon.ts), applied to a loaded config. */
-function commonRules(
-  config: { stopTimeoutMs: number; shutdownOverheadMs: number; dbStatementTimeoutMs: number },
-  drain: Timeout,
-): BudgetRule[] {
-  return [
-    {
-      inner: [drain, { env: "SHUTDOWN_OVERHEAD_MS", ms: config.shutdownOverheadMs }],
-      outer: { env: "STOP_TIMEOUT_MS", ms: config.stopTimeoutMs },
-      why: "drain before SIGKILL",
-    },
-    {
-      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
-      outer: drain,
-      why: "statement before drain",
-    },
-  ];
-}
 
 /** The environment a container gets, with CloudFormation references replaced by plausible values. */
 function containerEnvironment(name: string): Record<string, string> {
@@ -97,17 +77,37 @@ describe("the stop budget", () => {
     );
   });
 
+  it("refuses at synth time a task environment the consumer would refuse at start-up", () => {
+    // 12 s of drain cannot hold a 10 s long poll plus a 5 s SQS call.
+    expect(() => synth({ consumer: { drainTimeoutMs: 12_000 } })).toThrow(/CONSUMER_WAIT_TIME_SECONDS/);
+    expect(() => synth({ consumer: { environment: { CONSUMER_CONCURRENCY: "25" } } })).toThrow(
+      /CONSUMER_CONCURRENCY: 25 must be less than DB_POOL_MAX/,
+    );
+    // A handlers module lives in the consumer's image: the synth cannot look for it, the daemon does.
+    expect(() => synth({ consumer: { handlersModule: "/app/handlers/index.js" } })).not.toThrow();
+  });
+
+  it("reports every start-up problem of either daemon as ENV: message lines", () => {
+    expect(startupProblems("relay", { RELAY_BATCH_SIZE: "0" })).toEqual([
+      expect.stringMatching(/^RELAY_BATCH_SIZE: must be between/),
+    ]);
+    expect(startupProblems("consumer", { CONSUMER_QUEUE_URL: "https://sqs.example/q" })).toEqual([]);
+    expect(
+      startupProblems("consumer", { CONSUMER_QUEUE_URL: "https://sqs.example/q", STOP_TIMEOUT_MS: "20000" }),
+    ).toEqual([expect.stringMatching(/^CONSUMER_DRAIN_TIMEOUT_MS: .* must be less than STOP_TIMEOUT_MS/)]);
+  });
+
   it("passes the relay's own start-up checks with the environment the task definition sets", () => {
-    const config = loadConfig(relaySettings, containerEnvironment("relay"));
-    const { drain, rules } = relayTimeouts(config);
-    expect(findBudgetProblems([...commonRules(config, drain), ...rules])).toEqual([]);
+    const env = containerEnvironment("relay");
+    expect(startupProblems("relay", env)).toEqual([]);
+    const { config } = resolveDaemonConfig(relaySettings, relayTimeouts, env);
     expect(config.stopTimeoutMs).toBe(relayBudget().stopTimeoutMs);
   });
 
   it("passes the consumer's own start-up checks with the environment the task definition sets", () => {
-    const config = loadConfig(consumerSettings, containerEnvironment("consumer"));
-    const { drain, rules } = consumerTimeouts(config);
-    expect(findBudgetProblems([...commonRules(config, drain), ...rules])).toEqual([]);
+    const env = containerEnvironment("consumer");
+    expect(startupProblems("consumer", env)).toEqual([]);
+    const { config } = resolveDaemonConfig(consumerSettings, consumerTimeouts, env);
     expect(config.stopTimeoutMs).toBe(consumerBudget({ maxTaskCount: 10 }).stopTimeoutMs);
   });
 });

@@ -1,3 +1,4 @@
+import { consumerSettings } from "@outbox/consumer";
 import { relaySettings } from "@outbox/relay";
 import { commonSettings, type SettingsSpec } from "@outbox/shared";
 
@@ -5,4 +6,5 @@ import { commonSettings, type SettingsSpec } from "@outbox/shared";
 export const configPages: readonly { readonly page: string; readonly settings: SettingsSpec }[] = [
   { page: "docs/configuration.md", settings: commonSettings },
   { page: "docs/relay.md", settings: relaySettings },
+  { page: "docs/consumer.md", settings: consumerSettings },
 ];

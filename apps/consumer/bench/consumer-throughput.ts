@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import { bootstrapResources } from "@outbox/devstack";
 import { createDatabase, createLogger, createSqsClient, migrateToLatest } from "@outbox/shared";
-import pg from "pg";
+import { fillQueue } from "../../../bench/src/fixtures.js";
+import { machineJiffies, processCpuSeconds } from "../../../bench/src/measure.js";
 import exampleHandlers from "../src/example-handlers.js";
 import { createConsumer } from "../src/index.js";
 
@@ -25,24 +25,7 @@ interface StackEnv {
   region: string;
 }
 
-/** CPU seconds a child process used so far (Linux /proc), to see whether the stack is the limit. */
-function childCpuSeconds(child: ChildProcess | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${child?.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** Busy and total jiffies of the whole machine (/proc/stat), to see whether the box itself is full. */
-function machineJiffies(): { busy: number; total: number } {
-  const cpu =
-    readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
-  const total = cpu.reduce((sum, value) => sum + value, 0);
-  const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
-  return { busy: total - idle, total };
-}
+const childCpuSeconds = (child: ChildProcess | undefined): number => processCpuSeconds(child?.pid);
 
 async function startStackProcess(): Promise<StackEnv> {
   const child = spawn(
@@ -83,41 +66,21 @@ async function startStackProcess(): Promise<StackEnv> {
 
 async function createDatabaseFor(adminUrl: string): Promise<string> {
   const name = `bench_consumer_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  const admin = createDatabase({
+    url: adminUrl,
+    service: "bench",
+    poolMax: 1,
+    statementTimeoutMs: 60_000,
+    idleInTransactionTimeoutMs: 60_000,
+  });
+  await admin.pool.query(`CREATE DATABASE ${name}`);
+  await admin.close(5_000);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function fill(sqs: SQSClient, queueUrl: string, total: number): Promise<void> {
-  let next = 0;
-  const sender = async () => {
-    for (let start = next; start < total; start = next) {
-      next += 10;
-      await sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: Array.from({ length: Math.min(10, total - start) }, (_, index) => ({
-            Id: String(index),
-            MessageBody: JSON.stringify({ name: `event-${start + index}` }),
-            MessageAttributes: {
-              event_id: { DataType: "String", StringValue: randomUUID() },
-              event_type: { DataType: "String", StringValue: "example.created" },
-              traceparent: {
-                DataType: "String",
-                StringValue: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-              },
-            },
-          })),
-        }),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: 16 }, sender));
-}
+const fill = (sqs: SQSClient, queueUrl: string, total: number) => fillQueue(sqs, queueUrl, total);
 
 // Whatever happens, the stack and daemon processes started here stop with us.
 process.on("exit", () => {
@@ -152,6 +115,16 @@ const awsEndpoints = {
   },
 };
 
+// One pool for every case: pools closed and reopened between cases can briefly exceed the server's
+// max_connections while old backends are still exiting.
+const database = createDatabase({
+  url: databaseUrl,
+  service: "bench-consumer",
+  poolMax: 52,
+  statementTimeoutMs: 5_000,
+  idleInTransactionTimeoutMs: 10_000,
+});
+
 interface Row {
   pollers: number;
   concurrency: number;
@@ -171,13 +144,6 @@ async function measure(pollers: number, concurrency: number, messages: number): 
     rawDelivery: true,
   });
   await fill(setupSqs, queue.queueUrl, messages);
-  const database = createDatabase({
-    url: databaseUrl,
-    service: "bench-consumer",
-    poolMax: concurrency + 2,
-    statementTimeoutMs: 5_000,
-    idleInTransactionTimeoutMs: 10_000,
-  });
   const sqs = createSqsClient({ ...aws, maxSockets: pollers + 16 });
   const consumer = createConsumer({
     handlers: exampleHandlers,
@@ -204,7 +170,6 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   const machineAfter = machineJiffies();
   await consumer.drain();
   sqs.destroy();
-  await database.close(5_000);
   return {
     pollers,
     concurrency,
@@ -275,9 +240,14 @@ async function stopLatency(idle: boolean): Promise<Record<string, unknown>> {
 
 /** Sequential one-row commits: the WAL flush latency that bounds a low-concurrency consumer. */
 async function commitLatencyMs(): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  await client.query("SET synchronous_commit = on");
+  const probe = createDatabase({
+    url: databaseUrl,
+    service: "bench",
+    poolMax: 1,
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 5_000,
+  });
+  const client = await probe.pool.connect();
   const started = performance.now();
   const rounds = 200;
   for (let round = 0; round < rounds; round += 1) {
@@ -287,7 +257,8 @@ async function commitLatencyMs(): Promise<number> {
     ]);
     await client.query("COMMIT");
   }
-  await client.end();
+  client.release();
+  await probe.close(5_000);
   return Number(((performance.now() - started) / rounds).toFixed(2));
 }
 
@@ -306,8 +277,10 @@ try {
     }
   }
   console.table(rows);
+  await database.close(5_000); // before the daemon runs below open their own pools
   if (!process.env.BENCH_SKIP_STOP) console.table([await stopLatency(false), await stopLatency(true)]);
 } finally {
   setupSqs.destroy();
+  await database.close(5_000);
   for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
 }

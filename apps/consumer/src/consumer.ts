@@ -168,6 +168,8 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const failure = new Promise<never>((_, reject) => {
     fail = reject;
   });
+  // Observed by whoever awaits `failure` (runDaemon); a library user who does not must not crash on it.
+  failure.catch(() => {});
 
   function settle(result: MessageResult): void {
     if (result === "duplicate") counts.duplicates += 1;

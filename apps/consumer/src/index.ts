@@ -5,6 +5,7 @@ export {
   type ConsumerSummary,
   createConsumer,
 } from "./consumer.js";
+export { consumerTimeouts } from "./consumer-timeouts.js";
 export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
 export { type PoisonKind, PoisonMessageError } from "./errors.js";
 export {

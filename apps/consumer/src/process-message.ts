@@ -29,6 +29,10 @@ export class TransactionFinishedError extends Error {
   override readonly name = "TransactionFinishedError";
 }
 
+// What kysely sends for trx.transaction() and friends: a COMMIT from a handler would commit the inbox
+// row before the handler is done, so the consumer alone ends the transaction.
+const transactionControl = /^\s*(begin|commit|rollback|start\s+transaction|end)\b/i;
+
 /**
  * A SQL string literal (what pg's escapeLiteral does). Only for the claim statement below, whose
  * values are our consumer name, a UUID we validated and an SQS message id.
@@ -66,6 +70,11 @@ class TransactionLane implements PostgresPool, PostgresPoolClient {
     parameters: ReadonlyArray<unknown> = [],
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof sql !== "string") throw new Error("cursors are not available in handlers");
+    if (transactionControl.test(sql)) {
+      return Promise.reject(
+        new Error("handlers run inside the inbox transaction and must not begin or end one"),
+      );
+    }
     if (!this.#open) {
       return Promise.reject(new TransactionFinishedError("the message's transaction is already over"));
     }

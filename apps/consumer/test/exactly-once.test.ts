@@ -3,7 +3,7 @@ import type { DatabaseHandle } from "@outbox/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsClients } from "../../../test/support/aws.js";
 import exampleHandlers from "../src/example-handlers.js";
-import { createConsumer } from "../src/index.js";
+import { createConsumer, defineHandlers } from "../src/index.js";
 import {
   effectCount,
   envelopeBody,
@@ -64,5 +64,46 @@ describe("exactly-once effects", () => {
     const inbox = await database.db.selectFrom("inbox").selectAll().where("consumer", "=", "once").execute();
     expect(inbox.map((row) => row.event_id).sort()).toEqual([event.id, other.id].sort());
     expect(await queueDepth(sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("keeps the transaction to itself: a handler cannot commit the inbox row early", async () => {
+    const queue = await queueFor("own-trx");
+    const event = exampleEvent("nested");
+    const handlers = defineHandlers<{ "example.created": { name: string } }>({
+      "example.created": async (received, { trx }) => {
+        await trx.transaction().execute(async (inner) => {
+          await inner
+            .insertInto("example_effects")
+            .values({ event_id: received.id, event_type: received.type, payload: "{}" })
+            .execute();
+        });
+      },
+    });
+    await sendRaw(sqs, queue.queueUrl, [event]);
+    const consumer = createConsumer({
+      handlers,
+      pool: database.pool,
+      sqs,
+      queueUrl: queue.queueUrl,
+      name: "own-trx",
+      log: testLogger(),
+      waitTimeSeconds: 1,
+      retryBaseSeconds: 60,
+    });
+    consumer.start();
+    await expect.poll(() => consumer.stats().failed, { timeout: 10_000 }).toBe(1);
+    await consumer.drain();
+    const rows = await database.db
+      .selectFrom("example_effects")
+      .select("event_id")
+      .where("event_id", "=", event.id)
+      .execute();
+    expect(rows).toEqual([]);
+    const inbox = await database.db
+      .selectFrom("inbox")
+      .select("event_id")
+      .where("consumer", "=", "own-trx")
+      .execute();
+    expect(inbox).toEqual([]);
   });
 });

@@ -14,11 +14,12 @@ import { bootstrapResources, snsClient, startStack } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest, type NewEvent } from "@outbox/shared";
 import { sql } from "kysely";
 import pg from "pg";
+import { benchEvent } from "../../../bench/src/fixtures.js";
+import { percentile, wallMs } from "../../../bench/src/measure.js";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "../src/index.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const BATCH_SIZES = [100, 500, 1_000];
-const KEYS = 1_000;
 const LATENCY_RATE = 500;
 const LATENCY_SECONDS = 10;
 /** `BENCH_PUBLISHERS=null` skips the runs through the local SNS stack. */
@@ -40,19 +41,8 @@ interface Figures {
   readonly latenciesMs?: number[];
 }
 
-function event(n: number): NewEvent {
-  return {
-    topic: "bench",
-    eventType: "bench.happened",
-    payload: { n, body: "x".repeat(200) },
-    orderingKey: `key-${n % KEYS}`,
-    headers: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
-  };
-}
-
-function now(): number {
-  return performance.timeOrigin + performance.now();
-}
+const event: (n: number) => NewEvent = benchEvent;
+const now = wallMs;
 
 // ---- child: one relay, measured ----
 
@@ -188,10 +178,6 @@ async function backlog(handle: DatabaseHandle, count: number): Promise<void> {
     );
   }
   await sql`VACUUM ANALYZE outbox`.execute(handle.db);
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
 async function main(): Promise<void> {

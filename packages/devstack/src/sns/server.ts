@@ -83,7 +83,12 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function sendXml(res: ServerResponse, status: number, requestId: string, xml: string): void {
-  res.writeHead(status, { "content-type": "text/xml", "x-amzn-requestid": requestId });
+  // An explicit length spares chunked encoding (and a second write per response).
+  res.writeHead(status, {
+    "content-type": "text/xml",
+    "content-length": Buffer.byteLength(xml),
+    "x-amzn-requestid": requestId,
+  });
   res.end(xml);
 }
 

@@ -65,7 +65,9 @@ export class SqsJsonClient {
             if (status >= 200 && status < 300) resolve(parsed as T);
             else {
               const type = String(parsed.__type ?? parsed.code ?? "UnknownError").replace(/^.*#/, "");
-              reject(new SqsCallError(action, status, type, String(parsed.message ?? parsed.Message ?? text)));
+              reject(
+                new SqsCallError(action, status, type, String(parsed.message ?? parsed.Message ?? text)),
+              );
             }
           });
         },

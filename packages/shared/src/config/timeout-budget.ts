@@ -42,11 +42,17 @@ export function assertTimeoutBudget(rules: readonly BudgetRule[]): void {
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
-/** The resolved hierarchy as flat log fields, e.g. `{ STOP_TIMEOUT_MS: 30000, RELAY_DRAIN_TIMEOUT_MS: 20000 }`. */
+/**
+ * The resolved hierarchy as flat log fields in milliseconds, e.g. `{ STOP_TIMEOUT_MS: 30000 }`. A
+ * variable set in another unit gets an `_IN_MS` suffix (`CONSUMER_WAIT_TIME_SECONDS_IN_MS: 10000`),
+ * so no field shows a number in a unit its name contradicts.
+ */
 export function describeTimeouts(rules: readonly BudgetRule[]): Record<string, number> {
   const fields: Record<string, number> = {};
   for (const rule of rules) {
-    for (const timeout of [rule.outer, ...rule.inner]) fields[timeout.env] = timeout.ms;
+    for (const timeout of [rule.outer, ...rule.inner]) {
+      fields[timeout.env.endsWith("_MS") ? timeout.env : `${timeout.env}_IN_MS`] = timeout.ms;
+    }
   }
   return fields;
 }

@@ -6,7 +6,10 @@ import { assertTimeoutBudget, type BudgetRule, type Timeout } from "../config/ti
 type CommonSettings = typeof commonSettings;
 
 /** A daemon's drain timeout and its own budget rules, derived from its config. */
-export type DaemonTimeouts<C> = (config: C) => { readonly drain: Timeout; readonly rules: readonly BudgetRule[] };
+export type DaemonTimeouts<C> = (config: C) => {
+  readonly drain: Timeout;
+  readonly rules: readonly BudgetRule[];
+};
 
 /** The rules every daemon obeys, whatever its own: the drain fits the grace, statements fit the drain. */
 export function commonTimeoutRules(config: ConfigOf<CommonSettings>, drain: Timeout): BudgetRule[] {

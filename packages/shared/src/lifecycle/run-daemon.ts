@@ -3,12 +3,7 @@ import type { Registry } from "prom-client";
 import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError } from "../config/config-error.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
-import {
-  assertTimeoutBudget,
-  type BudgetRule,
-  describeTimeouts,
-  type Timeout,
-} from "../config/timeout-budget.js";
+import { type BudgetRule, describeTimeouts, type Timeout } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle } from "../db/create-database.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";

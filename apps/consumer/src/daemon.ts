@@ -1,0 +1,70 @@
+import { createSqsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
+import { sql } from "kysely";
+import { createConsumer } from "./consumer.js";
+import { consumerTimeouts } from "./consumer-timeouts.js";
+import { loadHandlers } from "./load-handlers.js";
+import { startInboxRetention } from "./retention.js";
+import { consumerSettings } from "./settings.js";
+
+// The consumer daemon: configuration from the environment, stop and exit codes from runDaemon.
+await runDaemon({
+  service: "consumer",
+  version: packageVersion(import.meta.url),
+  settings: consumerSettings,
+  timeouts: consumerTimeouts,
+  async start({ config, log, database, metrics, stopping }) {
+    const handlers = await loadHandlers(config.handlersModule);
+    // Fail at start, not on the first message, when migrations have not run.
+    await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
+    const sqs = createSqsClient({
+      region: config.awsRegion,
+      endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
+      connectionTimeoutMs: config.awsConnectionTimeoutMs,
+      requestTimeoutMs: config.awsRequestTimeoutMs,
+      maxAttempts: config.awsMaxAttempts,
+      // Long polls hold a socket each; deletes, heartbeats and releases need their own.
+      maxSockets: config.pollers + 16,
+    });
+    const consumer = createConsumer({
+      handlers,
+      pool: database.pool,
+      sqs,
+      queueUrl: config.queueUrl,
+      dlqUrl: config.dlqUrl,
+      name: config.name,
+      log,
+      metrics,
+      pollers: config.pollers,
+      concurrency: config.concurrency,
+      waitTimeSeconds: config.waitTimeSeconds,
+      visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+      handlerTimeoutMs: config.handlerTimeoutMs,
+      visibilityMarginMs: config.visibilityMarginMs,
+      drainTimeoutMs: config.drainTimeoutMs,
+      deleteFlushMs: config.deleteFlushMs,
+      retryBaseSeconds: config.retryBaseSeconds,
+      retryMaxSeconds: config.retryMaxSeconds,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+      requestTimeoutMs: config.awsRequestTimeoutMs,
+    });
+    const retention = startInboxRetention({
+      db: database.db,
+      consumer: config.name,
+      retentionHours: config.inboxRetentionHours,
+      intervalMs: config.inboxCleanupIntervalMs,
+      log,
+    });
+    stopping.addEventListener("abort", () => consumer.stop(), { once: true });
+    consumer.start();
+    log.info({ queueUrl: config.queueUrl, handlers: handlers.types, consumer: config.name }, "consuming");
+    return {
+      failure: consumer.failure,
+      inFlight: consumer.inFlight,
+      async drain(drainDeadline) {
+        const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);
+        sqs.destroy();
+        return summary;
+      },
+    };
+  },
+});

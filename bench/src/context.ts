@@ -1,0 +1,102 @@
+import type { LocalStack } from "@outbox/devstack";
+import type { Summary } from "./measure.js";
+
+export interface Sizes {
+  relayEvents: number;
+  /** A peer run stops here and reports the rate so far (its polling mode would take minutes). */
+  relayCapMs: number;
+  ourBatchSize: number;
+  ptoBatchSizes: number[];
+  latencyRates: number[];
+  latencySeconds: number;
+  consumerMessages: number;
+  /** At concurrency 1 every receive returns one message per 10 ms tick: fewer messages. */
+  consumerMessagesAtOne: number;
+  concurrencies: number[];
+  stopEvents: number;
+  stopMessages: number;
+  stopAfterMs: number;
+  replicas: number[];
+  scaleEvents: number;
+  scaleMessages: number;
+}
+
+export const FULL: Sizes = {
+  relayEvents: 50_000,
+  relayCapMs: 20_000,
+  ourBatchSize: 500,
+  ptoBatchSizes: [10, 50, 200],
+  latencyRates: [500, 2_000],
+  latencySeconds: 20,
+  consumerMessages: 20_000,
+  consumerMessagesAtOne: 1_000,
+  concurrencies: [1, 10, 50],
+  stopEvents: 20_000,
+  stopMessages: 10_000,
+  stopAfterMs: 2_000,
+  replicas: [1, 2, 4],
+  scaleEvents: 50_000,
+  scaleMessages: 20_000,
+};
+
+export const QUICK: Sizes = {
+  relayEvents: 5_000,
+  relayCapMs: 3_000,
+  ourBatchSize: 500,
+  ptoBatchSizes: [50],
+  latencyRates: [500, 2_000],
+  latencySeconds: 2,
+  consumerMessages: 1_000,
+  consumerMessagesAtOne: 100,
+  concurrencies: [1, 10, 50],
+  stopEvents: 3_000,
+  stopMessages: 1_000,
+  stopAfterMs: 700,
+  replicas: [1, 2],
+  scaleEvents: 5_000,
+  scaleMessages: 1_000,
+};
+
+/** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
+export const SMOKE: Sizes = {
+  ...QUICK,
+  relayEvents: 300,
+  relayCapMs: 3_000,
+  latencyRates: [200],
+  latencySeconds: 0.5,
+  consumerMessages: 60,
+  consumerMessagesAtOne: 10,
+  concurrencies: [1, 10],
+  stopEvents: 500,
+  stopMessages: 100,
+  stopAfterMs: 300,
+  replicas: [1, 2],
+  scaleEvents: 400,
+  scaleMessages: 60,
+};
+
+export type ScenarioName = "relay" | "latency" | "consumer" | "stop" | "scale";
+export const SCENARIOS: readonly ScenarioName[] = ["relay", "latency", "consumer", "stop", "scale"];
+
+/** One line of the Markdown table: ours against one peer on one metric. */
+export interface Row {
+  scenario: string;
+  metric: string;
+  /** "higher" when more is better (throughput), "lower" for latency, CPU, time. */
+  better: "higher" | "lower";
+  ours: Summary;
+  peer?: { name: string; summary: Summary };
+  note?: string;
+}
+
+export interface BenchContext {
+  stack: LocalStack;
+  postmasterPid: number;
+  sizes: Sizes;
+  runs: number;
+  log: (message: string) => void;
+  rows: Row[];
+  /** Every run's figures, by scenario. */
+  raw: Record<string, unknown[]>;
+  record(scenario: string, figures: Record<string, unknown>): void;
+}

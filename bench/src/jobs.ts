@@ -1,0 +1,60 @@
+/** Job descriptions the parent sends to a measured child (see worker.ts). */
+import type { AwsEndpoints } from "@outbox/devstack";
+import type { PtoNames } from "./fixtures.js";
+
+export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
+export type Sink = "null" | "sns";
+
+export interface RelayJob {
+  kind: "relay";
+  impl: RelayImpl;
+  sink: Sink;
+  url: string;
+  aws: AwsEndpoints;
+  topicArn: string;
+  /** Ours: rows per claim. pto-polling: nextMessagesBatchSize. */
+  batchSize: number;
+  /** Distinct events after which the child reports on its own; null waits for `finish`. */
+  expected: number | null;
+  capMs: number;
+  /** Ours: LISTEN for the insert NOTIFY (else poll only). */
+  listen: boolean;
+  /** Report the publish time of every event (latency runs). */
+  recordTimes: boolean;
+  /** pto-polling: nextMessagesPollingIntervalInMs; ours: pollIntervalMs. */
+  pollIntervalMs: number;
+  /** Connections each side may use for its handler work. */
+  poolMax: number;
+  pto?: PtoNames;
+}
+
+export type ConsumerImpl = "ours" | "sqs-consumer" | "sqs-consumer-batch";
+
+export interface ConsumerJob {
+  kind: "consumer";
+  impl: ConsumerImpl;
+  url: string;
+  aws: AwsEndpoints;
+  queueUrl: string;
+  /** Messages in flight at most: ours `concurrency`; sqs-consumer `instances × batchSize`. */
+  concurrency: number;
+  /** Receive loops: ours `pollers`; sqs-consumer: Consumer instances. */
+  pollers: number;
+  expected: number | null;
+  capMs: number;
+  name: string;
+  /** sqs-consumer: wire SIGTERM as its README's graceful-shutdown example does. */
+  readmeShutdown?: boolean;
+}
+
+export type Job = RelayJob | ConsumerJob;
+
+/** Messages sqs-consumer asks for per ReceiveMessage at a given concurrency. */
+export function sqsConsumerShape(concurrency: number): { instances: number; batchSize: number } {
+  return { instances: Math.ceil(concurrency / 10), batchSize: Math.min(10, concurrency) };
+}
+
+/** Our consumer's pollers at a given concurrency: one receive loop per 10 messages in flight. */
+export function ourPollers(concurrency: number): number {
+  return Math.max(1, Math.ceil(concurrency / 10));
+}

@@ -1,0 +1,162 @@
+/** Scenario 3 (consumer throughput): our consumer vs sqs-consumer 14 with the same inbox transaction. */
+import { randomUUID } from "node:crypto";
+import { bootstrapResources } from "@outbox/devstack";
+import { createSqsClient } from "@outbox/shared";
+import { runJob } from "../child.js";
+import type { BenchContext } from "../context.js";
+import { dropDatabase, fillQueue, freshDatabase } from "../fixtures.js";
+import { type ConsumerImpl, type ConsumerJob, ourPollers, sqsConsumerShape } from "../jobs.js";
+import { postgresCpuSeconds, summarize } from "../measure.js";
+
+export interface ConsumerRun {
+  impl: ConsumerImpl;
+  concurrency: number;
+  pollers: number;
+  messages: number;
+  seconds: number;
+  messagesPerSecond: number;
+  cpuMicrosPerMessage: number;
+  maxRssMiB: number;
+  postgresCpuSeconds: number;
+  duplicates: number;
+  capped: boolean;
+}
+
+export function setupSqs(ctx: BenchContext) {
+  process.env.AWS_ACCESS_KEY_ID = ctx.stack.aws.credentials.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = ctx.stack.aws.credentials.secretAccessKey;
+  return createSqsClient({
+    region: ctx.stack.aws.region,
+    endpoint: ctx.stack.aws.sqsEndpoint,
+    connectionTimeoutMs: 3_000,
+    requestTimeoutMs: 10_000,
+    maxAttempts: 3,
+    maxSockets: 32,
+  });
+}
+
+export async function filledQueue(
+  ctx: BenchContext,
+  messages: number,
+  visibilityTimeoutSeconds = 30,
+): Promise<string> {
+  const { queueUrl } = await bootstrapResources(ctx.stack.aws, {
+    name: `bench-q-${randomUUID().slice(0, 8)}`,
+    rawDelivery: true,
+    visibilityTimeoutSeconds,
+  });
+  const sqs = setupSqs(ctx);
+  try {
+    await fillQueue(sqs, queueUrl, messages);
+  } finally {
+    sqs.destroy();
+  }
+  return queueUrl;
+}
+
+export function consumerJob(
+  ctx: BenchContext,
+  impl: ConsumerImpl,
+  url: string,
+  queueUrl: string,
+  concurrency: number,
+  expected: number | null,
+): ConsumerJob {
+  const pollers = impl === "ours" ? ourPollers(concurrency) : sqsConsumerShape(concurrency).instances;
+  return {
+    kind: "consumer",
+    impl,
+    url,
+    aws: ctx.stack.aws,
+    queueUrl,
+    concurrency,
+    pollers,
+    expected,
+    capMs: 300_000,
+    name: `${impl}-${randomUUID().slice(0, 8)}`,
+  };
+}
+
+async function consumerRun(
+  ctx: BenchContext,
+  url: string,
+  impl: ConsumerImpl,
+  concurrency: number,
+): Promise<ConsumerRun> {
+  const messages = concurrency === 1 ? ctx.sizes.consumerMessagesAtOne : ctx.sizes.consumerMessages;
+  const queueUrl = await filledQueue(ctx, messages);
+  const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
+  const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
+  const result = await runJob(job);
+  const run: ConsumerRun = {
+    impl,
+    concurrency,
+    pollers: job.pollers,
+    messages: result.count,
+    seconds: result.seconds,
+    messagesPerSecond: Math.round(result.count / result.seconds),
+    cpuMicrosPerMessage: Math.round((result.cpuSeconds / Math.max(1, result.count)) * 1e6),
+    maxRssMiB: result.maxRssMiB,
+    postgresCpuSeconds: Number((postgresCpuSeconds(ctx.postmasterPid) - pgBefore).toFixed(2)),
+    duplicates: Number(result.duplicates ?? 0),
+    capped: result.capped === true,
+  };
+  ctx.record("consumer-throughput", { ...run });
+  ctx.log(
+    `  consumer ${impl.padEnd(18)} c=${String(concurrency).padStart(2)} pollers=${job.pollers}: ${run.messages} msgs in ${run.seconds.toFixed(2)} s = ${run.messagesPerSecond} msg/s, ${run.cpuMicrosPerMessage} µs CPU/msg, RSS ${run.maxRssMiB} MiB`,
+  );
+  return run;
+}
+
+export async function consumerThroughput(ctx: BenchContext): Promise<void> {
+  ctx.log(
+    `consumer throughput: ${ctx.sizes.consumerMessages} messages preloaded (${ctx.sizes.consumerMessagesAtOne} at concurrency 1)`,
+  );
+  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_consumer");
+  await handle.close(5_000);
+  try {
+    for (const concurrency of ctx.sizes.concurrencies) {
+      const runs: Record<ConsumerImpl, ConsumerRun[]> = {
+        ours: [],
+        "sqs-consumer": [],
+        "sqs-consumer-batch": [],
+      };
+      for (let run = 0; run < ctx.runs; run += 1) {
+        for (const impl of ["ours", "sqs-consumer", "sqs-consumer-batch"] as const) {
+          runs[impl].push(await consumerRun(ctx, url, impl, concurrency));
+        }
+      }
+      const shape = sqsConsumerShape(concurrency);
+      const scenario = `3 consumer, concurrency ${concurrency} (ours ${ourPollers(concurrency)} poller(s); sqs-consumer ${shape.instances}× batch ${shape.batchSize})`;
+      for (const peer of ["sqs-consumer", "sqs-consumer-batch"] as const) {
+        const name =
+          peer === "sqs-consumer" ? "sqs-consumer handleMessage" : "sqs-consumer handleMessageBatch";
+        ctx.rows.push(
+          {
+            scenario,
+            metric: "CPU µs/message",
+            better: "lower",
+            ours: summarize(runs.ours.map((r) => r.cpuMicrosPerMessage)),
+            peer: { name, summary: summarize(runs[peer].map((r) => r.cpuMicrosPerMessage)) },
+          },
+          {
+            scenario,
+            metric: "messages/s",
+            better: "higher",
+            ours: summarize(runs.ours.map((r) => r.messagesPerSecond)),
+            peer: { name, summary: summarize(runs[peer].map((r) => r.messagesPerSecond)) },
+          },
+          {
+            scenario,
+            metric: "consumer peak RSS MiB",
+            better: "lower",
+            ours: summarize(runs.ours.map((r) => r.maxRssMiB)),
+            peer: { name, summary: summarize(runs[peer].map((r) => r.maxRssMiB)) },
+          },
+        );
+      }
+    }
+  } finally {
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * Scenario 4 (stop cost under load): SIGTERM → exit, then a restart drains the rest; we count what
+ * was sent twice. Ours runs as the real daemons (apps/relay and apps/consumer src/main.ts); each peer is stopped the way
+ * its README shows.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { bootstrapResources, statsClientFor } from "@outbox/devstack";
+import { MeasuredChild, runJob, TSX_IMPORT } from "../child.js";
+import type { BenchContext } from "../context.js";
+import { countRows, dropDatabase, PTO_TABLE } from "../fixtures.js";
+import type { ConsumerImpl, RelayImpl, RelayJob } from "../jobs.js";
+import { summarize, wallMs } from "../measure.js";
+import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
+import { prepared as preparedRelayDatabase } from "./relay.js";
+
+const repo = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
+/** A process still alive this long after SIGTERM is killed and reported as such. */
+const KILL_AFTER_MS = 30_000;
+
+export interface StopRun {
+  subject: string;
+  exitMs: number;
+  exitCode: number | null;
+  killed: boolean;
+  /** Relay: events published twice (SNS emulator `republished`). Consumer: inbox duplicates. */
+  redelivered: number;
+  /** Events / messages left for the restart. */
+  leftForRestart: number;
+  restartSeconds: number;
+}
+
+function daemon(entry: string, env: Record<string, string>): { child: ChildProcess; started: Promise<void> } {
+  const child = spawn(
+    process.execPath,
+    [
+      "--disable-warning=NodeVersionSupportWarning",
+      "--conditions=development",
+      "--import",
+      TSX_IMPORT,
+      repo(entry),
+    ],
+    {
+      env: {
+        ...process.env,
+        NODE_NO_WARNINGS: "1",
+        OPS_PORT: "0",
+        OPS_HOST: "127.0.0.1",
+        LOG_LEVEL: "info",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const started = new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NonNullable<ChildProcess["stdout"]> });
+    lines.on("line", (line) => {
+      if (line.includes('"msg":"started"')) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it started`)));
+  });
+  started.catch(() => {});
+  return { child, started };
+}
+
+/** SIGTERM, then the time until the process is gone (SIGKILL after KILL_AFTER_MS). */
+async function terminate(
+  child: ChildProcess,
+): Promise<{ exitMs: number; exitCode: number | null; killed: boolean }> {
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const at = wallMs();
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
+  const exitCode = await exited;
+  clearTimeout(timer);
+  const exitMs = Math.round(wallMs() - at);
+  return { exitMs, exitCode, killed: exitMs >= KILL_AFTER_MS };
+}
+
+async function relayStopRun(ctx: BenchContext, impl: RelayImpl): Promise<StopRun> {
+  const events = ctx.sizes.stopEvents;
+  const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
+  const { topicArn } = await bootstrapResources(ctx.stack.aws, {
+    name: `bench-stop-${randomUUID().slice(0, 8)}`,
+    rawDelivery: true,
+  });
+  const job: RelayJob = {
+    kind: "relay",
+    impl,
+    sink: "sns",
+    url,
+    aws: ctx.stack.aws,
+    topicArn,
+    batchSize: impl === "ours" ? ctx.sizes.ourBatchSize : 50,
+    expected: null,
+    capMs: 600_000,
+    listen: true,
+    recordTimes: false,
+    pollIntervalMs: impl === "ours" ? 1_000 : 500,
+    poolMax: 20,
+    pto,
+  };
+  try {
+    let stopped: { exitMs: number; exitCode: number | null; killed: boolean };
+    if (impl === "ours") {
+      const { child, started } = daemon("apps/relay/src/main.ts", {
+        DATABASE_URL: url,
+        AWS_REGION: ctx.stack.aws.region,
+        AWS_ENDPOINT_URL_SNS: ctx.stack.aws.snsEndpoint,
+        AWS_ACCESS_KEY_ID: ctx.stack.aws.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: ctx.stack.aws.credentials.secretAccessKey,
+        RELAY_TOPIC_ARNS: `bench=${topicArn}`,
+        RELAY_BATCH_SIZE: String(ctx.sizes.ourBatchSize),
+        RELAY_RETENTION_MS: "0",
+      });
+      await started;
+      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
+      stopped = await terminate(child);
+    } else {
+      // Its README's outbox listener has no signal handler: SIGTERM's default action ends it.
+      const child = new MeasuredChild(job);
+      await child.ready;
+      child.go();
+      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
+      stopped = await terminate(child.process);
+    }
+    const left = await countRows(
+      url,
+      impl === "ours"
+        ? "SELECT count(*) AS n FROM outbox WHERE published_at IS NULL"
+        : `SELECT count(*) AS n FROM ${PTO_TABLE} WHERE processed_at IS NULL`,
+    );
+    // The restart: the same subject as a library, until every remaining row is sent.
+    const started = wallMs();
+    if (left > 0) await runJob({ ...job, expected: left, capMs: 120_000 });
+    const restartSeconds = (wallMs() - started) / 1_000;
+    const stats = await statsClientFor(ctx.stack)?.topic(topicArn);
+    const run: StopRun = {
+      subject: impl === "ours" ? "our relay (daemon)" : impl,
+      ...stopped,
+      redelivered: stats?.republished ?? Number.NaN,
+      leftForRestart: left,
+      restartSeconds: Number(restartSeconds.toFixed(2)),
+    };
+    ctx.record("stop", { ...run, published: stats?.published, distinct: stats?.distinctEventIds });
+    ctx.log(
+      `  stop ${run.subject}: exit ${run.exitMs} ms (code ${run.exitCode}${run.killed ? ", SIGKILLed" : ""}), ${left} left, re-sent after restart: ${run.redelivered}`,
+    );
+    return run;
+  } finally {
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+}
+
+async function queueEmpty(ctx: BenchContext, queueUrl: string): Promise<boolean> {
+  const sqs = setupSqs(ctx);
+  try {
+    const { Attributes = {} } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    return (
+      Number(Attributes.ApproximateNumberOfMessages ?? 1) === 0 &&
+      Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 1) === 0
+    );
+  } finally {
+    sqs.destroy();
+  }
+}
+
+async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<StopRun> {
+  const messages = ctx.sizes.stopMessages;
+  const { freshDatabase } = await import("../fixtures.js");
+  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_stop");
+  await handle.close(5_000);
+  // A short visibility timeout, so what a stop abandons comes back within the run.
+  const queueUrl = await filledQueue(ctx, messages, 5);
+  const job = consumerJob(ctx, impl, url, queueUrl, 20, null);
+  try {
+    let stopped: { exitMs: number; exitCode: number | null; killed: boolean };
+    if (impl === "ours") {
+      const { child, started } = daemon("apps/consumer/src/main.ts", {
+        DATABASE_URL: url,
+        AWS_REGION: ctx.stack.aws.region,
+        AWS_ENDPOINT_URL_SQS: ctx.stack.aws.sqsEndpoint,
+        AWS_ACCESS_KEY_ID: ctx.stack.aws.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: ctx.stack.aws.credentials.secretAccessKey,
+        CONSUMER_QUEUE_URL: queueUrl,
+        CONSUMER_NAME: job.name,
+        CONSUMER_POLLERS: String(job.pollers),
+        CONSUMER_CONCURRENCY: String(job.concurrency),
+        CONSUMER_WAIT_TIME_SECONDS: "1",
+      });
+      await started;
+      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
+      stopped = await terminate(child);
+    } else {
+      const child = new MeasuredChild({ ...job, readmeShutdown: true });
+      await child.ready;
+      child.go();
+      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
+      stopped = await terminate(child.process);
+    }
+    const inboxQuery = `SELECT count(*) AS n FROM inbox WHERE consumer = '${job.name}'`;
+    const left = messages - (await countRows(url, inboxQuery));
+    // Restart: the same consumer until every message is in the inbox and the queue is empty
+    // (what a stop abandoned is visible again after the 5 s visibility timeout).
+    const started = wallMs();
+    const restart = new MeasuredChild(job);
+    let duplicates = 0;
+    try {
+      await restart.ready;
+      restart.go();
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        if ((await countRows(url, inboxQuery)) >= messages && (await queueEmpty(ctx, queueUrl))) break;
+      }
+      restart.finish();
+      duplicates = Number((await restart.result).duplicates ?? 0);
+    } finally {
+      restart.kill("SIGKILL");
+    }
+    const run: StopRun = {
+      subject: impl === "ours" ? "our consumer (daemon)" : `${impl} (README shutdown)`,
+      ...stopped,
+      redelivered: duplicates,
+      leftForRestart: left,
+      restartSeconds: Number(((wallMs() - started) / 1_000).toFixed(2)),
+    };
+    ctx.record("stop", { ...run });
+    ctx.log(
+      `  stop ${run.subject}: exit ${run.exitMs} ms (code ${run.exitCode}${run.killed ? ", SIGKILLed" : ""}), ${left} left, inbox duplicates after restart: ${duplicates}`,
+    );
+    return run;
+  } finally {
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+}
+
+export async function stopCost(ctx: BenchContext): Promise<void> {
+  ctx.log(`stop cost under load: SIGTERM after ${ctx.sizes.stopAfterMs} ms, then a restart drains the rest`);
+  const relay: Record<RelayImpl, StopRun[]> = { ours: [], "pto-polling": [], "pto-replication": [] };
+  const consumer: Record<"ours" | "sqs-consumer", StopRun[]> = { ours: [], "sqs-consumer": [] };
+  for (let run = 0; run < ctx.runs; run += 1) {
+    for (const impl of ["ours", "pto-polling", "pto-replication"] as const)
+      relay[impl].push(await relayStopRun(ctx, impl));
+    for (const impl of ["ours", "sqs-consumer"] as const)
+      consumer[impl].push(await consumerStopRun(ctx, impl));
+  }
+  for (const peer of ["pto-polling", "pto-replication"] as const) {
+    const scenario = `4 relay stop (${ctx.sizes.stopEvents} backlog, local SNS)`;
+    ctx.rows.push(
+      {
+        scenario,
+        metric: "SIGTERM → exit ms",
+        better: "lower",
+        ours: summarize(relay.ours.map((r) => r.exitMs)),
+        peer: { name: peer, summary: summarize(relay[peer].map((r) => r.exitMs)) },
+      },
+      {
+        scenario,
+        metric: "events re-sent after restart",
+        better: "lower",
+        ours: summarize(relay.ours.map((r) => r.redelivered)),
+        peer: { name: peer, summary: summarize(relay[peer].map((r) => r.redelivered)) },
+      },
+    );
+  }
+  const scenario = `4 consumer stop (${ctx.sizes.stopMessages} queued, concurrency 20)`;
+  ctx.rows.push(
+    {
+      scenario,
+      metric: "SIGTERM → exit ms",
+      better: "lower",
+      ours: summarize(consumer.ours.map((r) => r.exitMs)),
+      peer: {
+        name: "sqs-consumer (README shutdown)",
+        summary: summarize(consumer["sqs-consumer"].map((r) => r.exitMs)),
+      },
+    },
+    {
+      scenario,
+      metric: "inbox duplicates after restart",
+      better: "lower",
+      ours: summarize(consumer.ours.map((r) => r.redelivered)),
+      peer: {
+        name: "sqs-consumer (README shutdown)",
+        summary: summarize(consumer["sqs-consumer"].map((r) => r.redelivered)),
+      },
+    },
+  );
+}
