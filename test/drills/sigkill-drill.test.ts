@@ -1,11 +1,13 @@
 import { checkRestartDrain, drillContext, runSigkillDrill, testScale } from "@outbox/drills";
 import { describe, expect, it } from "vitest";
-import { stack } from "../support/aws.js";
+import { useDrillStack } from "./drill-stack.js";
 
 describe("sigkill drill (comparison)", () => {
+  const drillStack = useDrillStack();
+
   it("shows the relay's re-sends and the inbox catching them, with effects exactly once", async () => {
     const [result] = await runSigkillDrill(
-      drillContext(stack(), { scale: testScale, seed: 1, progress: () => {} }),
+      drillContext(drillStack(), { scale: testScale, seed: 1, progress: () => {} }),
     );
     expect(result?.checks[0], result?.checks[0]?.result).toMatchObject({ pass: true });
     const figures = result?.figures as Record<string, number>;

@@ -1,12 +1,14 @@
 import { drillContext, runStopDrill, testScale } from "@outbox/drills";
 import { describe, expect, it } from "vitest";
-import { stack } from "../support/aws.js";
+import { useDrillStack } from "./drill-stack.js";
 
 describe("stop drill (real relay and consumer processes)", () => {
+  const drillStack = useDrillStack();
+
   it("reproduces the source document's rows: published=100 unsent=50, handlers finish, 150/150 with 0 duplicates", async () => {
     const lines: string[] = [];
     const results = await runStopDrill(
-      drillContext(stack(), { scale: testScale, seed: 1, progress: (line) => lines.push(line) }),
+      drillContext(drillStack(), { scale: testScale, seed: 1, progress: (line) => lines.push(line) }),
     );
     const byScenario = Object.fromEntries(results.map((result) => [result.scenario, result]));
     expect(byScenario["relay-sigterm"]?.figures).toMatchObject({

@@ -10,8 +10,7 @@ import {
   StatsClient,
   snsClient,
   sqsClient,
-  startEmbeddedSqs,
-  startSnsEmulator,
+  startLocalAws,
 } from "@outbox/devstack";
 import { SqsJsonClient } from "../src/sns/sqs-json.js";
 
@@ -28,7 +27,6 @@ const PUBLISHERS = Number(process.env.PUBLISHERS ?? 8);
 const POLLERS = Number(process.env.POLLERS ?? 8);
 const MODE = process.env.STACK_PROCESS === "inproc" ? "inproc" : "child";
 const CLIENT = process.env.CLIENT === "raw" ? "raw" : "sdk";
-const credentials = { accessKeyId: "test", secretAccessKey: "test" };
 
 interface Stack {
   aws: AwsEndpoints;
@@ -37,22 +35,8 @@ interface Stack {
 }
 
 async function inProcessStack(): Promise<Stack> {
-  const region = "us-east-1";
-  const sqs = await startEmbeddedSqs({ region, accountId: "000000000000" });
-  const sns = await startSnsEmulator({
-    sqsEndpoint: sqs.endpoint,
-    region,
-    accountId: "000000000000",
-    credentials,
-  });
-  return {
-    aws: { region, snsEndpoint: sns.endpoint, sqsEndpoint: sqs.endpoint, credentials },
-    statsUrl: sns.statsUrl,
-    stop: async () => {
-      await sns.stop();
-      await sqs.stop();
-    },
-  };
+  const { aws, sns, stop } = await startLocalAws();
+  return { aws, statsUrl: sns.statsUrl, stop };
 }
 
 async function childProcessStack(): Promise<Stack> {
@@ -72,14 +56,9 @@ async function childProcessStack(): Promise<Stack> {
   );
   const lines = createInterface({ input: child.stdout as NonNullable<ChildProcess["stdout"]> });
   const [line] = (await once(lines, "line")) as [string];
-  const info = JSON.parse(line) as {
-    snsEndpoint: string;
-    sqsEndpoint: string;
-    statsUrl: string;
-    region: string;
-  };
+  const info = JSON.parse(line) as { aws: AwsEndpoints; statsUrl: string };
   return {
-    aws: { region: info.region, snsEndpoint: info.snsEndpoint, sqsEndpoint: info.sqsEndpoint, credentials },
+    aws: info.aws,
     statsUrl: info.statsUrl,
     stop: async () => {
       const exited = once(child, "exit");

@@ -1,7 +1,8 @@
 export { snsClient, sqsClient } from "./aws-clients.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
 export { FaultClient } from "./faults/client.js";
-export type { FaultConfig } from "./faults/config.js";
+export type { FaultConfig, FaultRules, FaultScope } from "./faults/config.js";
+export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
 export {
   type EmbeddedPostgresOptions,
   type PostgresRestartOptions,

@@ -5,6 +5,7 @@ import {
   PublishBatchCommand,
   PublishCommand,
 } from "@aws-sdk/client-sns";
+import { FaultClient, type LocalAws, snsClient, startLocalAws } from "@outbox/devstack";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { awsClients, faultClient } from "../../../test/support/aws.js";
 import { uniqueName } from "../../../test/support/names.js";
@@ -27,10 +28,48 @@ describe.runIf(faults)("fault injection", () => {
   const publish = (client = sns) => client.send(new PublishCommand({ TopicArn: topicArn, Message: "m" }));
 
   it("is off by default and round-trips through the control endpoint", async () => {
-    expect(await control.get()).toEqual({});
+    // Other files' rules may be there too: look at this file's topic only.
+    expect((await control.get()).topics[topicArn]).toBeUndefined();
     await control.set({ topics: [topicArn], latencyMs: 5 });
-    expect(await control.get()).toEqual({ topics: [topicArn], latencyMs: 5 });
+    expect((await control.get()).topics[topicArn]).toEqual({ latencyMs: 5 });
     await expect(control.set({ failureRate: 2 })).rejects.toThrow(/failureRate/);
+    await expect(control.set({ topics: [], latencyMs: 5 })).rejects.toThrow(/topics must not be empty/);
+    await control.clear();
+    expect((await control.get()).topics[topicArn]).toBeUndefined();
+  });
+
+  it("keeps two scopes set at once apart, and clearing one leaves the other", async () => {
+    // A second client, as another test file would hold, on a topic of its own.
+    const other = new FaultClient(control.controlUrl);
+    const otherTopic =
+      (await sns.send(new CreateTopicCommand({ Name: uniqueName("faults-b") }))).TopicArn ?? "";
+    const publishTo = (arn: string) => sns.send(new PublishCommand({ TopicArn: arn, Message: "m" }));
+    try {
+      await control.set({ topics: [topicArn], failureRate: 1, failureMode: "internal-error" });
+      await other.set({ topics: [otherTopic], latencyMs: 300 });
+      // The second set did not replace the first.
+      await expect(publishTo(topicArn)).rejects.toBeInstanceOf(InternalErrorException);
+      let started = performance.now();
+      await publishTo(otherTopic);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+
+      // Re-setting one scope replaces that scope only.
+      await control.set({ topics: [topicArn], failureRate: 1, failureMode: "throttling" });
+      started = performance.now();
+      await publishTo(otherTopic);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+
+      await other.clear();
+      await expect(publishTo(topicArn)).rejects.toMatchObject({ name: "Throttling" });
+      started = performance.now();
+      await publishTo(otherTopic);
+      expect(performance.now() - started).toBeLessThan(250);
+      const rules = await control.get();
+      expect(rules.topics[topicArn]).toEqual({ failureRate: 1, failureMode: "throttling" });
+      expect(rules.topics[otherTopic]).toBeUndefined();
+    } finally {
+      await other.clear({ topics: [otherTopic] });
+    }
   });
 
   it("adds latency to matching calls only", async () => {
@@ -108,5 +147,100 @@ describe.runIf(faults)("fault injection", () => {
       }),
     );
     expect(all.Failed?.map((f) => f.Id)).toEqual(["x"]);
+  });
+});
+
+// A global rule reaches every topic of the emulator, so these run on a private one: on the
+// run's shared emulator they would fail the other test files' publishes.
+describe("fault rule scopes on a private emulator", () => {
+  let local: LocalAws;
+  let control: FaultClient;
+  let sns: ReturnType<typeof snsClient>;
+  let scoped = "";
+  let unscoped = "";
+
+  beforeAll(async () => {
+    local = await startLocalAws();
+    control = new FaultClient(local.sns.faultControlUrl);
+    sns = snsClient(local.aws, { maxAttempts: 1 });
+    const createTopic = async (name: string) =>
+      (await sns.send(new CreateTopicCommand({ Name: name }))).TopicArn ?? "";
+    [scoped, unscoped] = await Promise.all([createTopic("scoped"), createTopic("unscoped")]);
+  });
+  afterEach(() => control.clear({ all: true }));
+  afterAll(async () => {
+    sns.destroy();
+    await local.stop();
+  });
+
+  const publishTo = (arn: string) => sns.send(new PublishCommand({ TopicArn: arn, Message: "m" }));
+  const failsWith = (arn: string) =>
+    publishTo(arn).then(
+      () => "ok",
+      (error: { name: string }) => error.name,
+    );
+
+  it("gives a topic its own rule where it has one, the global rule elsewhere", async () => {
+    await control.set({ failureRate: 1, failureMode: "internal-error" });
+    await control.set({ topics: [scoped], actions: ["PublishBatch"], failureRate: 1 });
+    expect(await control.get()).toEqual({
+      global: { failureRate: 1, failureMode: "internal-error" },
+      topics: { [scoped]: { actions: ["PublishBatch"], failureRate: 1 } },
+    });
+    // The topic's rule wins whole: it spares Publish, although the global rule would fail it.
+    expect(await failsWith(scoped)).toBe("ok");
+    expect(await failsWith(unscoped)).toBe("InternalErrorException");
+    // Calls without a topic get the global rule.
+    await expect(sns.send(new ListTopicsCommand({}))).rejects.toBeInstanceOf(InternalErrorException);
+
+    // Without its own rule the topic falls back to the global one…
+    await control.clear({ topics: [scoped] });
+    expect(await failsWith(scoped)).toBe("InternalErrorException");
+    // …and clearing the global rule leaves the topic rules.
+    await control.set({ topics: [scoped], failureRate: 1, failureMode: "throttling" });
+    await control.clear({ global: true });
+    expect(await control.get()).toEqual({
+      topics: { [scoped]: { failureRate: 1, failureMode: "throttling" } },
+    });
+    expect(await failsWith(scoped)).toBe("Throttling");
+    expect(await failsWith(unscoped)).toBe("ok");
+  });
+
+  it("clears only the scopes the client set, unless told to clear them all", async () => {
+    const other = new FaultClient(local.sns.faultControlUrl);
+    await control.set({ latencyMs: 1 });
+    await other.set({ topics: [unscoped], latencyMs: 2 });
+    await control.set({ topics: [scoped], latencyMs: 3 });
+    await other.clear();
+    expect(await control.get()).toEqual({ global: { latencyMs: 1 }, topics: { [scoped]: { latencyMs: 3 } } });
+    await other.clear(); // Nothing of its own left: a no-op.
+    expect(Object.keys((await control.get()).topics)).toEqual([scoped]);
+    await control.clear();
+    expect(await control.get()).toEqual({ topics: {} });
+
+    await control.set({ topics: [scoped], latencyMs: 3 });
+    await other.set({ topics: [unscoped], latencyMs: 2 });
+    await other.clear({ all: true });
+    expect(await control.get()).toEqual({ topics: {} });
+  });
+
+  it("drops the requests a rule hung only when that rule is lifted", async () => {
+    await control.set({ topics: [scoped], hang: true });
+    await control.set({ topics: [unscoped], hang: true });
+    const scopedCall = failsWith(scoped);
+    const unscopedCall = failsWith(unscoped);
+    let settled = "";
+    void scopedCall.then(() => {
+      settled = "scoped";
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await control.clear({ topics: [unscoped] });
+    expect(await unscopedCall).not.toBe("ok");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe("");
+    await control.clear({ topics: [scoped] });
+    expect(await scopedCall).not.toBe("ok");
+    // Lifted, not resumed: a fresh call goes through.
+    expect(await failsWith(scoped)).toBe("ok");
   });
 });

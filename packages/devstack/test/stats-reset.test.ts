@@ -1,38 +1,25 @@
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { StatsClient, snsClient, sqsClient, startEmbeddedSqs, startSnsEmulator } from "@outbox/devstack";
+import { type LocalAws, StatsClient, snsClient, sqsClient, startLocalAws } from "@outbox/devstack";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
 // Reset is global, so it is tested on a private emulator rather than the run's shared one.
-const region = "us-east-1";
-const credentials = { accessKeyId: "test", secretAccessKey: "test" };
-let stop: () => Promise<void> = async () => {};
-let endpoints: { sns: string; sqs: string; stats: string };
+let local: LocalAws | undefined;
 const deliveryErrors: string[] = [];
 
 beforeAll(async () => {
-  const sqs = await startEmbeddedSqs({ region, accountId: "000000000000" });
-  const sns = await startSnsEmulator({
-    sqsEndpoint: sqs.endpoint,
-    region,
-    accountId: "000000000000",
-    credentials,
+  local = await startLocalAws({
     statsMaxTrackedEventIds: 2,
     onDeliveryError: (error) => deliveryErrors.push(error.message),
   });
-  endpoints = { sns: sns.endpoint, sqs: sqs.endpoint, stats: sns.statsUrl };
-  stop = async () => {
-    await sns.stop();
-    await sqs.stop();
-  };
 });
-afterAll(() => stop());
+afterAll(() => local?.stop());
 
 it("resets, bounds the remembered event ids, and counts failed deliveries", async () => {
-  const aws = { region, credentials, snsEndpoint: endpoints.sns, sqsEndpoint: endpoints.sqs };
+  const { aws, sns: emulator } = local as LocalAws;
   const sns = snsClient(aws);
   const sqs = sqsClient(aws);
-  const stats = new StatsClient(endpoints.stats);
+  const stats = new StatsClient(emulator.statsUrl);
   try {
     const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: "reset" }));
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "reset" }));

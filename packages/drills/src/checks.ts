@@ -122,8 +122,8 @@ export function checkRollingRestart(o: RestartSeriesObservation): Check {
   const nonZero = o.exits.filter((exit) => exit.code !== 0).length;
   const pass = o.lost === 0 && o.duplicates === 0 && nonZero === 0 && o.effects === o.expected;
   return {
-    check: `rolling restart: ${o.exits.length} SIGTERM restarts, 2 replicas each`,
-    result: `lost ${o.lost}, duplicate skips ${o.duplicates}, non-zero exits ${nonZero}; ${latencyText(o.stopMs)}`,
+    check: `rolling restart: ${o.stopMs.length} SIGTERM restarts, 2 replicas each`,
+    result: `lost ${o.lost}, duplicate skips ${o.duplicates}, non-zero exits ${nonZero} (of ${o.exits.length} stops); ${latencyText(o.stopMs)}`,
     pass,
   };
 }

@@ -4,9 +4,12 @@ import type { DrillEnvironment } from "./drill-environment.js";
 /** The logical topic name the drills write to; the relay maps it to the drill's topic ARN. */
 export const DRILL_TOPIC = "drill";
 
-function awsEnv(environment: DrillEnvironment): Record<string, string> {
+/** What both daemons' task definitions share: the database, the AWS endpoints, the log level. */
+function commonEnv(environment: DrillEnvironment): Record<string, string> {
   const { aws } = environment.stack;
   return {
+    DATABASE_URL: environment.databaseUrl,
+    LOG_LEVEL: "info",
     AWS_REGION: aws.region,
     AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
@@ -21,9 +24,7 @@ export function relayEnv(
   overrides: Record<string, string> = {},
 ): Record<string, string> {
   return {
-    ...awsEnv(environment),
-    DATABASE_URL: environment.databaseUrl,
-    LOG_LEVEL: "info",
+    ...commonEnv(environment),
     RELAY_TOPIC_ARNS: `${DRILL_TOPIC}=${environment.resources.topicArn}`,
     ...overrides,
   };
@@ -38,9 +39,7 @@ export function consumerEnv(
   overrides: Record<string, string> = {},
 ): Record<string, string> {
   return {
-    ...awsEnv(environment),
-    DATABASE_URL: environment.databaseUrl,
-    LOG_LEVEL: "info",
+    ...commonEnv(environment),
     CONSUMER_QUEUE_URL: environment.resources.queueUrl,
     CONSUMER_DLQ_URL: environment.resources.dlqUrl,
     CONSUMER_HANDLERS_MODULE: repoPath("packages/drills/src/handlers/slow-example-handlers.ts"),

@@ -1,7 +1,11 @@
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { sqsClient } from "@outbox/devstack";
 import { sql } from "kysely";
+import type { DeliveryObservation } from "./checks.js";
+import type { DaemonProcess } from "./daemon-process.js";
+import { sumDrained } from "./daemons.js";
 import type { DrillEnvironment } from "./drill-environment.js";
+import { waitUntil } from "./wait-until.js";
 
 export interface TableCounts {
   /** Every event ever committed to the outbox: what must arrive. */
@@ -91,4 +95,50 @@ export async function queueDepths(environment: DrillEnvironment): Promise<QueueD
     depth(environment, environment.resources.dlqUrl),
   ]);
   return { queue: queue.total, inFlight: queue.inFlight, dlq: dlq.total };
+}
+
+/**
+ * Waits, with the daemons running, until every committed event is in the inbox and the queue is
+ * empty: the end state every drill drains to.
+ */
+export async function waitForFullDelivery(
+  environment: DrillEnvironment,
+  alive: readonly DaemonProcess[],
+  timeoutMs = 120_000,
+): Promise<void> {
+  await waitUntil(
+    "every event to reach the inbox and the queue to empty",
+    async () => {
+      const counts = await countTables(environment);
+      return counts.lost === 0 && counts.unsent === 0 && (await queueDepths(environment)).queue === 0;
+    },
+    { intervalMs: 250, timeoutMs, alive },
+  );
+}
+
+export interface DeliveryFigures {
+  readonly counts: TableCounts;
+  readonly depths: QueueDepths;
+  /** What the end-of-drill checkers read. */
+  readonly delivery: DeliveryObservation;
+}
+
+/** Tables, queues and the duplicates every consumer run reported, once the daemons have stopped. */
+export async function observeDelivery(
+  environment: DrillEnvironment,
+  consumerRuns: readonly DaemonProcess[],
+): Promise<DeliveryFigures> {
+  const [counts, depths] = await Promise.all([countTables(environment), queueDepths(environment)]);
+  return {
+    counts,
+    depths,
+    delivery: {
+      expected: counts.enqueued,
+      inbox: counts.inbox,
+      effects: counts.effects,
+      duplicates: sumDrained(consumerRuns, "duplicates"),
+      queueDepth: depths.queue,
+      dlqDepth: depths.dlq,
+    },
+  };
 }

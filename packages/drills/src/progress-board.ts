@@ -3,10 +3,13 @@ import { isRunning, startedDaemons } from "./daemon-process.js";
 import type { DrillEnvironment } from "./drill-environment.js";
 import { countTables, queueDepths } from "./observe.js";
 
-/** Duplicates the inboxes caught so far: drained counts of exited consumers, live metrics of the rest. */
-async function duplicatesSoFar(): Promise<number> {
+/**
+ * Duplicates the inboxes of the current drill caught so far (consumers started from `firstDaemon`
+ * on): drained counts of exited consumers, live metrics of the rest.
+ */
+async function duplicatesSoFar(firstDaemon: number): Promise<number> {
   let total = 0;
-  for (const daemon of startedDaemons()) {
+  for (const daemon of startedDaemons().slice(firstDaemon)) {
     if (!daemon.name.startsWith("consumer")) continue;
     const drained = daemon.lines.find((line) => line.msg === "drained");
     if (drained) total += Number(drained.duplicates ?? 0);
@@ -33,6 +36,7 @@ export interface ProgressBoard {
 export function startProgressBoard(out: NodeJS.WriteStream = process.stderr): ProgressBoard {
   const interactive = out.isTTY === true;
   let environment: DrillEnvironment | undefined;
+  let firstDaemon = 0;
   let status = "";
   let busy = false;
   const started = performance.now();
@@ -46,7 +50,7 @@ export function startProgressBoard(out: NodeJS.WriteStream = process.stderr): Pr
       const [counts, depths, duplicates] = await Promise.all([
         countTables(environment),
         queueDepths(environment),
-        duplicatesSoFar(),
+        duplicatesSoFar(firstDaemon),
       ]);
       const seconds = ((performance.now() - started) / 1000).toFixed(0).padStart(3);
       status = `[${seconds}s] enqueued ${counts.enqueued} · published ${counts.published} · consumed ${counts.inbox} · duplicates ${duplicates} · unsent ${counts.unsent} · queue ${depths.queue} · DLQ ${depths.dlq}`;
@@ -62,6 +66,7 @@ export function startProgressBoard(out: NodeJS.WriteStream = process.stderr): Pr
   return {
     watch(next) {
       environment = next;
+      firstDaemon = startedDaemons().length;
     },
     say(message) {
       if (interactive) out.write(`\r\x1b[2K${message}\n`);

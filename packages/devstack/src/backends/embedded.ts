@@ -1,14 +1,8 @@
 import { FaultClient } from "../faults/client.js";
+import { startLocalAws } from "../local-aws.js";
 import { startEmbeddedPostgres } from "../postgres/embedded.js";
-import { startSnsEmulator } from "../sns/server.js";
-import { startEmbeddedSqs } from "../sqs/embedded.js";
-import type { AwsEndpoints, LocalStack, StartStackOptions } from "../stack.js";
+import type { LocalStack, StartStackOptions } from "../stack.js";
 import { StatsClient } from "../stats/client.js";
-
-const REGION = "us-east-1";
-// LocalStack's account id, so ARNs look the same on both backends.
-const ACCOUNT_ID = "000000000000";
-const CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
 
 async function stopAll(stoppers: Array<() => Promise<void>>): Promise<void> {
   const results = await Promise.allSettled(stoppers.map((stop) => stop()));
@@ -18,33 +12,20 @@ async function stopAll(stoppers: Array<() => Promise<void>>): Promise<void> {
 
 /** Postgres, SQS and the SNS emulator, all in-process or child processes, no Docker. */
 export async function startEmbeddedStack(options: StartStackOptions): Promise<LocalStack> {
-  const [postgres, sqs] = await Promise.allSettled([
+  const [postgres, local] = await Promise.allSettled([
     startEmbeddedPostgres({ settings: options.postgresSettings }),
-    startEmbeddedSqs({ region: REGION, accountId: ACCOUNT_ID }),
+    startLocalAws(),
   ]);
-  if (postgres.status === "rejected" || sqs.status === "rejected") {
-    await stopAll([postgres, sqs].flatMap((r) => (r.status === "fulfilled" ? [r.value.stop] : [])));
-    throw postgres.status === "rejected" ? postgres.reason : sqs.status === "rejected" ? sqs.reason : null;
-  }
-  let sns: Awaited<ReturnType<typeof startSnsEmulator>>;
-  try {
-    sns = await startSnsEmulator({
-      sqsEndpoint: sqs.value.endpoint,
-      region: REGION,
-      accountId: ACCOUNT_ID,
-      credentials: CREDENTIALS,
-    });
-  } catch (error) {
-    await stopAll([postgres.value.stop, sqs.value.stop]);
-    throw error;
+  if (postgres.status === "rejected" || local.status === "rejected") {
+    await stopAll([postgres, local].flatMap((r) => (r.status === "fulfilled" ? [r.value.stop] : [])));
+    throw postgres.status === "rejected"
+      ? postgres.reason
+      : local.status === "rejected"
+        ? local.reason
+        : null;
   }
   const pg = postgres.value;
-  const aws: AwsEndpoints = {
-    region: REGION,
-    snsEndpoint: sns.endpoint,
-    sqsEndpoint: sqs.value.endpoint,
-    credentials: CREDENTIALS,
-  };
+  const { aws, sns } = local.value;
   return {
     backend: "embedded",
     postgres: {
@@ -61,10 +42,7 @@ export async function startEmbeddedStack(options: StartStackOptions): Promise<Lo
     statsUrl: sns.statsUrl,
     faults: new FaultClient(sns.faultControlUrl),
     stats: new StatsClient(sns.statsUrl),
-    // SNS first: its fan-out writes into SQS.
-    stop: async () => {
-      await stopAll([sns.stop]);
-      await stopAll([sqs.value.stop, postgres.value.stop]);
-    },
+    // SNS before SQS inside `local.value.stop`; Postgres alongside.
+    stop: () => stopAll([local.value.stop, postgres.value.stop]),
   };
 }

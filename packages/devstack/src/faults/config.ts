@@ -1,13 +1,15 @@
 /**
- * What the SNS emulator should do wrong, set at run time through `POST /_faults`.
+ * One fault rule: what the SNS emulator should do wrong, set at run time through `POST /_faults`.
  * Everything is off by default; an empty object means "behave".
  */
 export interface FaultConfig {
   /** Limit every fault below to these SNS actions (e.g. `["PublishBatch"]`); omitted = all actions. */
   actions?: string[];
   /**
-   * Limit every fault to requests on these topic ARNs. Test files share one emulator and run in
-   * parallel, so a fault suite scopes itself to its own topics to leave the others alone.
+   * The rule's scope. With topics, it becomes the rule of each of these topic ARNs and replaces
+   * only their previous rules; without, it is the global rule. Test files share one emulator and
+   * run in parallel, so a fault suite scopes itself to its own topics to leave the others alone.
+   * See {@link FaultRules} for which rule a request gets.
    */
   topics?: string[];
   /** Added before answering each matching call. */
@@ -28,10 +30,40 @@ export interface FaultConfig {
   failBatchEntries?: { attribute: string; values: string[] };
 }
 
+/**
+ * Every rule the emulator holds (`GET /_faults`). A request on a topic that has a rule of its own
+ * gets that rule and only that one (its `actions` included: a topic rule limited to `PublishBatch`
+ * leaves the topic's other calls alone even under a global rule). Every other request, and every
+ * request without a topic (`ListTopics`, `CreateTopic`, …), gets the global rule, if any.
+ */
+export interface FaultRules {
+  global?: FaultConfig;
+  /** One rule per topic ARN, stored without its `topics` field. */
+  topics: Record<string, FaultConfig>;
+}
+
+/** What `DELETE /_faults` clears, sent as its JSON body; no body at all clears every rule. */
+export interface FaultScope {
+  /** Clear the rules of these topic ARNs. */
+  topics?: string[];
+  /** Clear the global rule. */
+  global?: boolean;
+}
+
 function rate(value: unknown, field: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !(value >= 0 && value <= 1))
     throw new Error(`${field} must be a number in 0..1`);
+  return value;
+}
+
+function topicList(value: unknown, nonEmpty: boolean): string[] {
+  if (!Array.isArray(value) || !value.every((a) => typeof a === "string")) {
+    throw new Error("topics must be an array of topic ARNs");
+  }
+  // An empty list used to mean "no topic at all"; now it would silently set nothing.
+  if (nonEmpty && value.length === 0)
+    throw new Error("topics must not be empty (omit it for the global rule)");
   return value;
 }
 
@@ -60,12 +92,7 @@ export function parseFaultConfig(input: unknown): FaultConfig {
     }
     config.actions = raw.actions;
   }
-  if (raw.topics !== undefined) {
-    if (!Array.isArray(raw.topics) || !raw.topics.every((a) => typeof a === "string")) {
-      throw new Error("topics must be an array of topic ARNs");
-    }
-    config.topics = raw.topics;
-  }
+  if (raw.topics !== undefined) config.topics = topicList(raw.topics, true);
   if (raw.latencyMs !== undefined) {
     if (typeof raw.latencyMs !== "number" || !(raw.latencyMs >= 0)) throw new Error("latencyMs must be ≥ 0");
     config.latencyMs = raw.latencyMs;
@@ -96,4 +123,22 @@ export function parseFaultConfig(input: unknown): FaultConfig {
     config.failBatchEntries = { attribute: match.attribute, values: match.values };
   }
   return JSON.parse(JSON.stringify(config)) as FaultConfig;
+}
+
+/** Validates the body of `DELETE /_faults`. */
+export function parseFaultScope(input: unknown): FaultScope {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new Error("fault scope must be a JSON object");
+  }
+  const raw = input as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (key !== "topics" && key !== "global") throw new Error(`unknown fault scope setting: ${key}`);
+  }
+  const scope: FaultScope = {};
+  if (raw.topics !== undefined) scope.topics = topicList(raw.topics, false);
+  if (raw.global !== undefined) {
+    if (typeof raw.global !== "boolean") throw new Error("global must be a boolean");
+    scope.global = raw.global;
+  }
+  return scope;
 }

@@ -1,31 +1,34 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { FaultConfig } from "./config.js";
-import { parseFaultConfig } from "./config.js";
+import { parseFaultConfig, parseFaultScope } from "./config.js";
 import type { FaultInjector } from "./injector.js";
 
 export const FAULT_CONTROL_PATH = "/_faults";
 
 function answer(method: string | undefined, body: string, faults: FaultInjector): [number, unknown] {
-  switch (method) {
-    case "GET":
-      return [200, faults.config];
-    case "DELETE":
-      faults.clear();
-      return [200, faults.config];
-    case "POST":
-    case "PUT":
-      try {
+  try {
+    switch (method) {
+      case "GET":
+        return [200, faults.rules];
+      case "DELETE":
+        faults.clear(body.trim() === "" ? undefined : parseFaultScope(JSON.parse(body)));
+        return [200, faults.rules];
+      case "POST":
+      case "PUT":
         faults.set(parseFaultConfig(JSON.parse(body)));
-        return [200, faults.config];
-      } catch (error) {
-        return [400, { error: error instanceof Error ? error.message : String(error) }];
-      }
-    default:
-      return [405, { error: `method ${method} not allowed` }];
+        return [200, faults.rules];
+      default:
+        return [405, { error: `method ${method} not allowed` }];
+    }
+  } catch (error) {
+    return [400, { error: error instanceof Error ? error.message : String(error) }];
   }
 }
 
-/** `GET` reads, `POST` replaces (JSON {@link FaultConfig}), `DELETE` clears the emulator's faults. */
+/**
+ * The emulator's fault rules ({@link FaultRules}): `GET` reads them all; `POST` sets one rule
+ * (JSON {@link FaultConfig}), replacing only the rules of its scope; `DELETE` with a JSON
+ * {@link FaultScope} body clears that scope, without a body every rule. Each answers with all rules.
+ */
 export function handleFaultControl(
   req: IncomingMessage,
   res: ServerResponse,

@@ -125,7 +125,7 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
     const target = { action: actionName, topicArn: params.get("TopicArn") ?? params.get("TargetArn") };
     await faults.delay(target);
     const fault = faults.requestFault(target);
-    if (fault.kind === "hang") return faults.hold(req.socket);
+    if (fault.kind === "hang") return faults.hold(req.socket, fault.scope);
     if (fault.kind === "fail")
       return sendXml(res, fault.error.status, requestId, errorXml(fault.error, requestId));
 

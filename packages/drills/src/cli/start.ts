@@ -1,8 +1,8 @@
-import { parseArgs } from "node:util";
 import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import { fullScale } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { enqueueBacklog } from "../produce-events.js";
+import { parseCommandLine, randomSeed, wholeNumberOption } from "./command-line.js";
 import { runDrillSession } from "./drill-session.js";
 
 const usage = `usage: pnpm start [--events N] [--rate N] [--duration S] [--seed N] [--keep-running]
@@ -17,55 +17,31 @@ under traffic; prints the acceptance table and exits, leaving nothing behind.
   --seed N        seed of the random restart moments
   --keep-running  afterwards, leave the stack and both daemons up to explore, until Ctrl-C`;
 
-function wholeNumber(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed <= 0) {
-    process.stderr.write(`--${name} must be a positive whole number, got "${value}"\n${usage}\n`);
-    process.exit(2);
-  }
-  return parsed;
-}
+const { values } = parseCommandLine(usage, {
+  events: { type: "string" },
+  rate: { type: "string" },
+  duration: { type: "string" },
+  seed: { type: "string" },
+  "keep-running": { type: "boolean", default: false },
+});
 
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        events: { type: "string" },
-        rate: { type: "string" },
-        duration: { type: "string" },
-        seed: { type: "string" },
-        "keep-running": { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
-    process.exit(2);
-  }
-})();
-if (values.help) {
-  process.stdout.write(`${usage}\n`);
-  process.exit(0);
-}
-
-const events = wholeNumber("events", values.events, fullScale.events);
+const events = wholeNumberOption(usage, "events", values.events, fullScale.events);
 const scale = {
   events,
   // The document's batch: 100 of 150. With fewer events the first batch is two thirds of them.
   batchSize: events >= 150 ? Math.min(100, events - 1) : Math.max(1, Math.floor((events * 2) / 3)),
-  eventsPerSecond: wholeNumber("rate", values.rate, 100),
-  seriesDurationMs: wholeNumber("duration", values.duration, 20) * 1_000,
+  eventsPerSecond: wholeNumberOption(usage, "rate", values.rate, 100),
+  seriesDurationMs: wholeNumberOption(usage, "duration", values.duration, 20) * 1_000,
   restarts: 4,
 };
-const seed = wholeNumber("seed", values.seed, Math.floor(Math.random() * 2 ** 31));
+const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 
 process.exit(
   await runDrillSession({
     drills: ["relay-sigterm", "sigkill", "rolling-restart"],
     scale,
     seed,
-    ...(values["keep-running"]
+    ...(values["keep-running"] === true
       ? {
           async keepRunning(stack, context) {
             const environment = await prepareDrillEnvironment(context, { label: "explore" });

@@ -7,12 +7,7 @@ import { runRestartSeries } from "./restart-series.js";
 export async function runChaos(context: DrillContext): Promise<ScenarioResult[]> {
   const outcome = await runRestartSeries(context, { signal: "SIGKILL", postgresRestarts: 1, busOutages: 1 });
   const check = checkChaos({
-    expected: outcome.counts.enqueued,
-    inbox: outcome.counts.inbox,
-    effects: outcome.counts.effects,
-    duplicates: outcome.duplicates,
-    queueDepth: outcome.queueDepth,
-    dlqDepth: outcome.dlqDepth,
+    ...outcome.delivery,
     lost: outcome.counts.lost,
     kills: outcome.exits.filter((exit) => exit.signal === "SIGKILL").length,
     postgresRestarts: 1,

@@ -1,14 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { type RunningPostgres, startEmbeddedPostgres, statsClientFor } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
+import type { DeliveryObservation } from "../checks.js";
 import { type DaemonProcess, type Exit, isRunning } from "../daemon-process.js";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv, sumDrained } from "../daemons.js";
+import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { type DrillEnvironment, prepareDrillEnvironment } from "../drill-environment.js";
-import { countTables, queueDepths, type TableCounts } from "../observe.js";
+import { observeDelivery, type TableCounts, waitForFullDelivery } from "../observe.js";
 import { produceSteadily } from "../produce-events.js";
 import { seededRandom } from "../random.js";
-import { waitUntil } from "../wait-until.js";
 import { quickConsumerVisibility, quickRelayLeases } from "./fast-recovery-env.js";
 
 type Kind = "relay" | "consumer";
@@ -28,9 +28,7 @@ export interface RestartSeriesOptions {
 
 export interface RestartSeriesOutcome {
   readonly counts: TableCounts;
-  readonly queueDepth: number;
-  readonly dlqDepth: number;
-  readonly duplicates: number;
+  readonly delivery: DeliveryObservation;
   /** Exits of every stop: each restart plus the final stop of every replica. */
   readonly exits: readonly Exit[];
   /** Replicas that exited during start-up because a dependency was down; each was replaced. */
@@ -130,7 +128,7 @@ export async function runRestartSeries(
   );
 
   const disrupt = async (step: Disruption) => {
-    const at = `t=${(step.atMs / 1000).toFixed(1)}s`;
+    const at = `t=${((performance.now() - seriesStarted) / 1000).toFixed(1)}s (planned ${(step.atMs / 1000).toFixed(1)}s)`;
     if (step.kind === "postgres-restart") {
       progress(`${at} Postgres restart (down ${POSTGRES_DOWN_MS} ms)`);
       await ownPostgres?.restart({ downMs: POSTGRES_DOWN_MS });
@@ -174,24 +172,14 @@ export async function runRestartSeries(
     await sleep(Math.max(0, scale.seriesDurationMs - (performance.now() - seriesStarted)));
     const produced = await producer.stop();
     progress(`producer stopped after ${produced} events; draining`);
-    await waitUntil(
-      "every event to reach the inbox",
-      async () => {
-        const counts = await countTables(environment);
-        return counts.lost === 0 && counts.unsent === 0 && (await queueDepths(environment)).queue === 0;
-      },
-      { intervalMs: 1_000, timeoutMs: 120_000 },
-    );
+    await waitForFullDelivery(environment, [...replicas.relay, ...replicas.consumer]);
     for (const replica of [...replicas.relay, ...replicas.consumer])
       exits.push(await replica.stop("SIGTERM"));
-    const counts = await countTables(environment);
-    const depths = await queueDepths(environment);
+    const { counts, delivery } = await observeDelivery(environment, allConsumers);
     const stats = statsClientFor(context.stack);
     return {
       counts,
-      queueDepth: depths.queue,
-      dlqDepth: depths.dlq,
-      duplicates: sumDrained(allConsumers, "duplicates"),
+      delivery,
       exits,
       crashedStarts,
       stopMs,

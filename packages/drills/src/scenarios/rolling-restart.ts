@@ -7,12 +7,7 @@ import { runRestartSeries } from "./restart-series.js";
 export async function runRollingRestart(context: DrillContext): Promise<ScenarioResult[]> {
   const outcome = await runRestartSeries(context, { signal: "SIGTERM", postgresRestarts: 0, busOutages: 0 });
   const check = checkRollingRestart({
-    expected: outcome.counts.enqueued,
-    inbox: outcome.counts.inbox,
-    effects: outcome.counts.effects,
-    duplicates: outcome.duplicates,
-    queueDepth: outcome.queueDepth,
-    dlqDepth: outcome.dlqDepth,
+    ...outcome.delivery,
     lost: outcome.counts.lost,
     exits: outcome.exits,
     stopMs: outcome.stopMs,

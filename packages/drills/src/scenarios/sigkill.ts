@@ -1,15 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { statsClientFor } from "@outbox/devstack";
 import { checkSigkill } from "../checks.js";
-import { readMetric } from "../daemon-metrics.js";
 import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv, sumDrained } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import { countTables, queueDepths } from "../observe.js";
+import { countTables, observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";
 import { enqueueBacklog } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
-import { waitUntil } from "../wait-until.js";
 import { quickConsumerVisibility, quickRelayLeases } from "./fast-recovery-env.js";
+import { consumerIsHandling, relayIsPublishing } from "./moments.js";
 
 /**
  * The comparison: the stop drill's moments, but SIGKILL instead of SIGTERM. The relay dies with
@@ -30,13 +29,7 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
       "relay#1",
       relayEnv(environment, { ...relayOverrides, RELAY_PUBLISH_CONCURRENCY: "2" }),
     );
-    await waitUntil(
-      "the relay to publish its first chunk",
-      async () => (await countTables(environment)).published > 0,
-      {
-        alive: [relay1],
-      },
-    );
+    await relayIsPublishing(environment, relay1);
     await relay1.stop("SIGKILL");
     await faults.clear();
     const afterRelayKill = await countTables(environment);
@@ -47,16 +40,7 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
       "consumer#1",
       consumerEnv(environment, { ...consumerOverrides, DRILL_HANDLER_MS: "300" }),
     );
-    const opsPort = Number((await consumer1.waitForLog("started")).opsPort);
-    let inHandlers = 0;
-    await waitUntil(
-      "messages inside the consumer's handler",
-      async () => {
-        inHandlers = await readMetric(opsPort, "consumer_in_flight_messages");
-        return inHandlers > 0;
-      },
-      { alive: [consumer1] },
-    );
+    const inHandlers = await consumerIsHandling(consumer1);
     await consumer1.stop("SIGKILL");
     progress(`consumer#1 SIGKILLed with ${inHandlers} messages in the handler`);
 
@@ -65,30 +49,12 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
       "consumer#2",
       consumerEnv(environment, { ...consumerOverrides, DRILL_HANDLER_MS: "5" }),
     );
-    await waitUntil(
-      "the inbox to hold every event after the kills",
-      async () => {
-        const counts = await countTables(environment);
-        return counts.inbox >= counts.enqueued && (await queueDepths(environment)).queue === 0;
-      },
-      { intervalMs: 500, timeoutMs: 120_000, alive: [relay2, consumer2] },
-    );
+    await waitForFullDelivery(environment, [relay2, consumer2]);
     const exits = await Promise.all([relay2.stop("SIGTERM"), consumer2.stop("SIGTERM")]);
-    const counts = await countTables(environment);
-    const depths = await queueDepths(environment);
+    const { counts, depths, delivery } = await observeDelivery(environment, [consumer1, consumer2]);
     const stats = statsClientFor(context.stack);
     const relayResent = stats ? (await stats.topic(topicArn)).republished : Number.NaN;
-    const duplicates = sumDrained([consumer1, consumer2], "duplicates");
-    const check = checkSigkill({
-      expected: counts.enqueued,
-      inbox: counts.inbox,
-      effects: counts.effects,
-      duplicates,
-      queueDepth: depths.queue,
-      dlqDepth: depths.dlq,
-      relayResent,
-      kills: 2,
-    });
+    const check = checkSigkill({ ...delivery, relayResent, kills: 2 });
     progress(`sigkill: ${check.result}`);
     return [
       {
@@ -96,7 +62,7 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
         checks: [check],
         figures: {
           ...counts,
-          duplicates,
+          duplicates: delivery.duplicates,
           relayResent,
           markedBeforeKill: afterRelayKill.published,
           inHandlersAtKill: inHandlers,

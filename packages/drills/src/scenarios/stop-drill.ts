@@ -1,13 +1,12 @@
 import { performance } from "node:perf_hooks";
 import { checkConsumerSigterm, checkRelaySigterm, checkRestartDrain } from "../checks.js";
-import { readMetric } from "../daemon-metrics.js";
 import { consumerEnv, DaemonFleet, DRILL_TOPIC, drainedLine, relayEnv, sumDrained } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import { countTables, queueDepths } from "../observe.js";
+import { countTables, observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";
 import { enqueueBacklog } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
-import { waitUntil } from "../wait-until.js";
+import { consumerIsHandling, relayIsPublishing } from "./moments.js";
 
 /**
  * The source document's three rows, as one sequence on one backlog:
@@ -33,13 +32,7 @@ export async function runStopDrill(context: DrillContext): Promise<ScenarioResul
       "relay#1",
       relayEnv(environment, { RELAY_BATCH_SIZE: String(scale.batchSize), RELAY_PUBLISH_CONCURRENCY: "2" }),
     );
-    await waitUntil(
-      "the relay to publish its first chunk",
-      async () => (await countTables(environment)).published > 0,
-      {
-        alive: [relay1],
-      },
-    );
+    await relayIsPublishing(environment, relay1);
     progress("relay#1 is publishing its first batch: SIGTERM");
     const relayStop = await relay1.stop("SIGTERM");
     await faults.clear();
@@ -70,16 +63,7 @@ export async function runStopDrill(context: DrillContext): Promise<ScenarioResul
       "consumer#1",
       consumerEnv(environment, { DRILL_HANDLER_MS: "300", CONSUMER_CONCURRENCY: "10" }),
     );
-    const opsPort = Number((await consumer1.waitForLog("started")).opsPort);
-    let inHandlers = 0;
-    await waitUntil(
-      "messages inside the consumer's handler",
-      async () => {
-        inHandlers = await readMetric(opsPort, "consumer_in_flight_messages");
-        return inHandlers > 0;
-      },
-      { alive: [consumer1] },
-    );
+    const inHandlers = await consumerIsHandling(consumer1);
     progress(`consumer#1 has ${inHandlers} messages in the handler: SIGTERM`);
     const consumerStop = await consumer1.stop("SIGTERM");
     const afterStop = await queueDepths(environment);
@@ -111,33 +95,17 @@ export async function runStopDrill(context: DrillContext): Promise<ScenarioResul
       relayEnv(environment, { RELAY_BATCH_SIZE: String(scale.batchSize) }),
     );
     const consumer2 = fleet.consumer("consumer#2", consumerEnv(environment, { DRILL_HANDLER_MS: "5" }));
-    await waitUntil(
-      "the inbox to hold every event",
-      async () => {
-        const counts = await countTables(environment);
-        return counts.inbox >= counts.enqueued && (await queueDepths(environment)).queue === 0;
-      },
-      { intervalMs: 250, timeoutMs: 120_000, alive: [relay2, consumer2] },
-    );
+    await waitForFullDelivery(environment, [relay2, consumer2]);
     const stops = await Promise.all([relay2.stop("SIGTERM"), consumer2.stop("SIGTERM")]);
-    const counts = await countTables(environment);
-    const depths = await queueDepths(environment);
-    const duplicates = sumDrained([consumer1, consumer2], "duplicates");
-    const drainCheck = checkRestartDrain({
-      expected: counts.enqueued,
-      inbox: counts.inbox,
-      effects: counts.effects,
-      duplicates,
-      queueDepth: depths.queue,
-      dlqDepth: depths.dlq,
-    });
+    const { counts, depths, delivery } = await observeDelivery(environment, [consumer1, consumer2]);
+    const drainCheck = checkRestartDrain(delivery);
     progress(`restart-drain: ${drainCheck.result}`);
     const drainResult: ScenarioResult = {
       scenario: "restart-drain",
       checks: [drainCheck],
       figures: {
         ...counts,
-        duplicates,
+        duplicates: delivery.duplicates,
         queue: depths.queue,
         dlq: depths.dlq,
         exitCodes: stops.map((stop) => stop.code),
