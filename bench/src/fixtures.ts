@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { createDatabaseOn } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest, type NewEvent } from "@outbox/shared";
 import { sql } from "kysely";
 import pg from "pg";
@@ -26,17 +27,7 @@ export function benchEvent(n: number): NewEvent {
 
 /** Creates an empty database on the server behind `adminUrl`; returns its URL. */
 export async function createEmptyDatabase(adminUrl: string, prefix = "bench"): Promise<string> {
-  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabaseOn(adminUrl, `${prefix}_${randomBytes(4).toString("hex")}`);
 }
 
 /** Drops a database made by `createEmptyDatabase` (and any replication slot on it). */

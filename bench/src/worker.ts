@@ -85,6 +85,37 @@ function maxRssMiB(): number {
   return Math.round(process.resourceUsage().maxRSS / 1024);
 }
 
+/**
+ * The measured part of a job: tells the parent it is ready, waits for its go, runs the subject until
+ * the counter's target (or `capMs`, or the parent's finish), then stops it (10 s at most). `extra`
+ * adds the job's own figures, taken before the stop.
+ */
+async function measure<Extra extends object>(
+  counter: Counter,
+  capMs: number,
+  subject: { start: () => void; stop: () => Promise<void> },
+  extra: () => Extra,
+) {
+  await emit({ t: "ready" });
+  await control.go;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  subject.start();
+  const how = await counter.done(capMs);
+  const ended = counter.reachedAt ?? performance.now();
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = {
+    count: counter.count,
+    seconds: (ended - started) / 1_000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    maxRssMiB: maxRssMiB(),
+    capped: how === "cap",
+    ...extra(),
+  };
+  await Promise.race([subject.stop(), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  return result;
+}
+
 // ---- relays ----
 
 /** The daemons' own AWS clients (keep-alive agents, bounded retries), for us and the peers alike. */
@@ -217,23 +248,9 @@ async function runRelay(job: RelayJob): Promise<void> {
     };
   }
 
-  await emit({ t: "ready" });
-  await control.go;
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
-  start();
-  const how = await counter.done(job.capMs);
-  const ended = counter.reachedAt ?? performance.now();
-  const cpu = process.cpuUsage(cpuBefore);
-  const result = {
-    count: counter.count,
-    seconds: (ended - started) / 1_000,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    maxRssMiB: maxRssMiB(),
-    capped: how === "cap",
+  const result = await measure(counter, job.capMs, { start, stop }, () => ({
     times: job.recordTimes ? [...times] : undefined,
-  };
-  await Promise.race([stop(), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }));
   sns.destroy();
   await emit({ t: "result", ...result });
 }
@@ -388,23 +405,7 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     };
   }
 
-  await emit({ t: "ready" });
-  await control.go;
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
-  start();
-  const how = await counter.done(job.capMs);
-  const ended = counter.reachedAt ?? performance.now();
-  const cpu = process.cpuUsage(cpuBefore);
-  const result = {
-    count: counter.count,
-    seconds: (ended - started) / 1_000,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    maxRssMiB: maxRssMiB(),
-    capped: how === "cap",
-    duplicates: duplicates(),
-  };
-  await Promise.race([stop(), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  const result = await measure(counter, job.capMs, { start, stop }, () => ({ duplicates: duplicates() }));
   sqs.destroy();
   await database.close(2_000).catch(() => {});
   await emit({ t: "result", ...result });

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { bootstrapResources } from "@outbox/devstack";
+import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest } from "@outbox/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stack } from "../../test/support/aws.js";
@@ -77,17 +77,6 @@ afterAll(async () => {
   if (out) fs.rmSync(out, { recursive: true, force: true });
 });
 
-function awsEnvironment(): Record<string, string> {
-  const { aws } = stack();
-  return {
-    AWS_REGION: aws.region,
-    AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
-    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
-    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
-  };
-}
-
 /** What the daemons said, for a failure message. */
 function transcript(daemons: readonly PackagedDaemon[]): string {
   return daemons
@@ -150,7 +139,7 @@ describe("the packaged daemons", () => {
     const relay = relayBudget();
     const consumer = consumerBudget({ maxTaskCount: 10 });
     const common = {
-      ...awsEnvironment(),
+      ...awsEnvironment(stack().aws),
       DATABASE_URL: databaseUrl,
       OPS_HOST: "127.0.0.1",
       OPS_PORT: "0",

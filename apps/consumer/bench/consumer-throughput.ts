@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { SQSClient } from "@aws-sdk/client-sqs";
@@ -14,6 +17,8 @@ import { createConsumer } from "../src/index.js";
 // The stack (Postgres, SQS, SNS) runs in a child process, so process.cpuUsage() here is the
 // consumer's own CPU. The queue is filled before each measurement starts.
 // Run: pnpm exec tsx --conditions=development apps/consumer/bench/consumer-throughput.ts
+// BENCH_CASES=8x50,4x10 picks cases, BENCH_REPEAT=n repeats each, BENCH_SKIP_STOP=1 skips the stop
+// runs, BENCH_CPU_PROF=dir writes a CPU profile per case (summarise with bench/profile-summary.ts).
 
 const repo = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
 const children: ChildProcess[] = [];
@@ -136,6 +141,9 @@ interface Row {
   stackCpuPercent: number;
   /** All cores of the machine together (consumer + stack + Postgres + the rest). */
   machineBusyPercent: number;
+  /** Messages per ReceiveMessage / DeleteMessageBatch call (10 at best). */
+  perReceive: number;
+  perDelete: number;
 }
 
 async function measure(pollers: number, concurrency: number, messages: number): Promise<Row> {
@@ -145,6 +153,16 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   });
   await fill(setupSqs, queue.queueUrl, messages);
   const sqs = createSqsClient({ ...aws, maxSockets: pollers + 16 });
+  // SQS calls by command during the run: receives and delete batches per message show batch use.
+  const calls: Record<string, number> = {};
+  sqs.middlewareStack.add(
+    (next, context) => (args) => {
+      const command = context.commandName ?? "unknown";
+      calls[command] = (calls[command] ?? 0) + 1;
+      return next(args);
+    },
+    { step: "initialize", name: "benchCallCounter" },
+  );
   const consumer = createConsumer({
     handlers: exampleHandlers,
     pool: database.pool,
@@ -158,6 +176,14 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   });
   // Warm the connections so the figures are the steady state.
   await Promise.all(Array.from({ length: concurrency }, () => database.pool.query("SELECT 1")));
+  // BENCH_CPU_PROF=dir: a CPU profile of the measured window (adds overhead: not for the figures).
+  const profiling = process.env.BENCH_CPU_PROF ? new Session() : undefined;
+  if (profiling) {
+    profiling.connect();
+    await profiling.post("Profiler.enable");
+    await profiling.post("Profiler.setSamplingInterval", { interval: 200 });
+    await profiling.post("Profiler.start");
+  }
   const stackCpuBefore = childCpuSeconds(children[0]);
   const machineBefore = machineJiffies();
   const cpuBefore = process.cpuUsage();
@@ -166,8 +192,15 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   while (consumer.stats().processed < messages) await new Promise((resolve) => setTimeout(resolve, 5));
   const seconds = (performance.now() - started) / 1_000;
   const cpu = process.cpuUsage(cpuBefore);
+  const callsDuringRun = { ...calls };
   const stackCpu = childCpuSeconds(children[0]) - stackCpuBefore;
   const machineAfter = machineJiffies();
+  if (profiling) {
+    const { profile } = await profiling.post("Profiler.stop");
+    const file = `${process.env.BENCH_CPU_PROF}/consumer-${pollers}x${concurrency}-${Date.now()}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    profiling.disconnect();
+  }
   await consumer.drain();
   sqs.destroy();
   return {
@@ -181,6 +214,8 @@ async function measure(pollers: number, concurrency: number, messages: number): 
     machineBusyPercent: Math.round(
       ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
     ),
+    perReceive: Number((messages / (callsDuringRun.ReceiveMessageCommand ?? 1)).toFixed(1)),
+    perDelete: Number((messages / (callsDuringRun.DeleteMessageBatchCommand ?? 1)).toFixed(1)),
   };
 }
 
@@ -271,9 +306,12 @@ try {
     for (const concurrency of [1, 10, 50]) {
       if (only && !only.includes(`${pollers}x${concurrency}`)) continue;
       const messages = concurrency === 1 ? 2_000 : pollers === 1 ? 4_000 : 10_000;
-      const row = await measure(pollers, concurrency, messages);
-      rows.push(row);
-      console.log(JSON.stringify(row));
+      // BENCH_REPEAT=3 measures each case three times (the machine may be shared: compare medians).
+      for (let run = 0; run < Number(process.env.BENCH_REPEAT ?? 1); run += 1) {
+        const row = await measure(pollers, concurrency, messages);
+        rows.push(row);
+        console.log(JSON.stringify({ ...row, load: loadavg()[0]?.toFixed(2) }));
+      }
     }
   }
   console.table(rows);

@@ -149,6 +149,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     sqs,
     queueUrl,
     flushMs: options.deleteFlushMs ?? defaultOf(settings.deleteFlushMs),
+    inFlight: () => handling,
     log,
     metrics,
   });
@@ -171,10 +172,30 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   // Observed by whoever awaits `failure` (runDaemon); a library user who does not must not crash on it.
   failure.catch(() => {});
 
+  // Labelled children made once: prom-client hashes a labels object on every inc/observe otherwise.
+  const resultCounters = new Map<MessageResult, { inc(): void }>();
+  const handlerTimers = new Map<MessageResult, { observe(value: number): void }>();
+  function resultCounter(result: MessageResult): { inc(): void } {
+    let counter = resultCounters.get(result);
+    if (counter === undefined) {
+      counter = metrics.results.labels({ result });
+      resultCounters.set(result, counter);
+    }
+    return counter;
+  }
+  function handlerTimer(result: MessageResult): { observe(value: number): void } {
+    let timer = handlerTimers.get(result);
+    if (timer === undefined) {
+      timer = metrics.handlerSeconds.labels({ result });
+      handlerTimers.set(result, timer);
+    }
+    return timer;
+  }
+
   function settle(result: MessageResult): void {
     if (result === "duplicate") counts.duplicates += 1;
     else counts[result] += 1;
-    metrics.results.inc({ result });
+    resultCounter(result).inc();
     if (result === "duplicate") metrics.duplicates.inc();
   }
 
@@ -235,7 +256,8 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       drainBudget === undefined ? handlerTimeoutMs : Math.min(handlerTimeoutMs, drainBudget.remainingMs());
     const deadline = Deadline.after(remaining, drainExpired.signal);
     const lease: Lease = {
-      ...held(message),
+      messageId: message.MessageId ?? "",
+      receiptHandle: message.ReceiptHandle ?? "",
       deadline,
       expiresAt: sentAt + visibilityTimeoutSeconds * 1_000,
     };
@@ -268,7 +290,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     } finally {
       deadline.dispose();
     }
-    metrics.handlerSeconds.observe({ result }, (performance.now() - started) / 1_000);
+    handlerTimer(result).observe((performance.now() - started) / 1_000);
     return result;
   }
 

@@ -1,5 +1,10 @@
 import { performance } from "node:perf_hooks";
-import { type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  type Message,
+  type QueueAttributeName,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import { type Logger, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { ConsumerMetrics } from "./metrics.js";
@@ -34,6 +39,12 @@ export interface PollerOptions {
   readonly metrics: ConsumerMetrics;
 }
 
+const RECEIVE_COUNT: ["ApproximateReceiveCount"] = ["ApproximateReceiveCount"];
+// The SDK types the legacy AttributeNames as queue attributes; SQS reads message system attribute
+// names there (that is what it was for before MessageSystemAttributeNames).
+const LEGACY_RECEIVE_COUNT = RECEIVE_COUNT as unknown as QueueAttributeName[];
+const ALL = ["All"];
+
 const FIRST_ERROR_BACKOFF_MS = 500;
 const MAX_ERROR_BACKOFF_MS = 20_000;
 
@@ -55,9 +66,11 @@ async function poll(options: PollerOptions): Promise<void> {
           // Explicit, so the lease we track is the lease we have, whatever the queue's default.
           VisibilityTimeout: options.visibilityTimeoutSeconds,
           // Real SQS reads MessageSystemAttributeNames; local-aws-sqs only the legacy AttributeNames.
-          MessageSystemAttributeNames: ["ApproximateReceiveCount"],
-          AttributeNames: ["All"],
-          MessageAttributeNames: ["All"],
+          // Only the one system attribute we use: every other one is parsed per message for nothing.
+          MessageSystemAttributeNames: RECEIVE_COUNT,
+          AttributeNames: LEGACY_RECEIVE_COUNT,
+          // Every string attribute reaches the handler as a header.
+          MessageAttributeNames: ALL,
         }),
         { requestTimeout: options.waitTimeSeconds * 1_000 + options.requestTimeoutMs },
       );

@@ -1,11 +1,15 @@
 import type { Deadline, Logger } from "@outbox/shared";
 import {
+  type CompiledQuery,
+  type ConnectionProvider,
+  type DatabaseConnection,
+  DefaultQueryExecutor,
   Kysely,
-  type PostgresCursor,
   PostgresDialect,
   type PostgresPool,
   type PostgresPoolClient,
   type PostgresQueryResult,
+  type QueryResult,
 } from "kysely";
 import type { ConsumedEvent, EventHandler, HandlerContext } from "./handlers.js";
 
@@ -43,12 +47,13 @@ function literal(value: string): string {
 }
 
 /**
- * The handler's view of the transaction's connection: a Kysely over this one client that refuses
- * every query once the transaction is over. A handler still running after its deadline cannot
- * write outside the (rolled back) transaction, nor on a connection already back in the pool.
- * The check and pg's enqueue happen in one synchronous step, so nothing slips in behind ROLLBACK.
+ * The handler's view of the transaction's connection: the one connection of a Kysely over this one
+ * client, refusing every query once the transaction is over. A handler still running after its
+ * deadline cannot write outside the (rolled back) transaction, nor on a connection already back in
+ * the pool. The check and pg's enqueue happen in one synchronous step, so nothing slips in behind
+ * ROLLBACK.
  */
-class TransactionLane implements PostgresPool, PostgresPoolClient {
+class TransactionLane implements DatabaseConnection, ConnectionProvider {
   #open = true;
 
   constructor(readonly client: PostgresPoolClient) {}
@@ -57,32 +62,50 @@ class TransactionLane implements PostgresPool, PostgresPoolClient {
     this.#open = false;
   }
 
-  async connect(): Promise<PostgresPoolClient> {
-    return this;
+  provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
+    return consumer(this);
   }
 
-  async end(): Promise<void> {}
-
-  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query<R>(
-    sql: string | PostgresCursor<R>,
-    parameters: ReadonlyArray<unknown> = [],
-  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-    if (typeof sql !== "string") throw new Error("cursors are not available in handlers");
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const { sql } = compiledQuery;
+    // What kysely's driver sends for trx.transaction() and friends comes through here too.
     if (transactionControl.test(sql)) {
-      return Promise.reject(
-        new Error("handlers run inside the inbox transaction and must not begin or end one"),
-      );
+      throw new Error("handlers run inside the inbox transaction and must not begin or end one");
     }
-    if (!this.#open) {
-      return Promise.reject(new TransactionFinishedError("the message's transaction is already over"));
-    }
-    return this.client.query<R>(sql, parameters);
+    if (!this.#open) throw new TransactionFinishedError("the message's transaction is already over");
+    const { command, rowCount, rows } = await this.client.query<R>(sql, compiledQuery.parameters);
+    // As kysely's PostgresConnection reports it.
+    const changed =
+      command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
+    return { numAffectedRows: changed ? BigInt(rowCount) : undefined, rows: rows ?? [] };
   }
 
-  /** The client goes back to the pool only through the inbox transaction, never through kysely. */
-  release(): void {}
+  // biome-ignore lint/correctness/useYield: refuses before the first row
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("cursors are not available in handlers");
+  }
+}
+
+// Shared by every message's Kysely: building a Kysely from a dialect per message (driver, compiler,
+// adapter, connection provider) cost more than the handler's query. The pool is never used: each
+// message's queries go to its TransactionLane, and the driver only turns trx.transaction() and
+// friends into BEGIN/COMMIT/SAVEPOINT statements, which the lane refuses.
+const handlerDialect = new PostgresDialect({
+  pool: async () => {
+    throw new Error("handlers use the inbox transaction's connection only");
+  },
+});
+const handlerDriver = handlerDialect.createDriver();
+const handlerCompiler = handlerDialect.createQueryCompiler();
+const handlerAdapter = handlerDialect.createAdapter();
+
+function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
+  return new Kysely<DB>({
+    config: { dialect: handlerDialect },
+    dialect: handlerDialect,
+    driver: handlerDriver,
+    executor: new DefaultQueryExecutor(handlerCompiler, handlerAdapter, lane),
+  });
 }
 
 /**
@@ -143,7 +166,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
     // rollback removes the inbox row too and a redelivery runs the handler again.
-    const trx = new Kysely<DB>({ dialect: new PostgresDialect({ pool: lane }) });
+    const trx = handlerKysely<DB>(lane);
     let log: Logger | undefined;
     const context: HandlerContext<DB> = {
       trx,

@@ -93,7 +93,7 @@ export const consumerSettings = {
     max: 60_000,
     default: 5,
     description:
-      "Longest wait before a partial DeleteMessageBatch is sent (a full one, 10 entries, goes at once).",
+      "Wait before a partial DeleteMessageBatch is sent (a full one, 10 entries, goes at once); up to 4× as long while messages being handled could fill it.",
   }),
   retryBaseSeconds: setting.integer({
     env: "CONSUMER_RETRY_BASE_SECONDS",

@@ -1,27 +1,22 @@
 import { fileURLToPath } from "node:url";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { BootstrappedResources } from "@outbox/devstack";
-import { commonSettings, type DatabaseHandle, findBudgetProblems, loadConfig } from "@outbox/shared";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClients, stack } from "../../../test/support/aws.js";
+import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
+import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
+import { describe, expect, it } from "vitest";
+import { stack } from "../../../test/support/aws.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../test/support/daemon-process.js";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import { consumerSettings } from "../src/settings.js";
-import { effectCount, exampleEvent, migratedDatabase, queueDepth, queueFor, sendRaw } from "./harness.js";
+import {
+  effectCount,
+  exampleEvent,
+  inboxRowsOf,
+  queueDepth,
+  queueFor,
+  sendRaw,
+  useConsumerTestBed,
+} from "./harness.js";
 
-let sqs: SQSClient;
-let database: DatabaseHandle;
-let databaseUrl: string;
-
-beforeAll(async () => {
-  ({ sqs } = awsClients());
-  ({ database, url: databaseUrl } = await migratedDatabase("consumer_daemon"));
-});
-
-afterAll(async () => {
-  sqs.destroy();
-  await database.close(5_000);
-});
+const bed = useConsumerTestBed("consumer_daemon");
 
 function daemonEnv(
   queue: BootstrappedResources,
@@ -31,11 +26,8 @@ function daemonEnv(
   const { aws } = stack();
   return {
     LOG_LEVEL: "info",
-    DATABASE_URL: databaseUrl,
-    AWS_REGION: aws.region,
-    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
-    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
+    DATABASE_URL: bed.databaseUrl,
+    ...awsEnvironment(aws),
     CONSUMER_QUEUE_URL: queue.queueUrl,
     CONSUMER_DLQ_URL: queue.dlqUrl,
     CONSUMER_NAME: name,
@@ -53,12 +45,7 @@ function daemonEnv(
 }
 
 async function inboxCount(name: string): Promise<number> {
-  const rows = await database.db
-    .selectFrom("inbox")
-    .select("event_id")
-    .where("consumer", "=", name)
-    .execute();
-  return rows.length;
+  return (await inboxRowsOf(bed.database, name)).length;
 }
 
 function drainedLine(run: DaemonProcess): Record<string, unknown> {
@@ -78,7 +65,7 @@ async function drainEverything(
   await run.waitForLog("started");
   await expect.poll(() => inboxCount(name), { timeout: 30_000, interval: 200 }).toBe(total);
   await expect
-    .poll(() => queueDepth(sqs, queue.queueUrl), { timeout: 10_000 })
+    .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 10_000 })
     .toEqual({ visible: 0, inFlight: 0 });
   run.child.kill("SIGTERM");
   expect((await run.exited).code).toBe(0);
@@ -86,7 +73,7 @@ async function drainEverything(
 }
 
 async function effectsOf(name: string): Promise<number> {
-  const rows = await database.db
+  const rows = await bed.database.db
     .selectFrom("example_effects")
     .innerJoin("inbox", "inbox.event_id", "example_effects.event_id")
     .select("example_effects.event_id")
@@ -99,7 +86,7 @@ describe("the consumer daemon as a real process", () => {
   it("on SIGTERM finishes and deletes every received message, exits 0; a restart sees no duplicate", async () => {
     const queue = await queueFor("daemon-term");
     const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`term-${index}`));
-    await sendRaw(sqs, queue.queueUrl, events);
+    await sendRaw(bed.sqs, queue.queueUrl, events);
     const env = daemonEnv(queue, "term");
 
     const first = startDaemonProcess("apps/consumer/src/main.ts", env);
@@ -110,7 +97,7 @@ describe("the consumer daemon as a real process", () => {
     const stopped = drainedLine(first);
     expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
     // Nothing stranded: every message received was deleted after its commit, or given back.
-    expect((await queueDepth(sqs, queue.queueUrl)).inFlight).toBe(0);
+    expect((await queueDepth(bed.sqs, queue.queueUrl)).inFlight).toBe(0);
     expect(await inboxCount("term")).toBe(stopped.processed);
     expect(Number(stopped.processed)).toBeLessThan(events.length);
     const messages = first.lines.map((line) => line.msg);
@@ -125,7 +112,7 @@ describe("the consumer daemon as a real process", () => {
   it("after SIGKILL the redeliveries of committed-but-undeleted messages are caught by the inbox", async () => {
     const queue = await queueFor("daemon-kill");
     const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`kill-${index}`));
-    await sendRaw(sqs, queue.queueUrl, events);
+    await sendRaw(bed.sqs, queue.queueUrl, events);
     // A partial delete batch waits up to 5 s: the kill lands between commits and their deletes.
     const first = startDaemonProcess(
       "apps/consumer/src/main.ts",
@@ -142,7 +129,7 @@ describe("the consumer daemon as a real process", () => {
     expect(Number(restarted.duplicates)).toBeLessThanOrEqual(committed);
     expect(Number(restarted.processed)).toBe(events.length - committed);
     expect(await effectsOf("kill")).toBe(events.length);
-    expect(await effectCount(database)).toBeGreaterThanOrEqual(events.length);
+    expect(await effectCount(bed.database)).toBeGreaterThanOrEqual(events.length);
   });
 
   it("refuses bad config with exit 78 and one line per problem", async () => {

@@ -2,27 +2,14 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import { type DatabaseHandle, deadlineFetch, sleep } from "@outbox/shared";
+import { deadlineFetch, sleep } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClients } from "../../../test/support/aws.js";
-import { type Consumer, createConsumer, defineHandlers } from "../src/index.js";
-import { migratedDatabase, queueDepth, queueFor, sendRaw, testLogger } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { type Consumer, defineHandlers } from "../src/index.js";
+import { effectRowsOf, inboxRowsOf, queueDepth, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
-let sqs: SQSClient;
-let database: DatabaseHandle;
-
-beforeAll(async () => {
-  ({ sqs } = awsClients());
-  ({ database } = await migratedDatabase("consumer_deadlines"));
-});
-
-afterAll(async () => {
-  sqs.destroy();
-  await database.close(5_000);
-});
+const bed = useConsumerTestBed("consumer_deadlines");
 
 async function metricValue(registry: Registry, name: string): Promise<number> {
   const metric = (await registry.getMetricsAsJSON()).find((entry) => entry.name === name);
@@ -30,12 +17,7 @@ async function metricValue(registry: Registry, name: string): Promise<number> {
 }
 
 async function effectRows(eventId: string): Promise<number> {
-  const rows = await database.db
-    .selectFrom("example_effects")
-    .select("event_id")
-    .where("event_id", "=", eventId)
-    .execute();
-  return rows.length;
+  return (await effectRowsOf(bed.database, eventId)).length;
 }
 
 describe("deadlines and leases", () => {
@@ -55,13 +37,9 @@ describe("deadlines and leases", () => {
     });
     const registries = [new Registry(), new Registry()];
     const consumers: Consumer[] = registries.map((metrics) =>
-      createConsumer({
+      bed.consumer(queue, {
         handlers,
-        pool: database.pool,
-        sqs,
-        queueUrl: queue.queueUrl,
         name: "slow",
-        log: testLogger(),
         metrics,
         waitTimeSeconds: 1,
         visibilityTimeoutSeconds: 2,
@@ -69,7 +47,7 @@ describe("deadlines and leases", () => {
         handlerTimeoutMs: 10_000,
       }),
     );
-    await sendRaw(sqs, queue.queueUrl, [event]);
+    await sendRaw(bed.sqs, queue.queueUrl, [event]);
     for (const consumer of consumers) consumer.start();
     await expect.poll(() => effectRows(event.id), { timeout: 15_000 }).toBe(1);
     const [first, second] = await Promise.all(consumers.map((consumer) => consumer.drain()));
@@ -81,7 +59,7 @@ describe("deadlines and leases", () => {
       extensions += await metricValue(registry, "consumer_visibility_extensions_total");
     // A 2 s lease and a 4.5 s handler: renewed at half-life, about every second.
     expect(extensions).toBeGreaterThanOrEqual(3);
-    expect(await queueDepth(sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
   it("aborts a handler past its deadline and rolls its transaction back: no partial effect", async () => {
@@ -115,20 +93,16 @@ describe("deadlines and leases", () => {
         }
       },
     });
-    const consumer = createConsumer({
+    const consumer = bed.consumer(queue, {
       handlers,
-      pool: database.pool,
-      sqs,
-      queueUrl: queue.queueUrl,
       name: "deadline",
-      log: testLogger(),
       waitTimeSeconds: 1,
       handlerTimeoutMs: 1_000,
       visibilityMarginMs: 500,
       // Keep the failed messages out of the way for the rest of the test.
       retryBaseSeconds: 60,
     });
-    await sendRaw(sqs, queue.queueUrl, [stuck, slowQuery]);
+    await sendRaw(bed.sqs, queue.queueUrl, [stuck, slowQuery]);
     const started = performance.now();
     consumer.start();
     await expect.poll(() => consumer.stats().failed, { timeout: 10_000 }).toBe(2);
@@ -144,11 +118,7 @@ describe("deadlines and leases", () => {
     const summary = await consumer.drain();
     expect(summary).toMatchObject({ processed: 0, failed: 2 });
     expect(await effectRows(stuck.id)).toBe(0);
-    const inbox = await database.db
-      .selectFrom("inbox")
-      .select("event_id")
-      .where("consumer", "=", "deadline")
-      .execute();
+    const inbox = await inboxRowsOf(bed.database, "deadline");
     expect(inbox).toEqual([]);
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });

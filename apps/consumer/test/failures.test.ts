@@ -1,37 +1,22 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { DatabaseHandle } from "@outbox/shared";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClients } from "../../../test/support/aws.js";
+import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
-import { createConsumer, defineHandlers, PoisonMessageError } from "../src/index.js";
+import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
   drainQueue,
   effectCount,
   envelopeBody,
   exampleEvent,
-  migratedDatabase,
   queueDepth,
   queueFor,
   sendBody,
   sendRaw,
-  testLogger,
+  useConsumerTestBed,
 } from "./harness.js";
 
-let sqs: SQSClient;
-let database: DatabaseHandle;
-
-beforeAll(async () => {
-  ({ sqs } = awsClients());
-  ({ database } = await migratedDatabase("consumer_failures"));
-});
-
-afterAll(async () => {
-  sqs.destroy();
-  await database.close(5_000);
-});
+const bed = useConsumerTestBed("consumer_failures");
 
 describe("failing handlers", () => {
   it("doubles the retry delay with each receive, capped", () => {
@@ -61,14 +46,10 @@ describe("failing handlers", () => {
       },
     });
     const good = Array.from({ length: 20 }, (_, index) => exampleEvent(`good-${index}`));
-    await sendRaw(sqs, queue.queueUrl, [failing, ...good]);
-    const consumer = createConsumer({
+    await sendRaw(bed.sqs, queue.queueUrl, [failing, ...good]);
+    const consumer = bed.consumer(queue, {
       handlers,
-      pool: database.pool,
-      sqs,
-      queueUrl: queue.queueUrl,
       name: "failing",
-      log: testLogger(),
       waitTimeSeconds: 1,
       concurrency: 5,
       retryBaseSeconds: 1,
@@ -79,7 +60,7 @@ describe("failing handlers", () => {
     expect(attempts.length).toBeLessThanOrEqual(2);
 
     await expect
-      .poll(async () => (await drainQueue(sqs, queue.dlqUrl)).length, { timeout: 30_000, interval: 500 })
+      .poll(async () => (await drainQueue(bed.sqs, queue.dlqUrl)).length, { timeout: 30_000, interval: 500 })
       .toBe(1);
     const summary = await consumer.drain();
     expect(summary).toMatchObject({ clean: true, processed: 20, duplicates: 0, poison: 0 });
@@ -87,14 +68,14 @@ describe("failing handlers", () => {
     expect(attempts.length).toBeGreaterThanOrEqual(2);
     // The delay after the first failure was at least the 1 s base.
     expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(950);
-    expect(await effectCount(database)).toBe(20);
-    const inbox = await database.db
+    expect(await effectCount(bed.database)).toBe(20);
+    const inbox = await bed.database.db
       .selectFrom("inbox")
       .select("event_id")
       .where("event_id", "=", failing.id)
       .execute();
     expect(inbox).toEqual([]);
-    expect(await queueDepth(sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 });
 
@@ -165,18 +146,14 @@ describe("poison messages", () => {
       },
       { kind: "missing_event_id", body: '"just a string"' },
     ];
-    for (const entry of corpus) await sendBody(sqs, queue.queueUrl, entry.body, entry.attributes);
+    for (const entry of corpus) await sendBody(bed.sqs, queue.queueUrl, entry.body, entry.attributes);
     const good = Array.from({ length: 5 }, (_, index) => exampleEvent(`good-${index}`));
-    await sendRaw(sqs, queue.queueUrl, good);
+    await sendRaw(bed.sqs, queue.queueUrl, good);
 
-    const consumer = createConsumer({
+    const consumer = bed.consumer(queue, {
       handlers,
-      pool: database.pool,
-      sqs,
-      queueUrl: queue.queueUrl,
       dlqUrl: queue.dlqUrl,
       name: "poison",
-      log: testLogger(),
       waitTimeSeconds: 1,
     });
     consumer.start();
@@ -192,7 +169,7 @@ describe("poison messages", () => {
       duplicates: 0,
     });
 
-    const dead = await drainQueue(sqs, queue.dlqUrl);
+    const dead = await drainQueue(bed.sqs, queue.dlqUrl);
     expect(dead.map((message) => message.attributes.poison_reason?.split(":")[0]).sort()).toEqual(
       corpus.map((entry) => entry.kind).sort(),
     );
@@ -202,28 +179,24 @@ describe("poison messages", () => {
       dead.find((message) => message.attributes.poison_reason?.startsWith("rejected_by_handler"))?.attributes
         .poison_reason,
     ).toContain("order 42");
-    expect(await queueDepth(sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
   it("without a DLQ URL leaves poison to the queue's redrive policy", async () => {
     const queue = await queueFor("poison-redrive", { maxReceiveCount: 2 });
-    await sendBody(sqs, queue.queueUrl, "{not json", {
+    await sendBody(bed.sqs, queue.queueUrl, "{not json", {
       event_id: validId(),
       event_type: type("example.created"),
     });
-    const consumer = createConsumer({
+    const consumer = bed.consumer(queue, {
       handlers: exampleHandlers,
-      pool: database.pool,
-      sqs,
-      queueUrl: queue.queueUrl,
       name: "poison-redrive",
-      log: testLogger(),
       waitTimeSeconds: 1,
       retryBaseSeconds: 0,
     });
     consumer.start();
     await expect
-      .poll(() => drainQueue(sqs, queue.dlqUrl), { timeout: 20_000, interval: 500 })
+      .poll(() => drainQueue(bed.sqs, queue.dlqUrl), { timeout: 20_000, interval: 500 })
       .toHaveLength(1);
     const summary = await consumer.drain();
     expect(summary.poison).toBe(0);

@@ -8,16 +8,12 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import {
-  createDatabase,
-  createLogger,
-  type DatabaseHandle,
-  type Logger,
-  migrateToLatest,
-} from "@outbox/shared";
-import { stack } from "../../../test/support/aws.js";
-import { createTestDatabase } from "../../../test/support/database.js";
+import { createLogger, type DatabaseHandle, type Logger } from "@outbox/shared";
+import { afterAll, beforeAll } from "vitest";
+import { awsClients, stack } from "../../../test/support/aws.js";
+import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import { uniqueName } from "../../../test/support/names.js";
+import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
 
 /** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
 export function testLogger(): Logger {
@@ -28,17 +24,45 @@ export function testLogger(): Logger {
   });
 }
 
-export async function migratedDatabase(label: string): Promise<{ url: string; database: DatabaseHandle }> {
-  const url = await createTestDatabase(label);
-  const database = createDatabase({
-    url,
-    service: "consumer-test",
-    poolMax: 30,
-    statementTimeoutMs: 5_000,
-    idleInTransactionTimeoutMs: 10_000,
+/** What a consumer test file runs against; the fields are set once the file's beforeAll has run. */
+export interface ConsumerTestBed {
+  readonly sqs: SQSClient;
+  /** A migrated database of the file's own (pool of 30). */
+  readonly database: DatabaseHandle;
+  readonly databaseUrl: string;
+  /** A consumer of `queue` on the bed's database and SQS client, logging quietly; `options` give the rest. */
+  consumer<DB>(
+    queue: BootstrappedResources,
+    options: Omit<ConsumerOptions<DB>, "pool" | "sqs" | "queueUrl" | "log">,
+  ): Consumer;
+}
+
+/** Registers the file's beforeAll/afterAll: an SQS client and a migrated database named after `label`. */
+export function useConsumerTestBed(label: string): ConsumerTestBed {
+  const bed = {
+    consumer: (queue, options) =>
+      createConsumer({
+        pool: bed.database.pool,
+        sqs: bed.sqs,
+        queueUrl: queue.queueUrl,
+        log: testLogger(),
+        ...options,
+      }),
+  } as ConsumerTestBed;
+
+  beforeAll(async () => {
+    const { sqs } = awsClients();
+    const { url, handle } = await createMigratedTestDatabase(label, {
+      service: "consumer-test",
+      poolMax: 30,
+    });
+    Object.assign(bed, { sqs, database: handle, databaseUrl: url });
   });
-  await migrateToLatest(database.db);
-  return { url, database };
+  afterAll(async () => {
+    bed.sqs.destroy();
+    await bed.database.close(5_000);
+  });
+  return bed;
 }
 
 export function queueFor(
@@ -168,4 +192,18 @@ export async function effectCount(database: DatabaseHandle): Promise<number> {
     .select((eb) => eb.fn.countAll<string>().as("count"))
     .executeTakeFirstOrThrow();
   return Number(count);
+}
+
+/** The inbox rows one consumer (by its `name`) committed. */
+export function inboxRowsOf(database: DatabaseHandle, consumer: string): Promise<{ event_id: string }[]> {
+  return database.db.selectFrom("inbox").select("event_id").where("consumer", "=", consumer).execute();
+}
+
+/** The example_effects rows of one event: none when its handler's transaction was rolled back. */
+export function effectRowsOf(database: DatabaseHandle, eventId: string): Promise<{ event_id: string }[]> {
+  return database.db
+    .selectFrom("example_effects")
+    .select("event_id")
+    .where("event_id", "=", eventId)
+    .execute();
 }

@@ -6,8 +6,13 @@
  * The parent starts an embedded stack (Postgres, SQS, the SNS emulator) and prepares each database;
  * every measurement runs the relay in a child process of its own, so `process.cpuUsage()` is the
  * relay's CPU and not the emulator's or Postgres's.
+ *
+ * BENCH_PUBLISHERS=null (skip the local SNS), BENCH_BATCH_SIZES=100,500,1000, BENCH_RUNS=1 (repeats of
+ * each throughput run), BENCH_LATENCY=0 (skip the latency run), BENCH_CPU_PROF=dir (`--cpu-prof` of
+ * each child), BENCH_EVENTS=50000, BENCH_SETUP_SQL (run after the migrations: schema experiments).
  */
 import { spawn } from "node:child_process";
+import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { bootstrapResources, snsClient, startStack } from "@outbox/devstack";
@@ -15,11 +20,15 @@ import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest, type New
 import { sql } from "kysely";
 import pg from "pg";
 import { benchEvent } from "../../../bench/src/fixtures.js";
-import { percentile, wallMs } from "../../../bench/src/measure.js";
+import { parentPid, percentile, postgresCpuSeconds, wallMs } from "../../../bench/src/measure.js";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "../src/index.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
-const BATCH_SIZES = [100, 500, 1_000];
+const BATCH_SIZES = (process.env.BENCH_BATCH_SIZES ?? "100,500,1000").split(",").map(Number);
+/** Throughput runs per publisher and batch size (the machine may be shared: repeat, compare medians). */
+const RUNS = Number(process.env.BENCH_RUNS ?? 1);
+/** `BENCH_LATENCY=0` skips the latency runs. */
+const LATENCY = process.env.BENCH_LATENCY !== "0";
 const LATENCY_RATE = 500;
 const LATENCY_SECONDS = 10;
 /** `BENCH_PUBLISHERS=null` skips the runs through the local SNS stack. */
@@ -131,7 +140,13 @@ function inChild(job: Job): Promise<Figures> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "--conditions=development", fileURLToPath(import.meta.url)],
+      [
+        ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+        "--import",
+        "tsx",
+        "--conditions=development",
+        fileURLToPath(import.meta.url),
+      ],
       {
         env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
         stdio: ["ignore", "pipe", "inherit"],
@@ -167,6 +182,8 @@ async function freshDatabase(
     idleInTransactionTimeoutMs: 120_000,
   });
   await migrateToLatest(handle.db);
+  // Schema experiments: e.g. BENCH_SETUP_SQL="ALTER TABLE outbox SET (fillfactor = 100)".
+  if (process.env.BENCH_SETUP_SQL) await sql.raw(process.env.BENCH_SETUP_SQL).execute(handle.db);
   return { url: url.toString(), handle };
 }
 
@@ -184,13 +201,22 @@ async function main(): Promise<void> {
   const stack = await startStack({ backend: "embedded" });
   try {
     const { topicArn } = await bootstrapResources(stack.aws, { name: "bench", rawDelivery: true });
+    const admin = new pg.Client({ connectionString: stack.postgres.adminUrl });
+    await admin.connect();
+    const postmasterPid = parentPid(
+      (await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0,
+    );
+    await admin.end();
+    const load = () => (os.loadavg()[0] ?? 0).toFixed(2);
     let n = 0;
     for (const publisher of PUBLISHERS) {
-      for (const batchSize of BATCH_SIZES) {
+      for (const batchSize of BATCH_SIZES.flatMap((size) => Array<number>(RUNS).fill(size))) {
         n += 1;
         const { url, handle } = await freshDatabase(stack.postgres.adminUrl, `bench_${n}`);
         await backlog(handle, EVENTS);
         await handle.close(5_000);
+        const loadBefore = load();
+        const pgBefore = postgresCpuSeconds(postmasterPid);
         const figures = await inChild({
           mode: "throughput",
           publisher,
@@ -199,12 +225,14 @@ async function main(): Promise<void> {
           topicArn,
           aws: stack.aws,
         });
+        const pgCpu = postgresCpuSeconds(postmasterPid) - pgBefore;
+        const perEvent = (cpuSeconds: number) => ((cpuSeconds / figures.events) * 1e6).toFixed(1);
         console.log(
-          `throughput  publisher=${publisher.padEnd(4)} batch=${String(batchSize).padStart(4)}  ${figures.events} events in ${figures.seconds.toFixed(2)} s = ${Math.round(figures.events / figures.seconds)} events/s, relay CPU ${figures.cpuSeconds.toFixed(2)} s (${((figures.cpuSeconds / figures.seconds) * 100).toFixed(0)}% of a core)`,
+          `throughput  publisher=${publisher.padEnd(4)} batch=${String(batchSize).padStart(4)}  ${figures.events} events in ${figures.seconds.toFixed(2)} s = ${Math.round(figures.events / figures.seconds)} events/s, relay CPU ${figures.cpuSeconds.toFixed(2)} s (${((figures.cpuSeconds / figures.seconds) * 100).toFixed(0)}% of a core, ${perEvent(figures.cpuSeconds)} µs/event), Postgres CPU ${perEvent(pgCpu)} µs/event (whole server, incl. the child's start), load ${loadBefore} → ${load()}`,
         );
       }
     }
-    for (const publisher of PUBLISHERS) {
+    for (const publisher of LATENCY ? PUBLISHERS : []) {
       n += 1;
       const { url, handle } = await freshDatabase(stack.postgres.adminUrl, `bench_${n}`);
       await handle.close(5_000);

@@ -43,11 +43,18 @@ interface RawRow {
  *   probed (one lookup in `outbox_pending_by_key`): a relay only ever leases a prefix of a key's rows,
  *   and a failed row keeps its successors from being attempted, so the head decides.
  * - `FOR UPDATE SKIP LOCKED` lets several replicas claim side by side without waiting on each other.
- * - `blocked_from` closes the race SKIP LOCKED opens: a concurrent claimer may hold the row-lock of an
- *   earlier row of the same key, invisible to our snapshot as a lease. So a keyed row is claimed only if
- *   no earlier pending row of its key exists outside this claim; the first such row, per key, is found
- *   by walking the key's pending rows in seq order and skipping the ones we locked (hashed NOT IN).
+ * - `keys.blocked_from` closes the race SKIP LOCKED opens: a concurrent claimer may hold the row-lock of
+ *   an earlier row of the same key, invisible to our snapshot as a lease. So a keyed row is claimed only
+ *   if no earlier pending row of its key exists outside this claim; the first such row, per key, is
+ *   found by walking the key's pending rows in seq order and skipping the ones we locked (hashed NOT IN).
  *   Locked rows that fail this test are simply not updated; their row-locks end with the statement.
+ * - The shape is chosen so that no plan can be quadratic in the batch size, whatever the statistics say
+ *   (a never-analyzed table, or one analyzed while the whole backlog was pending): `keys` is
+ *   MATERIALIZED, so the per-key probe runs once per key and never again on a rescan, each key's rows
+ *   travel as arrays instead of being joined back to `candidates`, and the UPDATE finds its rows by
+ *   primary key through `= ANY(array)`, which is an index lookup however many rows the planner expects.
+ *   (Inlined, the old `blocked_from` join was re-evaluated once per candidate under a nested loop:
+ *   batch² index probes, which grew a 2 000 events/s backlog into multi-second stalls.)
  * - The lease is set in the same statement, so a claim is atomic without an explicit transaction.
  * - `payload::text` hands back the stored JSON text: it is the SNS message as it is, with no parse and
  *   re-serialise in the relay.
@@ -79,27 +86,32 @@ export async function claimBatch(
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED
     ),
-    blocked_from AS (
-      SELECT k.ordering_key, (
+    keys AS MATERIALIZED (
+      SELECT k.ids, k.seqs, (
         SELECT e.seq
         FROM outbox e
         WHERE e.ordering_key = k.ordering_key AND e.published_at IS NULL AND e.dead_at IS NULL
           AND e.seq NOT IN (SELECT c.seq FROM candidates c)
         ORDER BY e.seq
         LIMIT 1
-      ) AS seq
-      FROM (SELECT DISTINCT ordering_key FROM candidates WHERE ordering_key IS NOT NULL) k
+      ) AS blocked_from
+      FROM (
+        SELECT c.ordering_key, array_agg(c.id) AS ids, array_agg(c.seq) AS seqs
+        FROM candidates c
+        WHERE c.ordering_key IS NOT NULL
+        GROUP BY c.ordering_key
+      ) k
     ),
     claimable AS (
-      SELECT c.id
-      FROM candidates c
-      LEFT JOIN blocked_from b ON b.ordering_key = c.ordering_key
-      WHERE c.ordering_key IS NULL OR b.seq IS NULL OR c.seq < b.seq
+      SELECT c.id FROM candidates c WHERE c.ordering_key IS NULL
+      UNION ALL
+      SELECT r.id
+      FROM keys k, unnest(k.ids, k.seqs) AS r(id, seq)
+      WHERE k.blocked_from IS NULL OR r.seq < k.blocked_from
     )
     UPDATE outbox o
     SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${relayId}
-    FROM claimable
-    WHERE o.id = claimable.id
+    WHERE o.id = ANY((SELECT array_agg(claimable.id) FROM claimable)::uuid[])
     RETURNING o.id, o.seq, o.topic, o.ordering_key, o.event_type, o.payload::text AS payload, o.headers,
               o.attempts, o.created_at
   `.execute(db);
@@ -118,9 +130,12 @@ export async function claimBatch(
     .sort(bySeq);
 }
 
-/** UPDATE … RETURNING has no order: restore seq order (as bigint, not as text). */
+/**
+ * UPDATE … RETURNING has no order: restore seq order. seq is a positive bigint in canonical decimal
+ * (no sign, no leading zeros), so the shorter text is the smaller number and equal lengths compare as
+ * text — numeric order without a BigInt per comparison.
+ */
 function bySeq(a: ClaimedRow, b: ClaimedRow): number {
-  const left = BigInt(a.seq);
-  const right = BigInt(b.seq);
-  return left < right ? -1 : left > right ? 1 : 0;
+  if (a.seq.length !== b.seq.length) return a.seq.length - b.seq.length;
+  return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
 }

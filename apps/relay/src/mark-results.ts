@@ -67,9 +67,10 @@ export async function releaseRows(
 
 /**
  * Group commit for `markPublished`: each chunk asks to be marked as soon as its response arrives; chunks
- * finishing while an UPDATE runs are marked together by the next one. A hard kill therefore re-sends
- * only chunks in flight (or whose mark was in flight), while a fast bus costs a few UPDATEs per batch
- * instead of one per chunk.
+ * answered in the same turn of the event loop, or while an UPDATE runs, are marked together by the next
+ * one. A hard kill therefore re-sends only chunks in flight (or whose mark was in flight), while a fast
+ * bus costs one UPDATE per wave instead of one per chunk. The first UPDATE waits for `setImmediate`
+ * only: responses that arrived together are all handled by then, and nothing else is waited for.
  */
 export function createPublishedMarker(db: Kysely<Database>): (ids: readonly string[]) => Promise<void> {
   let queued: string[] = [];
@@ -95,6 +96,9 @@ export function createPublishedMarker(db: Kysely<Database>): (ids: readonly stri
     new Promise<void>((resolve, reject) => {
       queued.push(...ids);
       waiting.push({ resolve, reject });
-      if (!flushing) void flush();
+      if (!flushing) {
+        flushing = true;
+        setImmediate(() => void flush());
+      }
     });
 }

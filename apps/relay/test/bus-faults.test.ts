@@ -1,13 +1,9 @@
-import type { SNSClient } from "@aws-sdk/client-sns";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { BootstrappedResources } from "@outbox/devstack";
-import type { DatabaseHandle } from "@outbox/shared";
+import { awsEnvironment } from "@outbox/devstack";
 import { sql } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { awsClients, faultClient, stack } from "../../../test/support/aws.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { faultClient, stack } from "../../../test/support/aws.js";
 import { startDaemonProcess } from "../../../test/support/daemon-process.js";
-import { createRelay, createSnsPublisher, type Relay, type RelayOptions } from "../src/index.js";
-import { countRows, enqueueAll, events, migratedDatabase, receiveAll, topicWithQueue } from "./harness.js";
+import { countRows, enqueueAll, events, receiveAll, useRelayTestBed } from "./harness.js";
 
 // Every test that injects faults lives in this one file: the emulator has one fault configuration,
 // and `set` replaces it, so two files setting faults in parallel would undo each other.
@@ -15,58 +11,34 @@ const faults = faultClient();
 
 describe.runIf(faults)("the relay under bus faults", () => {
   const control = faults as NonNullable<typeof faults>;
-  let url: string;
-  let handle: DatabaseHandle;
-  let sns: SNSClient;
-  let sqs: SQSClient;
-  let standard: BootstrappedResources;
-  let fifo: BootstrappedResources;
-  const relays: Relay[] = [];
-
-  beforeAll(async () => {
-    ({ url, handle } = await migratedDatabase("relay_faults"));
-    // One attempt per call and a short socket timeout: the relay's own retry is what is under test.
-    ({ sns, sqs } = awsClients({
-      sns: { maxAttempts: 1, requestHandler: { requestTimeout: 400, throwOnRequestTimeout: true } },
-    }));
-    [standard, fifo] = await Promise.all([topicWithQueue("faults-std"), topicWithQueue("faults-fifo", true)]);
-  });
-  afterEach(async () => {
-    await control.clear();
-    await Promise.all(relays.splice(0).map((relay) => relay.drain()));
-    await sql`TRUNCATE outbox`.execute(handle.db);
-    // Each test counts what arrives: leave the queues empty for the next one.
-    await Promise.all(
-      [standard.queueUrl, fifo.queueUrl].map((queueUrl) => receiveAll(sqs, queueUrl, 0, { quietMs: 200 })),
-    );
-  });
-  afterAll(async () => {
-    sns.destroy();
-    sqs.destroy();
-    await handle.close(5_000);
-  });
-
-  function start(options: Partial<RelayOptions> = {}): Relay {
-    const relay = createRelay({
-      db: handle.db,
-      publisher: createSnsPublisher(sns),
-      listenUrl: url,
-      topicArns: { orders: standard.topicArn, ledger: fifo.topicArn },
+  // One attempt per call and a short socket timeout: the relay's own retry is what is under test.
+  const bed = useRelayTestBed("faults", {
+    aws: { sns: { maxAttempts: 1, requestHandler: { requestTimeout: 400, throwOnRequestTimeout: true } } },
+    defaults: {
       pollIntervalMs: 100,
       publishTimeoutMs: 1_000,
       leaseMs: 10_000,
       leaseMarginMs: 1_000,
-      backoff: { baseMs: 50, maxMs: 200 },
       maxAttempts: 1_000,
-      ...options,
-    });
-    relays.push(relay);
-    return relay;
-  }
+    },
+  });
+  const { start, stop } = bed;
+
+  afterEach(async () => {
+    await control.clear();
+    await bed.stopAll();
+    await sql`TRUNCATE outbox`.execute(bed.handle.db);
+    // Each test counts what arrives: leave the queues empty for the next one.
+    await Promise.all(
+      [bed.standard.queueUrl, bed.fifo.queueUrl].map((queueUrl) =>
+        receiveAll(bed.sqs, queueUrl, 0, { quietMs: 200 }),
+      ),
+    );
+  });
 
   const attemptsOf = async (ids: readonly string[]) =>
     (
-      await handle.db
+      await bed.handle.db
         .selectFrom("outbox")
         .select(["id", "attempts", "published_at", "dead_at", "last_error"])
         .where("id", "in", ids)
@@ -74,22 +46,22 @@ describe.runIf(faults)("the relay under bus faults", () => {
     ).sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
 
   it("retries only the entries a PublishBatch reported as failed", async () => {
-    const ids = await enqueueAll(handle, events("orders", 20));
+    const ids = await enqueueAll(bed.handle, events("orders", 20));
     const failing = [ids[3] ?? "", ids[7] ?? ""];
     await control.set({
-      topics: [standard.topicArn],
+      topics: [bed.standard.topicArn],
       failBatchEntries: { attribute: "event_id", values: failing },
     });
     start();
-    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(18);
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(18);
     await expect
       .poll(async () => (await attemptsOf(failing)).every((row) => row.attempts >= 2), { timeout: 10_000 })
       .toBe(true);
     const [failed] = await attemptsOf(failing);
     expect(failed?.last_error).toMatch(/InternalError/);
     await control.clear();
-    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(20);
-    const received = await receiveAll(sqs, standard.queueUrl, 20);
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(20);
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 20);
     // The 18 that went through the first time were not sent again.
     expect(received).toHaveLength(20);
     expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
@@ -97,13 +69,13 @@ describe.runIf(faults)("the relay under bus faults", () => {
 
   it("holds back only the key whose oldest row fails, and keeps its order once it recovers", async () => {
     // Keys round-robin: key-0, key-1, key-2, key-0, …; the first key-0 row fails.
-    const ids = await enqueueAll(handle, events("ledger", 9, 3));
+    const ids = await enqueueAll(bed.handle, events("ledger", 9, 3));
     await control.set({
-      topics: [fifo.topicArn],
+      topics: [bed.fifo.topicArn],
       failBatchEntries: { attribute: "event_id", values: [ids[0] ?? ""] },
     });
     start();
-    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(6);
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(6);
     const keyZero = [ids[0], ids[3], ids[6]].map((id) => id ?? "");
     await expect
       .poll(async () => ((await attemptsOf(keyZero))[0]?.attempts ?? 0) >= 2, { timeout: 10_000 })
@@ -114,8 +86,8 @@ describe.runIf(faults)("the relay under bus faults", () => {
     expect(held.slice(1).map((row) => row.attempts)).toEqual([0, 0]);
 
     await control.clear();
-    await expect.poll(async () => (await countRows(handle)).published, { timeout: 10_000 }).toBe(9);
-    const received = await receiveAll(sqs, fifo.queueUrl, 9);
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(9);
+    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, 9);
     const keyZeroOrder = received
       .map((m) => (JSON.parse(m.body) as { n: number }).n)
       .filter((n) => n % 3 === 0);
@@ -123,9 +95,9 @@ describe.runIf(faults)("the relay under bus faults", () => {
   });
 
   it("marks a row dead after RELAY_MAX_ATTEMPTS failures, with the last error", async () => {
-    const ids = await enqueueAll(handle, events("orders", 5));
+    const ids = await enqueueAll(bed.handle, events("orders", 5));
     await control.set({
-      topics: [standard.topicArn],
+      topics: [bed.standard.topicArn],
       failBatchEntries: { attribute: "event_id", values: [ids[2] ?? ""] },
     });
     const relay = start({ maxAttempts: 3 });
@@ -139,27 +111,26 @@ describe.runIf(faults)("the relay under bus faults", () => {
       last_error: expect.stringMatching(/InternalError/),
     });
     expect(row?.dead_at).toBeInstanceOf(Date);
-    expect(await countRows(handle)).toEqual({ unsent: 0, published: 4, dead: 1 });
-    expect(await relay.drain()).toMatchObject({ clean: true, published: 4, dead: 1, unsent: 0 });
-    relays.splice(0);
+    expect(await countRows(bed.handle)).toEqual({ unsent: 0, published: 4, dead: 1 });
+    expect(await stop(relay)).toMatchObject({ clean: true, published: 4, dead: 1, unsent: 0 });
   });
 
   it("backs off while the bus hangs or fails, loses nothing, and recovers when it returns", async () => {
-    const ids = await enqueueAll(handle, events("orders", 30, 3));
-    await control.set({ topics: [standard.topicArn], hang: true });
+    const ids = await enqueueAll(bed.handle, events("orders", 30, 3));
+    await control.set({ topics: [bed.standard.topicArn], hang: true });
     start({ publishTimeoutMs: 500 });
     await expect
       .poll(async () => (await attemptsOf(ids)).some((row) => row.attempts >= 2), { timeout: 10_000 })
       .toBe(true);
-    await control.set({ topics: [standard.topicArn], failureRate: 1, failureMode: "internal-error" });
+    await control.set({ topics: [bed.standard.topicArn], failureRate: 1, failureMode: "internal-error" });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect((await countRows(handle)).published).toBe(0);
+    expect((await countRows(bed.handle)).published).toBe(0);
     await control.clear();
     await expect
-      .poll(() => countRows(handle), { timeout: 15_000 })
+      .poll(() => countRows(bed.handle), { timeout: 15_000 })
       .toEqual({ unsent: 0, published: 30, dead: 0 });
     // A hung request is dropped, never executed late; so each event arrives once.
-    const received = await receiveAll(sqs, standard.queueUrl, 30);
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 30);
     expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     expect(received).toHaveLength(30);
   });
@@ -168,13 +139,10 @@ describe.runIf(faults)("the relay under bus faults", () => {
     const daemonEnv = (extra: Record<string, string>) => {
       const { aws } = stack();
       return {
-        DATABASE_URL: url,
+        DATABASE_URL: bed.url,
         LOG_LEVEL: "info",
-        AWS_REGION: aws.region,
-        AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
-        AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
-        RELAY_TOPIC_ARNS: `orders=${standard.topicArn}`,
+        ...awsEnvironment(aws),
+        RELAY_TOPIC_ARNS: `orders=${bed.standard.topicArn}`,
         RELAY_POLL_INTERVAL_MS: "100",
         ...extra,
       };
@@ -185,7 +153,7 @@ describe.runIf(faults)("the relay under bus faults", () => {
           async () =>
             (
               await sql<{ n: string }>`SELECT count(*) AS n FROM outbox WHERE locked_by IS NOT NULL`.execute(
-                handle.db,
+                bed.handle.db,
               )
             ).rows[0]?.n,
           {
@@ -196,9 +164,9 @@ describe.runIf(faults)("the relay under bus faults", () => {
         .not.toBe("0");
 
     it("on SIGTERM during the first batch: the batch completes, published=100 unsent=50, exit 0; a restart sends the rest", async () => {
-      const ids = await enqueueAll(handle, events("orders", 150));
+      const ids = await enqueueAll(bed.handle, events("orders", 150));
       // 10 chunks, 2 at a time, 250 ms each: the first batch takes ~1.25 s.
-      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 250 });
+      await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], latencyMs: 250 });
       const first = startDaemonProcess(
         "apps/relay/src/main.ts",
         daemonEnv({ RELAY_BATCH_SIZE: "100", RELAY_PUBLISH_CONCURRENCY: "2" }),
@@ -209,11 +177,11 @@ describe.runIf(faults)("the relay under bus faults", () => {
       const drained = first.lines.find((line) => line.msg === "drained");
       expect(drained).toMatchObject({ clean: true, published: 100, unsent: 50, dead: 0 });
       expect(Number(drained?.published) + Number(drained?.unsent)).toBe(150);
-      expect(await countRows(handle)).toEqual({ unsent: 50, published: 100, dead: 0 });
+      expect(await countRows(bed.handle)).toEqual({ unsent: 50, published: 100, dead: 0 });
 
       await control.clear();
       const second = startDaemonProcess("apps/relay/src/main.ts", daemonEnv({}));
-      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 20_000 }).toBe(0);
+      await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 20_000 }).toBe(0);
       second.child.kill("SIGTERM");
       expect((await second.exited).code).toBe(0);
       expect(second.lines.find((line) => line.msg === "drained")).toMatchObject({
@@ -221,15 +189,15 @@ describe.runIf(faults)("the relay under bus faults", () => {
         published: 50,
         unsent: 0,
       });
-      const received = await receiveAll(sqs, standard.queueUrl, 150);
+      const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 150);
       expect(received).toHaveLength(150);
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     });
 
     it("at the drain deadline: exits 0 with clean=false, and the released rows go to the next relay at once", async () => {
-      const ids = await enqueueAll(handle, events("orders", 100));
+      const ids = await enqueueAll(bed.handle, events("orders", 100));
       // 10 chunks one at a time, 400 ms each (~4 s), against a 1 s drain.
-      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 400 });
+      await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], latencyMs: 400 });
       const run = startDaemonProcess(
         "apps/relay/src/main.ts",
         daemonEnv({
@@ -245,7 +213,7 @@ describe.runIf(faults)("the relay under bus faults", () => {
       expect((await run.exited).code).toBe(0);
       const drained = run.lines.find((line) => line.msg === "drained");
       expect(drained).toMatchObject({ clean: false, dead: 0 });
-      const rows = await countRows(handle);
+      const rows = await countRows(bed.handle);
       expect(rows.published).toBe(drained?.published);
       expect(rows.unsent).toBe(drained?.unsent);
       expect(rows.published + rows.unsent).toBe(100);
@@ -253,23 +221,23 @@ describe.runIf(faults)("the relay under bus faults", () => {
       // Released, not left to a lease that would hold them for RELAY_LEASE_MS (60 s).
       const leased = await sql<{
         n: string;
-      }>`SELECT count(*) AS n FROM outbox WHERE locked_until IS NOT NULL`.execute(handle.db);
+      }>`SELECT count(*) AS n FROM outbox WHERE locked_until IS NOT NULL`.execute(bed.handle.db);
       expect(leased.rows[0]?.n).toBe("0");
 
       await control.clear();
       const started = performance.now();
       start();
-      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 10_000 }).toBe(0);
+      await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 10_000 }).toBe(0);
       expect(performance.now() - started).toBeLessThan(5_000);
-      const received = await receiveAll(sqs, standard.queueUrl, 100);
+      const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 100);
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
       // Only a request cut off in flight may have reached the bus before the cut: at most one chunk.
       expect(received.length - 100).toBeLessThanOrEqual(10);
     });
 
     it("killed with SIGKILL mid-batch, re-sends at most the chunks that were in flight", async () => {
-      const ids = await enqueueAll(handle, events("orders", 100));
-      await control.set({ topics: [standard.topicArn], actions: ["PublishBatch"], latencyMs: 300 });
+      const ids = await enqueueAll(bed.handle, events("orders", 100));
+      await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], latencyMs: 300 });
       const concurrency = 2;
       const run = startDaemonProcess(
         "apps/relay/src/main.ts",
@@ -283,17 +251,17 @@ describe.runIf(faults)("the relay under bus faults", () => {
         }),
       );
       await expect
-        .poll(async () => (await countRows(handle)).published, { timeout: 20_000, interval: 20 })
+        .poll(async () => (await countRows(bed.handle)).published, { timeout: 20_000, interval: 20 })
         .toBeGreaterThanOrEqual(30);
       run.child.kill("SIGKILL");
       await run.exited;
-      const markedBeforeKill = (await countRows(handle)).published;
+      const markedBeforeKill = (await countRows(bed.handle)).published;
       expect(markedBeforeKill).toBeLessThan(100);
 
       await control.clear();
       start();
-      await expect.poll(async () => (await countRows(handle)).unsent, { timeout: 15_000 }).toBe(0);
-      const received = await receiveAll(sqs, standard.queueUrl, 100);
+      await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 15_000 }).toBe(0);
+      const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 100);
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
       const resent = received.length - 100;
       console.info(`SIGKILL mid-batch: ${markedBeforeKill} marked before the kill, ${resent} events re-sent`);

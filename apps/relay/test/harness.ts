@@ -1,26 +1,98 @@
+import type { SNSClient } from "@aws-sdk/client-sns";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest, type NewEvent } from "@outbox/shared";
-import { stack } from "../../../test/support/aws.js";
-import { createTestDatabase } from "../../../test/support/database.js";
+import { type DatabaseHandle, enqueue, type NewEvent } from "@outbox/shared";
+import { afterAll, beforeAll } from "vitest";
+import { type AwsClientOptions, awsClients, stack } from "../../../test/support/aws.js";
+import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import { uniqueName } from "../../../test/support/names.js";
+import {
+  createRelay,
+  createSnsPublisher,
+  type Relay,
+  type RelayOptions,
+  type RelaySummary,
+} from "../src/index.js";
 
 /** A fresh, migrated database of its own. */
-export async function migratedDatabase(label: string): Promise<{ url: string; handle: DatabaseHandle }> {
-  const url = await createTestDatabase(label);
-  const handle = createDatabase({
-    url,
-    service: "relay-test",
-    statementTimeoutMs: 5_000,
-    idleInTransactionTimeoutMs: 10_000,
-  });
-  await migrateToLatest(handle.db);
-  return { url, handle };
+export function migratedDatabase(label: string): Promise<{ url: string; handle: DatabaseHandle }> {
+  return createMigratedTestDatabase(label, { service: "relay-test" });
 }
 
 /** Topic → queue with raw delivery, so SQS messages carry the SNS message attributes as they were sent. */
 export function topicWithQueue(prefix: string, fifo = false): Promise<BootstrappedResources> {
   return bootstrapResources(stack().aws, { name: uniqueName(prefix), fifo, rawDelivery: true });
+}
+
+/** What a relay test file runs against; the fields are set once the file's beforeAll has run. */
+export interface RelayTestBed {
+  /** The database's URL, which the relay LISTENs on. */
+  readonly url: string;
+  readonly handle: DatabaseHandle;
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  /** The `orders` topic and a standard queue on it. */
+  readonly standard: BootstrappedResources;
+  /** The `ledger` topic (FIFO) and a FIFO queue on it. */
+  readonly fifo: BootstrappedResources;
+  /** Starts a relay on the bed's database and topics: the file's defaults, then `options`. */
+  start(options?: Partial<RelayOptions>): Relay;
+  /** Drains one relay that `start` started. */
+  stop(relay: Relay): Promise<RelaySummary>;
+  /** Drains every relay `start` started and that is not stopped yet. */
+  stopAll(): Promise<void>;
+}
+
+/**
+ * Registers the file's beforeAll/afterAll: a migrated database `relay_<label>`, SDK clients (with
+ * `aws` options), and both topics with their queues. afterAll drains the relays still running, then
+ * closes everything.
+ */
+export function useRelayTestBed(
+  label: string,
+  { aws = {}, defaults = {} }: { aws?: AwsClientOptions; defaults?: Partial<RelayOptions> } = {},
+): RelayTestBed {
+  const running: Relay[] = [];
+  const bed = {
+    start(options: Partial<RelayOptions> = {}): Relay {
+      const relay = createRelay({
+        db: bed.handle.db,
+        publisher: createSnsPublisher(bed.sns),
+        listenUrl: bed.url,
+        topicArns: { orders: bed.standard.topicArn, ledger: bed.fifo.topicArn },
+        backoff: { baseMs: 50, maxMs: 200 },
+        ...defaults,
+        ...options,
+      });
+      running.push(relay);
+      return relay;
+    },
+    stop(relay: Relay): Promise<RelaySummary> {
+      const at = running.indexOf(relay);
+      if (at >= 0) running.splice(at, 1);
+      return relay.drain();
+    },
+    async stopAll(): Promise<void> {
+      await Promise.all(running.splice(0).map((relay) => relay.drain()));
+    },
+  } as RelayTestBed;
+
+  beforeAll(async () => {
+    const { url, handle } = await migratedDatabase(`relay_${label}`);
+    const { sns, sqs } = awsClients(aws);
+    const [standard, fifo] = await Promise.all([
+      topicWithQueue(`relay-${label}-std`),
+      topicWithQueue(`relay-${label}-fifo`, true),
+    ]);
+    Object.assign(bed, { url, handle, sns, sqs, standard, fifo });
+  });
+  afterAll(async () => {
+    await bed.stopAll();
+    bed.sns.destroy();
+    bed.sqs.destroy();
+    await bed.handle.close(5_000);
+  });
+  return bed;
 }
 
 export interface Received {

@@ -1,62 +1,20 @@
-import type { SNSClient } from "@aws-sdk/client-sns";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { BootstrappedResources } from "@outbox/devstack";
-import type { DatabaseHandle } from "@outbox/shared";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsClients } from "../../../test/support/aws.js";
-import { createRelay, createSnsPublisher, type Relay, type RelayOptions } from "../src/index.js";
-import { countRows, enqueueAll, events, migratedDatabase, receiveAll, topicWithQueue } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { countRows, enqueueAll, events, receiveAll, useRelayTestBed } from "./harness.js";
 
-let url: string;
-let handle: DatabaseHandle;
-let sns: SNSClient;
-let sqs: SQSClient;
-let standard: BootstrappedResources;
-let fifo: BootstrappedResources;
-const relays: Relay[] = [];
-
-beforeAll(async () => {
-  ({ url, handle } = await migratedDatabase("relay_lib"));
-  ({ sns, sqs } = awsClients());
-  [standard, fifo] = await Promise.all([topicWithQueue("relay-std"), topicWithQueue("relay-fifo", true)]);
-});
-afterAll(async () => {
-  await Promise.all(relays.map((relay) => relay.drain()));
-  sns.destroy();
-  sqs.destroy();
-  await handle.close(5_000);
-});
-
-function start(options: Partial<RelayOptions> = {}): Relay {
-  const relay = createRelay({
-    db: handle.db,
-    publisher: createSnsPublisher(sns),
-    listenUrl: url,
-    topicArns: { orders: standard.topicArn, ledger: fifo.topicArn },
-    pollIntervalMs: 200,
-    backoff: { baseMs: 50, maxMs: 200 },
-    ...options,
-  });
-  relays.push(relay);
-  return relay;
-}
-
-async function stop(relay: Relay) {
-  relays.splice(relays.indexOf(relay), 1);
-  return relay.drain();
-}
+const bed = useRelayTestBed("lib", { defaults: { pollIntervalMs: 200 } });
+const { start, stop } = bed;
 
 async function clearOutbox() {
-  await sql`TRUNCATE outbox`.execute(handle.db);
+  await sql`TRUNCATE outbox`.execute(bed.handle.db);
 }
 
 describe("createRelay against the local SNS → SQS stack", () => {
   it("delivers every event exactly once, with event_id, event_type and headers as attributes", async () => {
     await clearOutbox();
     const relay = start();
-    const ids = await enqueueAll(handle, events("orders", 250));
-    const received = await receiveAll(sqs, standard.queueUrl, ids.length);
+    const ids = await enqueueAll(bed.handle, events("orders", 250));
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, ids.length);
     expect(received).toHaveLength(250);
     expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     const first = received.find((m) => m.attributes.event_id === ids[0]);
@@ -65,14 +23,14 @@ describe("createRelay against the local SNS → SQS stack", () => {
       traceparent: expect.stringMatching(/^00-/),
     });
     expect(JSON.parse(first?.body ?? "null")).toEqual({ n: 0 });
-    await expect.poll(() => countRows(handle)).toEqual({ unsent: 0, published: 250, dead: 0 });
+    await expect.poll(() => countRows(bed.handle)).toEqual({ unsent: 0, published: 250, dead: 0 });
     const summary = await stop(relay);
     expect(summary).toMatchObject({ clean: true, published: 250, unsent: 0, dead: 0 });
   });
 
   it("keeps per-key order with two relays on one table, and neither publishes an event twice", async () => {
     await clearOutbox();
-    const ids = await enqueueAll(handle, events("ledger", 600, 60));
+    const ids = await enqueueAll(bed.handle, events("ledger", 600, 60));
     const a = start({ batchSize: 20, relayId: "relay-a" });
     const b = start({ batchSize: 20, relayId: "relay-b" });
     let fromA = 0;
@@ -83,7 +41,7 @@ describe("createRelay against the local SNS → SQS stack", () => {
     b.on("batch", (report) => {
       fromB += report.published;
     });
-    const received = await receiveAll(sqs, fifo.queueUrl, ids.length);
+    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, ids.length);
     await Promise.all([stop(a), stop(b)]);
     expect(received).toHaveLength(600);
     expect(new Set(received.map((m) => m.attributes.event_id)).size).toBe(600);
@@ -104,14 +62,14 @@ describe("createRelay against the local SNS → SQS stack", () => {
     const relay = start();
     const dead: { id: string; reason: string }[] = [];
     relay.on("dead", (event) => dead.push(event));
-    const [unknown] = await enqueueAll(handle, [{ topic: "nowhere", eventType: "x", payload: {} }]);
+    const [unknown] = await enqueueAll(bed.handle, [{ topic: "nowhere", eventType: "x", payload: {} }]);
     const headers = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`h${i}`, "v".repeat(1_000)]));
-    const [oversized] = await enqueueAll(handle, [
+    const [oversized] = await enqueueAll(bed.handle, [
       { topic: "orders", eventType: "x", payload: { blob: "x".repeat(256 * 1024 - 100) }, headers },
     ]);
-    const [fine] = await enqueueAll(handle, [{ topic: "orders", eventType: "x", payload: {} }]);
+    const [fine] = await enqueueAll(bed.handle, [{ topic: "orders", eventType: "x", payload: {} }]);
     await expect.poll(() => dead.length, { timeout: 10_000 }).toBe(2);
-    const rows = await handle.db
+    const rows = await bed.handle.db
       .selectFrom("outbox")
       .select(["id", "dead_at", "last_error", "published_at", "attempts"])
       .execute();
@@ -120,16 +78,18 @@ describe("createRelay against the local SNS → SQS stack", () => {
     expect(byId.get(oversized ?? "")?.last_error).toMatch(/over the 262144-byte SNS limit/);
     expect(byId.get(unknown ?? "")?.dead_at).toBeInstanceOf(Date);
     expect(byId.get(oversized ?? "")?.attempts).toBe(1);
-    await expect.poll(async () => (await countRows(handle)).published).toBe(1);
-    expect((await receiveAll(sqs, standard.queueUrl, 1)).map((m) => m.attributes.event_id)).toEqual([fine]);
+    await expect.poll(async () => (await countRows(bed.handle)).published).toBe(1);
+    expect((await receiveAll(bed.sqs, bed.standard.queueUrl, 1)).map((m) => m.attributes.event_id)).toEqual([
+      fine,
+    ]);
     expect(await stop(relay)).toMatchObject({ dead: 2, published: 1 });
   });
 
   it("claims through the partial index outbox_pending_by_seq", async () => {
     await clearOutbox();
-    await enqueueAll(handle, events("orders", 20_000, 50));
-    await sql`UPDATE outbox SET published_at = now() WHERE seq % 100 <> 0`.execute(handle.db);
-    await sql`ANALYZE outbox`.execute(handle.db);
+    await enqueueAll(bed.handle, events("orders", 20_000, 50));
+    await sql`UPDATE outbox SET published_at = now() WHERE seq % 100 <> 0`.execute(bed.handle.db);
+    await sql`ANALYZE outbox`.execute(bed.handle.db);
     const { rows } = await sql<{ "QUERY PLAN": string }>`
       EXPLAIN
       WITH candidates AS (
@@ -138,7 +98,7 @@ describe("createRelay against the local SNS → SQS stack", () => {
           AND (o.locked_until IS NULL OR o.locked_until < now())
         ORDER BY o.seq LIMIT 100 FOR UPDATE OF o SKIP LOCKED
       ) SELECT * FROM candidates
-    `.execute(handle.db);
+    `.execute(bed.handle.db);
     expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).toMatch(/outbox_pending_by_seq/);
     await clearOutbox();
   });

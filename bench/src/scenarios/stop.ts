@@ -8,11 +8,11 @@ import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { bootstrapResources, statsClientFor } from "@outbox/devstack";
+import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
 import { MeasuredChild, runJob, TSX_IMPORT } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { countRows, dropDatabase, PTO_TABLE } from "../fixtures.js";
-import type { ConsumerImpl, RelayImpl, RelayJob } from "../jobs.js";
+import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
 import { summarize, wallMs } from "../measure.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
 import { prepared as preparedRelayDatabase } from "./relay.js";
@@ -80,6 +80,29 @@ async function terminate(
   return { exitMs, exitCode, killed: exitMs >= KILL_AFTER_MS };
 }
 
+/**
+ * Starts the subject under load — our daemon, or a peer's job in a measured child — lets it work for
+ * `stopAfterMs`, then stops it with SIGTERM (see `terminate`).
+ */
+async function stopWhileBusy(
+  ctx: BenchContext,
+  subject: { daemon: string; env: Record<string, string> } | { peer: Job },
+): Promise<{ exitMs: number; exitCode: number | null; killed: boolean }> {
+  let child: ChildProcess;
+  if ("daemon" in subject) {
+    const started = daemon(subject.daemon, subject.env);
+    await started.started;
+    child = started.child;
+  } else {
+    const peer = new MeasuredChild(subject.peer);
+    await peer.ready;
+    peer.go();
+    child = peer.process;
+  }
+  await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
+  return terminate(child);
+}
+
 async function relayStopRun(ctx: BenchContext, impl: RelayImpl): Promise<StopRun> {
   const events = ctx.sizes.stopEvents;
   const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
@@ -104,29 +127,22 @@ async function relayStopRun(ctx: BenchContext, impl: RelayImpl): Promise<StopRun
     pto,
   };
   try {
-    let stopped: { exitMs: number; exitCode: number | null; killed: boolean };
-    if (impl === "ours") {
-      const { child, started } = daemon("apps/relay/src/main.ts", {
-        DATABASE_URL: url,
-        AWS_REGION: ctx.stack.aws.region,
-        AWS_ENDPOINT_URL_SNS: ctx.stack.aws.snsEndpoint,
-        AWS_ACCESS_KEY_ID: ctx.stack.aws.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: ctx.stack.aws.credentials.secretAccessKey,
-        RELAY_TOPIC_ARNS: `bench=${topicArn}`,
-        RELAY_BATCH_SIZE: String(ctx.sizes.ourBatchSize),
-        RELAY_RETENTION_MS: "0",
-      });
-      await started;
-      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
-      stopped = await terminate(child);
-    } else {
-      // Its README's outbox listener has no signal handler: SIGTERM's default action ends it.
-      const child = new MeasuredChild(job);
-      await child.ready;
-      child.go();
-      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
-      stopped = await terminate(child.process);
-    }
+    // A peer's README outbox listener has no signal handler: SIGTERM's default action ends it.
+    const stopped = await stopWhileBusy(
+      ctx,
+      impl === "ours"
+        ? {
+            daemon: "apps/relay/src/main.ts",
+            env: {
+              DATABASE_URL: url,
+              ...awsEnvironment(ctx.stack.aws),
+              RELAY_TOPIC_ARNS: `bench=${topicArn}`,
+              RELAY_BATCH_SIZE: String(ctx.sizes.ourBatchSize),
+              RELAY_RETENTION_MS: "0",
+            },
+          }
+        : { peer: job },
+    );
     const left = await countRows(
       url,
       impl === "ours"
@@ -182,30 +198,23 @@ async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<S
   const queueUrl = await filledQueue(ctx, messages, 5);
   const job = consumerJob(ctx, impl, url, queueUrl, 20, null);
   try {
-    let stopped: { exitMs: number; exitCode: number | null; killed: boolean };
-    if (impl === "ours") {
-      const { child, started } = daemon("apps/consumer/src/main.ts", {
-        DATABASE_URL: url,
-        AWS_REGION: ctx.stack.aws.region,
-        AWS_ENDPOINT_URL_SQS: ctx.stack.aws.sqsEndpoint,
-        AWS_ACCESS_KEY_ID: ctx.stack.aws.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: ctx.stack.aws.credentials.secretAccessKey,
-        CONSUMER_QUEUE_URL: queueUrl,
-        CONSUMER_NAME: job.name,
-        CONSUMER_POLLERS: String(job.pollers),
-        CONSUMER_CONCURRENCY: String(job.concurrency),
-        CONSUMER_WAIT_TIME_SECONDS: "1",
-      });
-      await started;
-      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
-      stopped = await terminate(child);
-    } else {
-      const child = new MeasuredChild({ ...job, readmeShutdown: true });
-      await child.ready;
-      child.go();
-      await new Promise((resolve) => setTimeout(resolve, ctx.sizes.stopAfterMs));
-      stopped = await terminate(child.process);
-    }
+    const stopped = await stopWhileBusy(
+      ctx,
+      impl === "ours"
+        ? {
+            daemon: "apps/consumer/src/main.ts",
+            env: {
+              DATABASE_URL: url,
+              ...awsEnvironment(ctx.stack.aws),
+              CONSUMER_QUEUE_URL: queueUrl,
+              CONSUMER_NAME: job.name,
+              CONSUMER_POLLERS: String(job.pollers),
+              CONSUMER_CONCURRENCY: String(job.concurrency),
+              CONSUMER_WAIT_TIME_SECONDS: "1",
+            },
+          }
+        : { peer: { ...job, readmeShutdown: true } },
+    );
     const inboxQuery = `SELECT count(*) AS n FROM inbox WHERE consumer = '${job.name}'`;
     const left = messages - (await countRows(url, inboxQuery));
     // Restart: the same consumer until every message is in the inbox and the queue is empty

@@ -1,3 +1,4 @@
+import { awsEnvironment } from "./aws-environment.js";
 import { bootstrapResources } from "./bootstrap.js";
 import { startStack } from "./stack.js";
 
@@ -36,11 +37,7 @@ try {
   const demo = await bootstrapResources(stack.aws, { name: "demo" });
   const env: Record<string, string> = {
     DATABASE_URL: stack.postgres.adminUrl,
-    AWS_ENDPOINT_URL_SNS: stack.aws.snsEndpoint,
-    AWS_ENDPOINT_URL_SQS: stack.aws.sqsEndpoint,
-    AWS_REGION: stack.aws.region,
-    AWS_ACCESS_KEY_ID: stack.aws.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: stack.aws.credentials.secretAccessKey,
+    ...awsEnvironment(stack.aws),
     TOPIC_ARN: demo.topicArn,
     QUEUE_URL: demo.queueUrl,
     DLQ_URL: demo.dlqUrl,

@@ -1,8 +1,10 @@
 export { snsClient, sqsClient } from "./aws-clients.js";
+export { awsEnvironment } from "./aws-environment.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
 export { FaultClient } from "./faults/client.js";
 export type { FaultConfig, FaultRules, FaultScope } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
+export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,
   type PostgresRestartOptions,

@@ -1,3 +1,4 @@
+import { awsEnvironment } from "@outbox/devstack";
 import { type DaemonProcess, isRunning, repoPath, startDaemonProcess } from "./daemon-process.js";
 import type { DrillEnvironment } from "./drill-environment.js";
 
@@ -6,15 +7,10 @@ export const DRILL_TOPIC = "drill";
 
 /** What both daemons' task definitions share: the database, the AWS endpoints, the log level. */
 function commonEnv(environment: DrillEnvironment): Record<string, string> {
-  const { aws } = environment.stack;
   return {
     DATABASE_URL: environment.databaseUrl,
     LOG_LEVEL: "info",
-    AWS_REGION: aws.region,
-    AWS_ACCESS_KEY_ID: aws.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
-    AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
-    AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
+    ...awsEnvironment(environment.stack.aws),
   };
 }
 

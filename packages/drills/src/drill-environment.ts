@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { type BootstrappedResources, bootstrapResources, type StackInfo } from "@outbox/devstack";
+import {
+  type BootstrappedResources,
+  bootstrapResources,
+  createDatabaseOn,
+  type StackInfo,
+} from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
-import pg from "pg";
 import type { DrillContext } from "./drill-context.js";
 
 /** What one drill runs against: its own database and its own topic/queue/DLQ on a shared stack. */
@@ -21,19 +25,6 @@ export interface DrillEnvironmentOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** A Postgres server of the drill's own (the chaos drill restarts it); default: the stack's. */
   readonly postgresAdminUrl?: string;
-}
-
-async function createDatabaseOn(adminUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** Creates a database (migrated) and a topic → queue (+ DLQ) subscription, both named after the label. */

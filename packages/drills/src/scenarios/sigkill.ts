@@ -1,10 +1,10 @@
 import { performance } from "node:perf_hooks";
 import { statsClientFor } from "@outbox/devstack";
 import { checkSigkill } from "../checks.js";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv, sumDrained } from "../daemons.js";
+import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import { countTables, observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";
+import { countTables, observeDelivery, waitForFullDelivery } from "../observe.js";
 import { enqueueBacklog } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
 import { quickConsumerVisibility, quickRelayLeases } from "./fast-recovery-env.js";

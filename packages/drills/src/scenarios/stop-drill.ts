@@ -1,9 +1,9 @@
 import { performance } from "node:perf_hooks";
 import { checkConsumerSigterm, checkRelaySigterm, checkRestartDrain } from "../checks.js";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, drainedLine, relayEnv, sumDrained } from "../daemons.js";
+import { consumerEnv, DaemonFleet, DRILL_TOPIC, drainedLine, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import { countTables, observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";
+import { observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";
 import { enqueueBacklog } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
 import { consumerIsHandling, relayIsPublishing } from "./moments.js";

@@ -2,6 +2,7 @@ import type { Migration } from "kysely";
 import * as outboxAndInbox from "./0001_outbox_and_inbox.js";
 import * as relayPendingByKey from "./0002_relay_pending_by_key.js";
 import * as consumerExampleEffects from "./0003_consumer_example_effects.js";
+import * as relayHotClaims from "./0004_relay_hot_claims.js";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so a bundled or deployed
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   "0001_outbox_and_inbox": outboxAndInbox,
   "0002_relay_pending_by_key": relayPendingByKey,
   "0003_consumer_example_effects": consumerExampleEffects,
+  "0004_relay_hot_claims": relayHotClaims,
 };
