@@ -73,7 +73,6 @@ export async function processBatch(
 
   const failures: RowFailure[] = [];
   const released: string[] = [];
-  const marks: Promise<void>[] = [];
   let markError: unknown;
   let published = 0;
   let dead = 0;
@@ -125,12 +124,12 @@ export async function processBatch(
         const ids = outcome.published.map((row) => row.id);
         published += ids.length;
         for (const row of outcome.published) deps.metrics.published.inc({ topic: row.topic });
-        // Handled at once: a rejection left for later would be an unhandled one meanwhile.
-        marks.push(
-          deps.markPublished(ids).catch((error: unknown) => {
-            markError ??= error;
-          }),
-        );
+        // The slot is freed only once the mark has committed: a chunk the bus took but the table does
+        // not yet show as published counts as in flight, so a hard kill re-sends at most
+        // RELAY_PUBLISH_CONCURRENCY chunks, never a growing tail of unmarked ones.
+        await deps.markPublished(ids).catch((error: unknown) => {
+          markError ??= error;
+        });
       }
       for (const { row, reason, kind } of outcome.failed) {
         fail(row, reason, kind);
@@ -164,7 +163,6 @@ export async function processBatch(
       await inParallel(planChunks(ready), settings.publishConcurrency, sendChunk);
     }
 
-    await Promise.all(marks);
     if (markError !== undefined) throw markError;
     await markFailed(deps.db, settings.relayId, failures);
     await releaseRows(deps.db, settings.relayId, released);
