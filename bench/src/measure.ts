@@ -131,3 +131,27 @@ export async function waitForLowLoad(
   }
   return load;
 }
+
+/**
+ * Calls `produce(n)` for n = 0 … total − 1 at a steady `rate` per second, keeping at most
+ * `inFlight` calls outstanding (a producer's connection budget). Resolves with the seconds it took.
+ */
+export async function produceAtRate(
+  rate: number,
+  total: number,
+  produce: (n: number) => Promise<void>,
+  inFlight = 8,
+): Promise<number> {
+  const interval = 1_000 / rate;
+  const t0 = performance.now();
+  const pending = new Set<Promise<void>>();
+  for (let n = 0; n < total; n += 1) {
+    const wait = t0 + n * interval - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const work: Promise<void> = produce(n).finally(() => pending.delete(work));
+    pending.add(work);
+    if (pending.size >= inFlight) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+  return (performance.now() - t0) / 1_000;
+}

@@ -16,7 +16,7 @@ import { createDatabase, enqueue } from "@outbox/shared";
 import { MeasuredChild } from "../../../bench/src/child.js";
 import { benchEvent, dropDatabase, freshDatabase } from "../../../bench/src/fixtures.js";
 import type { RelayJob } from "../../../bench/src/jobs.js";
-import { percentile, wallMs } from "../../../bench/src/measure.js";
+import { percentile, produceAtRate, wallMs } from "../../../bench/src/measure.js";
 import { createRelay, nullPublisher } from "../src/index.js";
 
 const rates = process.argv.slice(2).map(Number);
@@ -136,21 +136,10 @@ try {
           child.kill("SIGKILL");
         };
       }
-      const interval = 1_000 / rate;
-      const t0 = performance.now();
-      const pending = new Set<Promise<void>>();
-      for (let n = 0; n < total; n += 1) {
-        const wait = t0 + n * interval - performance.now();
-        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-        const work = enqueue(producer.db, [benchEvent(n)]).then(([id]) => {
-          committedAt.set(id ?? "", wallMs());
-          pending.delete(work);
-        });
-        pending.add(work);
-        if (pending.size >= 8) await Promise.race(pending);
-      }
-      await Promise.all(pending);
-      const producedIn = (performance.now() - t0) / 1_000;
+      const producedIn = await produceAtRate(rate, total, async (n) => {
+        const [id] = await enqueue(producer.db, [benchEvent(n)]);
+        committedAt.set(id ?? "", wallMs());
+      });
       await finish();
       const latencies = [...committedAt]
         .map(([id, at]) => (times.get(id) ?? Number.NaN) - at)

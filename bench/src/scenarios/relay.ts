@@ -20,7 +20,7 @@ import {
   TRACEPARENT,
 } from "../fixtures.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
-import { percentile, postgresCpuSeconds, summarize, wallMs } from "../measure.js";
+import { percentile, postgresCpuSeconds, produceAtRate, summarize, wallMs } from "../measure.js";
 
 const PTO_LATENCY_POLL_MS = 250; // its README example's nextMessagesPollingIntervalInMs
 const POOL_MAX = 20;
@@ -285,17 +285,7 @@ async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Pro
       child.go();
       await new Promise((resolve) => setTimeout(resolve, 300));
       // Steady rate, one event per transaction, from the parent: up to 8 commits in flight.
-      const interval = 1_000 / rate;
-      const t0 = performance.now();
-      const pending = new Set<Promise<void>>();
-      for (let n = 0; n < total; n += 1) {
-        const wait = t0 + n * interval - performance.now();
-        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-        const work = produce(n).finally(() => pending.delete(work));
-        pending.add(work);
-        if (pending.size >= 8) await Promise.race(pending);
-      }
-      await Promise.all(pending);
+      await produceAtRate(rate, total, produce);
       const result = await child.result;
       const published = new Map((result.times as [string, number][] | undefined) ?? []);
       const latencies = [...committedAt]

@@ -1,5 +1,8 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
+import { collectLogLines, type LogLine } from "@outbox/drills";
+
+export type { LogLine } from "@outbox/drills";
 
 const run = promisify(execFile);
 
@@ -11,8 +14,6 @@ export async function pnpm(root: string, args: readonly string[]): Promise<void>
     maxBuffer: 16 * 1024 * 1024,
   });
 }
-
-export type LogLine = Record<string, unknown> & { msg?: string };
 
 export interface PackagedDaemon {
   readonly child: ChildProcess;
@@ -34,19 +35,7 @@ export function startPackaged(directory: string, env: Readonly<Record<string, st
   });
   const lines: LogLine[] = [];
   let stderr = "";
-  let pending = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    const parts = pending.split("\n");
-    pending = parts.pop() ?? "";
-    for (const part of parts.filter((text) => text.trim() !== "")) {
-      try {
-        lines.push(JSON.parse(part) as LogLine);
-      } catch {
-        lines.push({ msg: "(unparsed stdout)", text: part });
-      }
-    }
-  });
+  collectLogLines(child, lines);
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });

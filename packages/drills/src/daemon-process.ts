@@ -48,6 +48,28 @@ export async function killRunningDaemons(): Promise<void> {
   );
 }
 
+/**
+ * Reads a daemon's stdout as pino JSON lines into `lines` (a line that is not JSON is kept as
+ * text), calling `onLines` after each chunk.
+ */
+export function collectLogLines(child: ChildProcess, lines: LogLine[], onLines: () => void = () => {}): void {
+  let pending = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    const parts = pending.split("\n");
+    pending = parts.pop() ?? "";
+    for (const part of parts) {
+      if (!part.trim()) continue;
+      try {
+        lines.push(JSON.parse(part) as LogLine);
+      } catch {
+        lines.push({ msg: "(unparsed stdout)", text: part });
+      }
+    }
+    onLines();
+  });
+}
+
 function matches(line: LogLine, msg: string, fields: Record<string, unknown>): boolean {
   return line.msg === msg && Object.entries(fields).every(([key, value]) => line[key] === value);
 }
@@ -73,19 +95,7 @@ export function startDaemonProcess(
   const lines: LogLine[] = [];
   const waiters = new Set<() => void>();
   let stderr = "";
-  let pending = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    const parts = pending.split("\n");
-    pending = parts.pop() ?? "";
-    for (const part of parts) {
-      if (!part.trim()) continue;
-      try {
-        lines.push(JSON.parse(part) as LogLine);
-      } catch {
-        lines.push({ msg: "(unparsed stdout)", text: part });
-      }
-    }
+  collectLogLines(child, lines, () => {
     for (const wake of waiters) wake();
   });
   child.stderr?.on("data", (chunk: Buffer) => {

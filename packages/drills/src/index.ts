@@ -1,5 +1,6 @@
 export * from "./checks.js";
 export {
+  collectLogLines,
   type DaemonProcess,
   type Exit,
   type LogLine,
