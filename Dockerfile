@@ -3,29 +3,29 @@
 #   docker build --target consumer -t outbox-consumer .
 # Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
 # its production dependencies, no dev dependencies, no workspace, no pnpm.
-ARG NODE_VERSION=22
+# The base image by tag and digest (the multi-arch index), so a rebuild gets the same bytes; to move
+# it, `docker buildx imagetools inspect node:22-bookworm-slim` and replace both parts together.
+ARG NODE_IMAGE=node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c
 
 # ── build: the whole workspace, compiled ────────────────────────────────────────────────────────────
-FROM node:${NODE_VERSION}-slim AS build
-# corepack cannot be relied on (no network for its signature keys on some builders): plain npm.
-RUN npm install -g pnpm@10
+FROM ${NODE_IMAGE} AS build
 ENV CI=true
 WORKDIR /repo
 # The lockfile alone decides this layer: the store is refetched only when dependencies change.
-COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+# Exactly the pnpm that `packageManager` names (corepack cannot be relied on: no network for its
+# signature keys on some builders).
+RUN npm install -g "$(node -p 'require("./package.json").packageManager')"
 RUN pnpm fetch
 COPY . .
 # Offline from the fetched store; no lifecycle scripts (tsc needs none: no native builds, no binaries).
 RUN pnpm install --frozen-lockfile --offline --ignore-scripts
-RUN pnpm --filter @outbox/shared --filter @outbox/relay --filter @outbox/consumer run build
-# pnpm 10 deploys a non-injected workspace only with --legacy: the app, its production dependencies,
-# and the workspace packages it uses (@outbox/shared, with its dist) copied in as real directories.
-RUN pnpm deploy --legacy --prod --offline --filter @outbox/relay /out/relay \
- && pnpm deploy --legacy --prod --offline --filter @outbox/consumer /out/consumer \
- && rm -rf /out/*/test /out/*/bench /out/*/tsconfig*.json
+# The same script the packaging tests run: build, then `pnpm deploy --prod` per daemon, offline
+# and from the lockfile alone.
+RUN infra/scripts/package-daemons.sh /out
 
 # ── runtime: shared by both targets ─────────────────────────────────────────────────────────────────
-FROM node:${NODE_VERSION}-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
 WORKDIR /app

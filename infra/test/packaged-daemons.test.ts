@@ -11,12 +11,11 @@ import { stack } from "../../test/support/aws.js";
 import { createTestDatabase } from "../../test/support/database.js";
 import { uniqueName } from "../../test/support/names.js";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
-import { type PackagedDaemon, pnpm, startPackaged } from "./support/packaged.js";
+import { type PackagedDaemon, packageDaemons, startPackaged } from "./support/packaged.js";
 import { container, synth } from "./support/synth.js";
 
 /**
- * The images' contents without Docker: the same build and `pnpm deploy --prod` as the Dockerfile, into
- * a temporary directory, then each daemon started with plain `node dist/main.js` against the local
+ * The images' contents without Docker: the Dockerfile's packaging script, into a temporary directory, then each daemon started with plain `node dist/main.js` against the local
  * stack, driven end to end (outbox row → relay → SNS → SQS → consumer → inbox) and stopped by SIGTERM.
  */
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -29,30 +28,9 @@ const running: PackagedDaemon[] = [];
 
 beforeAll(async () => {
   out = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-packaged-"));
-  // The workspace packages export dist/ under `default`: compile them as the image build does.
-  await pnpm(root, [
-    "--filter",
-    "@outbox/shared",
-    "--filter",
-    "@outbox/relay",
-    "--filter",
-    "@outbox/consumer",
-    "run",
-    "build",
-  ]);
-  await Promise.all(
-    apps.map((app) =>
-      pnpm(root, [
-        "deploy",
-        "--legacy",
-        "--prod",
-        "--offline",
-        "--filter",
-        `@outbox/${app}`,
-        path.join(out, app),
-      ]),
-    ),
-  );
+  // The Dockerfile's own packaging step, with an empty pnpm metadata cache: it must work from the
+  // lockfile alone, as on a cold builder.
+  await packageDaemons(root, out);
   databaseUrl = await createTestDatabase("infra_packaged");
   database = createDatabase({
     url: databaseUrl,

@@ -118,18 +118,20 @@ describe("Dockerfile", () => {
     name,
   }));
 
-  it("builds with pnpm and deploys each app alone, production dependencies only", () => {
+  it("builds with the pnpm that packageManager names and packages the daemons with the tested script", () => {
     expect(stages.map((stage) => stage.name)).toEqual(["build", "runtime", "relay", "consumer"]);
-    expect(dockerfile).toContain("npm install -g pnpm@10");
-    expect(dockerfile).toMatch(/pnpm deploy --legacy --prod --offline --filter @outbox\/relay \/out\/relay/);
-    expect(dockerfile).toMatch(
-      /pnpm deploy --legacy --prod --offline --filter @outbox\/consumer \/out\/consumer/,
-    );
+    expect(dockerfile).toContain(`npm install -g "$(node -p 'require("./package.json").packageManager')"`);
+    expect(JSON.parse(read("package.json")).packageManager).toMatch(/^pnpm@\d+\.\d+\.\d+$/);
+    // The very script infra/test/packaged-daemons.test.ts runs and checks.
+    expect(dockerfile).toMatch(/^RUN infra\/scripts\/package-daemons\.sh \/out$/m);
+    expect(fs.statSync(new URL("infra/scripts/package-daemons.sh", root)).mode & 0o111).not.toBe(0);
   });
 
-  it("runs on a slim Node LTS, as a non-root user, node as the process, stopped by SIGTERM", () => {
-    expect(dockerfile).toMatch(/^ARG NODE_VERSION=(22|24)$/m);
-    expect(stages.find((stage) => stage.name === "runtime")?.image).toMatch(/^node:\$\{NODE_VERSION\}-slim$/);
+  it("runs on a slim Node LTS pinned by tag and digest, as a non-root user, node as the process, stopped by SIGTERM", () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim@sha256:[0-9a-f]{64}$/m);
+    for (const stage of ["build", "runtime"]) {
+      expect(stages.find((found) => found.name === stage)?.image).toMatch(/^\$\{NODE_IMAGE\}$/);
+    }
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
     expect(dockerfile).toMatch(/^ENV NODE_ENV=production/m);

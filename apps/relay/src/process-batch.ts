@@ -1,8 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
-import type { Database, Logger } from "@outbox/shared";
+import { type BackoffPolicy, backoffMs, type Database, type Logger } from "@outbox/shared";
 import type { Kysely } from "kysely";
-import { type BackoffPolicy, backoffMs } from "./backoff.js";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import { markFailed, type RowFailure, releaseRows } from "./mark-results.js";
@@ -75,7 +74,9 @@ export async function processBatch(
   const released: string[] = [];
   let markError: unknown;
   let published = 0;
-  let dead = 0;
+  // Announced (log, event, metric) only once markFailed has committed: whoever hears "dead" must
+  // find the row dead.
+  const deadRows: { row: ClaimedRow; reason: string; cause: "attempts" | "unsendable" }[] = [];
   const fail = (row: ClaimedRow, reason: string, kind: "entry" | "request") => {
     const attempts = row.attempts + 1;
     const isDead = attempts >= settings.maxAttempts;
@@ -86,11 +87,7 @@ export async function processBatch(
       dead: isDead,
     });
     deps.metrics.failed.inc({ reason: kind });
-    if (isDead) {
-      dead += 1;
-      deps.metrics.dead.inc({ reason: "attempts" });
-      deps.onDead(row, `after ${attempts} attempts: ${reason}`);
-    }
+    if (isDead) deadRows.push({ row, reason: `after ${attempts} attempts: ${reason}`, cause: "attempts" });
   };
 
   try {
@@ -155,16 +152,18 @@ export async function processBatch(
         }
         // Dead at once; a dead row no longer holds its key back (the claim ignores dead rows too).
         failures.push({ id: row.id, delayMs: 0, error: built.reason, dead: true });
-        dead += 1;
         deps.metrics.failed.inc({ reason: "unsendable" });
-        deps.metrics.dead.inc({ reason: "unsendable" });
-        deps.onDead(row, built.reason);
+        deadRows.push({ row, reason: built.reason, cause: "unsendable" });
       }
       await inParallel(planChunks(ready), settings.publishConcurrency, sendChunk);
     }
 
     if (markError !== undefined) throw markError;
     await markFailed(deps.db, settings.relayId, failures);
+    for (const { row, reason, cause } of deadRows) {
+      deps.metrics.dead.inc({ reason: cause });
+      deps.onDead(row, reason);
+    }
     await releaseRows(deps.db, settings.relayId, released);
     const durationMs = performance.now() - started;
     deps.metrics.batchSeconds.observe(durationMs / 1_000);
@@ -172,7 +171,7 @@ export async function processBatch(
       claimed: rows.length,
       published,
       failed: failures.length,
-      dead,
+      dead: deadRows.length,
       released: released.length,
       durationMs,
     };

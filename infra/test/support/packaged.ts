@@ -1,4 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { promisify } from "node:util";
 import { collectLogLines, type LogLine } from "@outbox/drills";
 
@@ -6,13 +9,21 @@ export type { LogLine } from "@outbox/drills";
 
 const run = promisify(execFile);
 
-/** Runs pnpm from the repository root (offline: the store is warm after `pnpm install`). */
-export async function pnpm(root: string, args: readonly string[]): Promise<void> {
-  await run("pnpm", [...args], {
-    cwd: root,
-    env: { ...process.env, CI: "true" },
-    maxBuffer: 16 * 1024 * 1024,
-  });
+/**
+ * `infra/scripts/package-daemons.sh`, as the Dockerfile runs it, with a fresh, empty pnpm metadata
+ * cache so that a warm cache on this machine cannot hide a step that needs the registry.
+ */
+export async function packageDaemons(root: string, out: string): Promise<void> {
+  const emptyCache = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-pnpm-cache-"));
+  try {
+    await run("bash", [path.join(root, "infra/scripts/package-daemons.sh"), out], {
+      cwd: root,
+      env: { ...process.env, CI: "true", npm_config_cache_dir: emptyCache },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } finally {
+    fs.rmSync(emptyCache, { recursive: true, force: true });
+  }
 }
 
 export interface PackagedDaemon {

