@@ -1,6 +1,7 @@
-# Two images from one file, one target per daemon:
+# Three images from one file, one target per daemon:
 #   docker build --target relay    -t outbox-relay .
 #   docker build --target consumer -t outbox-consumer .
+#   docker build --target api      -t outbox-api .
 # Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
 # its production dependencies, no dev dependencies, no workspace, no pnpm.
 # The base image by tag and digest (the multi-arch index), so a rebuild gets the same bytes; to move
@@ -47,4 +48,11 @@ CMD ["node", "dist/main.js"]
 
 FROM runtime AS consumer
 COPY --from=build /out/consumer /app
+CMD ["node", "dist/main.js"]
+
+FROM runtime AS api
+COPY --from=build /out/api /app
+# The photo service's port (API_PORT); the ops server stays on 9090.
+EXPOSE 8080
+# `node dist/main.js reconcile` runs one reconciliation pass (a scheduled task) instead of the service.
 CMD ["node", "dist/main.js"]

@@ -6,6 +6,7 @@ import { type LocalStack, startStack } from "@outbox/devstack";
 import pg from "pg";
 import type { BenchContext, Row, ScenarioName, Sizes } from "./context.js";
 import { machineInfo, parentPid } from "./measure.js";
+import { apiThroughput } from "./scenarios/api.js";
 import { consumerThroughput } from "./scenarios/consumer.js";
 import { latency, relayThroughput } from "./scenarios/relay.js";
 import { scale } from "./scenarios/scale.js";
@@ -39,6 +40,7 @@ const RUNNERS: Record<ScenarioName, (ctx: BenchContext) => Promise<void>> = {
   consumer: consumerThroughput,
   stop: stopCost,
   scale,
+  api: apiThroughput,
 };
 
 function packageVersion(name: string): string {
@@ -72,6 +74,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       "@outbox/consumer": packageVersion("@outbox/consumer"),
       "pg-transactional-outbox": packageVersion("pg-transactional-outbox"),
       "sqs-consumer": packageVersion("sqs-consumer"),
+      fastify: packageVersion("fastify"),
+      autocannon: packageVersion("autocannon"),
       pg: packageVersion("pg"),
       kysely: packageVersion("kysely"),
       "@aws-sdk/client-sns": packageVersion("@aws-sdk/client-sns"),

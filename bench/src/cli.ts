@@ -1,5 +1,5 @@
 /**
- * pnpm bench [--quick] [--runs N] [--only relay,latency,consumer,stop,scale] [--wait-for-load]
+ * pnpm bench [--quick] [--runs N] [--only relay,latency,consumer,stop,scale,api] [--wait-for-load]
  *
  * Measures our relay and consumer beside pg-transactional-outbox and sqs-consumer on one embedded
  * stack (Postgres with wal_level=logical, SQS, the SNS emulator). Progress on stderr, the Markdown

@@ -19,6 +19,8 @@ export interface Sizes {
   replicas: number[];
   scaleEvents: number;
   scaleMessages: number;
+  /** autocannon's run against POST /photos, per side and run. */
+  apiSeconds: number;
 }
 
 export const FULL: Sizes = {
@@ -37,6 +39,7 @@ export const FULL: Sizes = {
   replicas: [1, 2, 4],
   scaleEvents: 50_000,
   scaleMessages: 20_000,
+  apiSeconds: 15,
 };
 
 export const QUICK: Sizes = {
@@ -55,6 +58,7 @@ export const QUICK: Sizes = {
   replicas: [1, 2],
   scaleEvents: 5_000,
   scaleMessages: 1_000,
+  apiSeconds: 4,
 };
 
 /** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
@@ -73,10 +77,11 @@ export const SMOKE: Sizes = {
   replicas: [1, 2],
   scaleEvents: 400,
   scaleMessages: 60,
+  apiSeconds: 1,
 };
 
-export type ScenarioName = "relay" | "latency" | "consumer" | "stop" | "scale";
-export const SCENARIOS: readonly ScenarioName[] = ["relay", "latency", "consumer", "stop", "scale"];
+export type ScenarioName = "relay" | "latency" | "consumer" | "stop" | "scale" | "api";
+export const SCENARIOS: readonly ScenarioName[] = ["relay", "latency", "consumer", "stop", "scale", "api"];
 
 /** One line of the Markdown table: ours against one peer on one metric. */
 export interface Row {

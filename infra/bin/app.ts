@@ -17,6 +17,8 @@ const context = (key: string): string | undefined => {
 const email = context("alarmEmail");
 const databaseSecurityGroupId = context("databaseSecurityGroupId");
 const handlersModule = context("consumerHandlersModule");
+// The photo service is deployed once it has an equipment service to talk to (`-c equipmentUrl=…`).
+const equipmentUrl = context("equipmentUrl");
 
 new OutboxWorkersStack(app, context("stackName") ?? "OutboxWorkers", {
   description: "Outbox relay (Postgres → SNS) and inbox consumer (SQS → Postgres) on ECS Fargate",
@@ -24,5 +26,6 @@ new OutboxWorkersStack(app, context("stackName") ?? "OutboxWorkers", {
   ...(email ? { alarmEmail: email } : {}),
   ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
   ...(handlersModule ? { consumer: { handlersModule } } : {}),
+  ...(equipmentUrl ? { api: { equipmentUrl } } : {}),
 });
 app.synth();

@@ -1,3 +1,4 @@
+import { apiSettings, apiTimeouts } from "@outbox/api";
 import { consumerSettings, consumerTimeouts } from "@outbox/consumer";
 import { relaySettings, relayTimeouts } from "@outbox/relay";
 import { ConfigError, resolveDaemonConfig, type Setting } from "@outbox/shared";
@@ -69,7 +70,8 @@ export interface RelayBudgetInput {
   readonly shutdownOverheadMs?: number;
 }
 
-export interface RelayBudget {
+/** The stop of a daemon whose stop is its drain: what the relay and the photo service share. */
+export interface DrainStopBudget {
   readonly drainTimeoutMs: number;
   readonly shutdownOverheadMs: number;
   readonly marginMs: number;
@@ -80,12 +82,16 @@ export interface RelayBudget {
   readonly opsPort: number;
 }
 
-/** Relay: stopTimeout = drain + shutdown overhead + margin. */
-export function relayBudget(input: RelayBudgetInput = {}): RelayBudget {
-  const drainTimeoutMs = input.drainTimeoutMs ?? defaultOf(relaySettings.drainTimeoutMs);
-  const shutdownOverheadMs = input.shutdownOverheadMs ?? common.shutdownOverheadMs;
+export type RelayBudget = DrainStopBudget;
+
+/** stopTimeout = drain + shutdown overhead + margin. */
+function drainStopBudget(
+  service: string,
+  drainTimeoutMs: number,
+  shutdownOverheadMs: number,
+): DrainStopBudget {
   const stopTimeoutSeconds = checkStopTimeout(
-    "relay",
+    service,
     wholeSeconds(drainTimeoutMs + shutdownOverheadMs + STOP_MARGIN_MS),
   );
   return {
@@ -96,6 +102,15 @@ export function relayBudget(input: RelayBudgetInput = {}): RelayBudget {
     stopTimeoutMs: stopTimeoutSeconds * 1000,
     opsPort: common.opsPort,
   };
+}
+
+/** Relay: stopTimeout = drain + shutdown overhead + margin. */
+export function relayBudget(input: RelayBudgetInput = {}): RelayBudget {
+  return drainStopBudget(
+    "relay",
+    input.drainTimeoutMs ?? defaultOf(relaySettings.drainTimeoutMs),
+    input.shutdownOverheadMs ?? common.shutdownOverheadMs,
+  );
 }
 
 export interface ConsumerBudgetInput {
@@ -181,8 +196,49 @@ export function consumerBudget(input: ConsumerBudgetInput): ConsumerBudget {
   };
 }
 
+export interface ApiBudgetInput {
+  /** API_DRAIN_TIMEOUT_MS; default: the service's own default. */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface ApiBudget extends DrainStopBudget {
+  readonly port: number;
+  /** API_HANDLER_TIMEOUT_MS: the longest a request may run. */
+  readonly handlerTimeoutMs: number;
+  /**
+   * The target group's deregistration delay: ECS stops a task only after its target drained, so the
+   * load balancer must wait out the longest request (the handler cap) before giving up on it.
+   */
+  readonly deregistrationDelaySeconds: number;
+  /** The load balancer's idle timeout (LB_IDLE_TIMEOUT_MS), below the service's keep-alive. */
+  readonly loadBalancerIdleTimeoutSeconds: number;
+  readonly keepAliveTimeoutMs: number;
+}
+
+/**
+ * The photo service: stopTimeout = drain + shutdown overhead + margin, like the daemons; the
+ * deregistration delay outlasts the handler cap; the ALB's idle timeout stays the service's
+ * LB_IDLE_TIMEOUT_MS default (60 s), which its start-up check keeps below the 65 s keep-alive.
+ */
+export function apiBudget(input: ApiBudgetInput = {}): ApiBudget {
+  const handlerTimeoutMs = defaultOf(apiSettings.handlerTimeoutMs);
+  return {
+    ...drainStopBudget(
+      "api",
+      input.drainTimeoutMs ?? defaultOf(apiSettings.drainTimeoutMs),
+      defaultOf(apiSettings.shutdownOverheadMs),
+    ),
+    opsPort: defaultOf(apiSettings.opsPort),
+    port: defaultOf(apiSettings.port),
+    handlerTimeoutMs,
+    deregistrationDelaySeconds: wholeSeconds(handlerTimeoutMs + STOP_MARGIN_MS),
+    loadBalancerIdleTimeoutSeconds: wholeSeconds(defaultOf(apiSettings.loadBalancerIdleTimeoutMs)),
+    keepAliveTimeoutMs: defaultOf(apiSettings.keepAliveTimeoutMs),
+  };
+}
+
 /** The settings of each daemon infra deploys. */
-export const settingsFor = { relay: relaySettings, consumer: consumerSettings } as const;
+export const settingsFor = { relay: relaySettings, consumer: consumerSettings, api: apiSettings } as const;
 
 export type Daemon = keyof typeof settingsFor;
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -191,6 +247,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
 const resolveConfig: Record<Daemon, (env: Environment) => unknown> = {
   relay: (env) => resolveDaemonConfig(relaySettings, relayTimeouts, env),
   consumer: (env) => resolveDaemonConfig(consumerSettings, consumerTimeouts, env),
+  api: (env) => resolveDaemonConfig(apiSettings, apiTimeouts, env),
 };
 
 /** Every environment variable a daemon reads: the container environment may use these names only. */

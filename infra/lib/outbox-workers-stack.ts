@@ -9,7 +9,10 @@ import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Construct } from "constructs";
 import { OutboxAlarms } from "./alarms.js";
+import { ApiLoadBalancer } from "./api-load-balancer.js";
 import {
+  type ApiBudget,
+  apiBudget,
   assertStartsUp,
   type ConsumerBudget,
   consumerBudget,
@@ -57,6 +60,22 @@ export interface ConsumerServiceOptions {
   readonly memoryLimitMiB?: number;
 }
 
+export interface ApiServiceOptions {
+  /** EQUIPMENT_URL: the equipment service the photo service links gear at. */
+  readonly equipmentUrl: string;
+  /** The image (the Dockerfile's `api` target). Default: the deploy-time parameter ApiImage. */
+  readonly image?: ecs.ContainerImage;
+  readonly desiredCount?: number;
+  readonly drainTimeoutMs?: number;
+  /** The outbox topic of `photo.posted`; routed to the stack's topic by the relay. Default "photos". */
+  readonly photoTopic?: string;
+  readonly internetFacing?: boolean;
+  readonly p99Alarm?: Duration;
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
 export interface OutboxWorkersStackProps extends StackProps {
   /** FIFO topic and queues. Default false (standard). */
   readonly fifo?: boolean;
@@ -73,6 +92,8 @@ export interface OutboxWorkersStackProps extends StackProps {
   readonly databasePort?: number;
   readonly relay?: RelayServiceOptions;
   readonly consumer?: ConsumerServiceOptions;
+  /** The photo service (apps/api) behind an ALB; not deployed without it. */
+  readonly api?: ApiServiceOptions;
   readonly alarmEmail?: string;
   readonly oldestMessageAgeAlarm?: Duration;
   readonly relayLagAlarm?: Duration;
@@ -174,6 +195,9 @@ export class OutboxWorkersStack extends Stack {
   readonly alarms: OutboxAlarms;
   readonly alarmTopic: sns.Topic;
   readonly relayMetrics: PrometheusEmfSidecar | undefined;
+  readonly api: DaemonService | undefined;
+  readonly apiBudget: ApiBudget | undefined;
+  readonly apiLoadBalancer: ApiLoadBalancer | undefined;
 
   constructor(scope: Construct, id: string, props: OutboxWorkersStackProps = {}) {
     super(scope, id, props);
@@ -245,7 +269,10 @@ export class OutboxWorkersStack extends Stack {
         options: relayOptions,
         computed: {
           RELAY_DRAIN_TIMEOUT_MS: String(relayBudgetValues.drainTimeoutMs),
-          RELAY_TOPIC_ARNS: `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
+          RELAY_TOPIC_ARNS: [
+            `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
+            ...(props.api ? [`${props.api.photoTopic ?? "photos"}=${topic.topicArn}`] : []),
+          ].join(","),
         },
         // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
         desiredCount: relayOptions.desiredCount ?? 2,
@@ -343,6 +370,47 @@ export class OutboxWorkersStack extends Stack {
       evaluationPeriods: 3,
     });
 
+    // ── api (the photo service) ─────────────────────────────────────────────────────────────────
+    const apiOptions = props.api;
+    this.apiBudget = apiOptions
+      ? apiBudget(
+          apiOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: apiOptions.drainTimeoutMs },
+        )
+      : undefined;
+    this.api =
+      apiOptions && this.apiBudget
+        ? daemonService(
+            this,
+            "Api",
+            "api",
+            {
+              ...shared,
+              image:
+                apiOptions.image ??
+                ecs.ContainerImage.fromRegistry(
+                  new CfnParameter(this, "ApiImage", {
+                    type: "String",
+                    description: "Photo service image URI (the Dockerfile's `api` target)",
+                  }).valueAsString,
+                ),
+            },
+            {
+              budget: this.apiBudget,
+              options: apiOptions,
+              computed: {
+                API_DRAIN_TIMEOUT_MS: String(this.apiBudget.drainTimeoutMs),
+                API_PORT: String(this.apiBudget.port),
+                LB_IDLE_TIMEOUT_MS: String(this.apiBudget.loadBalancerIdleTimeoutSeconds * 1000),
+                API_KEEP_ALIVE_TIMEOUT_MS: String(this.apiBudget.keepAliveTimeoutMs),
+                EQUIPMENT_URL: apiOptions.equipmentUrl,
+                API_PHOTO_TOPIC: apiOptions.photoTopic ?? "photos",
+              },
+              desiredCount: apiOptions.desiredCount ?? 2,
+            },
+          )
+        : undefined;
+    // The service talks to Postgres and the equipment service only: its task role gets no policy.
+
     // ── database access ────────────────────────────────────────────────────────────────────────
     if (props.databaseSecurityGroupId) {
       const database = ec2.SecurityGroup.fromSecurityGroupId(
@@ -351,7 +419,7 @@ export class OutboxWorkersStack extends Stack {
         props.databaseSecurityGroupId,
       );
       const port = ec2.Port.tcp(props.databasePort ?? 5432);
-      for (const daemon of [this.relay, this.consumer]) {
+      for (const daemon of [this.relay, this.consumer, ...(this.api ? [this.api] : [])]) {
         database.connections.allowFrom(daemon.service, port, `${daemon.container.containerName} → Postgres`);
       }
     }
@@ -369,6 +437,25 @@ export class OutboxWorkersStack extends Stack {
       relayLagThreshold: props.relayLagAlarm ?? Duration.minutes(1),
       alarmTopic: this.alarmTopic,
     });
+
+    this.apiLoadBalancer =
+      this.api && this.apiBudget
+        ? new ApiLoadBalancer(this, "ApiLoadBalancer", {
+            vpc,
+            api: this.api,
+            budget: this.apiBudget,
+            ...(apiOptions?.internetFacing === undefined
+              ? {}
+              : { internetFacing: apiOptions.internetFacing }),
+            ...(apiOptions?.p99Alarm ? { p99Threshold: apiOptions.p99Alarm } : {}),
+            alarmTopic: this.alarmTopic,
+          })
+        : undefined;
+    if (this.apiLoadBalancer) {
+      new CfnOutput(this, "ApiUrl", {
+        value: `http://${this.apiLoadBalancer.loadBalancer.loadBalancerDnsName}`,
+      });
+    }
 
     new CfnOutput(this, "TopicArn", { value: topic.topicArn });
     new CfnOutput(this, "QueueUrl", { value: queue.queueUrl });

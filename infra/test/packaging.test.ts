@@ -119,7 +119,7 @@ describe("Dockerfile", () => {
   }));
 
   it("builds with the pnpm that packageManager names and packages the daemons with the tested script", () => {
-    expect(stages.map((stage) => stage.name)).toEqual(["build", "runtime", "relay", "consumer"]);
+    expect(stages.map((stage) => stage.name)).toEqual(["build", "runtime", "relay", "consumer", "api"]);
     expect(dockerfile).toContain(`npm install -g "$(node -p 'require("./package.json").packageManager')"`);
     expect(JSON.parse(read("package.json")).packageManager).toMatch(/^pnpm@\d+\.\d+\.\d+$/);
     // The very script infra/test/packaged-daemons.test.ts runs and checks.
@@ -138,6 +138,7 @@ describe("Dockerfile", () => {
     expect(dockerfile).toContain("NODE_OPTIONS=--enable-source-maps");
     const commands = [...dockerfile.matchAll(/^CMD (.+)$/gm)].map(([, command]) => JSON.parse(command ?? ""));
     expect(commands).toEqual([
+      ["node", "dist/main.js"],
       ["node", "dist/main.js"],
       ["node", "dist/main.js"],
     ]);

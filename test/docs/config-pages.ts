@@ -1,3 +1,4 @@
+import { apiSettings } from "@outbox/api";
 import { consumerSettings } from "@outbox/consumer";
 import { relaySettings } from "@outbox/relay";
 import { commonSettings, type SettingsSpec } from "@outbox/shared";
@@ -7,4 +8,5 @@ export const configPages: readonly { readonly page: string; readonly settings: S
   { page: "docs/configuration.md", settings: commonSettings },
   { page: "docs/relay.md", settings: relaySettings },
   { page: "docs/consumer.md", settings: consumerSettings },
+  { page: "docs/api.md", settings: apiSettings },
 ];

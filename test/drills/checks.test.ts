@@ -1,10 +1,19 @@
 import {
   checkChaos,
   checkConsumerSigterm,
+  checkDeadline,
+  checkHttpSigkill,
+  checkHttpSigterm,
+  checkPhotoChain,
   checkRelaySigterm,
   checkRestartDrain,
   checkRollingRestart,
   checkSigkill,
+  checkSlowDependency,
+  checkTerminationRace,
+  formatMs,
+  formatSeconds,
+  type HttpOutcome,
   renderTable,
 } from "@outbox/drills";
 import { describe, expect, it } from "vitest";
@@ -125,5 +134,161 @@ describe("drill checkers", () => {
       "|---|---|---|",
       "| restart and drain everything | inbox 150/150, effects 150, duplicate skips: 2, queue 0, DLQ 0 | **FAIL** |",
     ]);
+  });
+});
+
+describe("termination-race checker", () => {
+  const dropping = { preStopMs: 0, propagationMs: 1_000, predicted: 20, measured: 19, sent: 400 };
+  const covered = { preStopMs: 1_000, propagationMs: 1_000, predicted: 0, measured: 0, sent: 400 };
+
+  it("passes when prediction and measurement agree on which settings drop nothing, and says how far they differ", () => {
+    expect(checkTerminationRace({ runs: [dropping, covered] })).toEqual({
+      check:
+        "termination race: 2 api replicas behind a round-robin proxy that drops one 1000 ms after its stop begins",
+      result:
+        "preStop 0 ms: predicted 20, measured 19 of 400 (−1); preStop 1000 ms: predicted 0, measured 0 of 400 (±0)",
+      pass: true,
+    });
+  });
+
+  it("fails when reality drops where the model says nothing drops, or the reverse", () => {
+    expect(checkTerminationRace({ runs: [dropping, { ...covered, measured: 3 }] }).pass).toBe(false);
+    expect(checkTerminationRace({ runs: [{ ...dropping, measured: 0 }, covered] }).pass).toBe(false);
+  });
+
+  it("fails without a setting that drops and one that does not", () => {
+    expect(checkTerminationRace({ runs: [covered, covered] }).pass).toBe(false);
+    expect(checkTerminationRace({ runs: [dropping] }).pass).toBe(false);
+    expect(checkTerminationRace({ runs: [] })).toMatchObject({ result: "no runs", pass: false });
+  });
+});
+
+describe("photo service checkers", () => {
+  const term = {
+    inFlight: 8,
+    holdMs: 3_000,
+    outcomes: Array<HttpOutcome>(8).fill(201),
+    committedPhotos: 8,
+    committedEvents: 8,
+    exit: clean,
+    shutdown: { clean: true, cut: 0 },
+  };
+
+  it("http-sigterm: all 8 answer 201 and commit, clean, exit 0", () => {
+    expect(checkHttpSigterm(term)).toMatchObject({
+      pass: true,
+      result: "8/8 answered 201 (8× 201); clean=true, cut=0; committed 8 photos + 8 outbox events; exit 0",
+    });
+    expect(
+      checkHttpSigterm({ ...term, outcomes: [...Array<HttpOutcome>(7).fill(201), "cut"] }),
+    ).toMatchObject({
+      pass: false,
+      result: expect.stringContaining("7/8 answered 201 (7× 201, 1× cut)"),
+    });
+    expect(checkHttpSigterm({ ...term, outcomes: [...Array<HttpOutcome>(7).fill(201), 503] }).pass).toBe(
+      false,
+    );
+    expect(checkHttpSigterm({ ...term, shutdown: { clean: false, cut: 2 } }).pass).toBe(false);
+    expect(checkHttpSigterm({ ...term, shutdown: null }).pass).toBe(false);
+    expect(checkHttpSigterm({ ...term, committedEvents: 7 }).pass).toBe(false);
+    expect(checkHttpSigterm({ ...term, committedPhotos: 0 }).pass).toBe(false);
+    expect(checkHttpSigterm({ ...term, exit: { code: 1, signal: null } }).pass).toBe(false);
+    expect(
+      checkHttpSigterm({ ...term, inFlight: 0, outcomes: [], committedPhotos: 0, committedEvents: 0 }).pass,
+    ).toBe(false);
+  });
+
+  it("http-sigkill: every request cut, nothing committed", () => {
+    const kill = {
+      ...term,
+      outcomes: Array<HttpOutcome>(8).fill("cut"),
+      committedPhotos: 0,
+      committedEvents: 0,
+      exit: killed,
+    };
+    expect(checkHttpSigkill(kill)).toMatchObject({ pass: true, result: expect.stringContaining("8/8 cut") });
+    expect(checkHttpSigkill({ ...kill, outcomes: [...Array<HttpOutcome>(7).fill("cut"), 201] }).pass).toBe(
+      false,
+    );
+    expect(checkHttpSigkill({ ...kill, committedPhotos: 1 }).pass).toBe(false);
+    expect(checkHttpSigkill({ ...kill, exit: clean }).pass).toBe(false);
+  });
+
+  it("slow-dependency: 201 after the client's timeout, before the stub's, pending, then linked once", () => {
+    const slow = {
+      stubHangMs: 20_000,
+      equipmentTimeoutMs: 10_000,
+      status: 201 as HttpOutcome,
+      gearLink: "pending",
+      elapsedMs: 10_112,
+      stubReceivedMs: 9_999,
+      linkedAfterRecovery: true,
+      linksAtStub: 1,
+    };
+    expect(checkSlowDependency(slow)).toMatchObject({
+      pass: true,
+      result:
+        "201 in 10.1 s, link pending; stub received 9 999 ms; after recovery linked by reconciliation (1 link at the stub)",
+    });
+    // Waited for the stub: the client's timeout did not bound the call.
+    expect(checkSlowDependency({ ...slow, elapsedMs: 20_050 }).pass).toBe(false);
+    // Answered before the client could have timed out: the call was never really made.
+    expect(checkSlowDependency({ ...slow, elapsedMs: 120 }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, status: 504 }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, gearLink: "linked" }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, stubReceivedMs: null }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, stubReceivedMs: 25_000 }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, linkedAfterRecovery: false }).pass).toBe(false);
+    expect(checkSlowDependency({ ...slow, linksAtStub: 0 }).pass).toBe(false);
+  });
+
+  it("deadline: answered with the caller's 3 s, the stub got 3 000 minus the time upstream", () => {
+    const deadline = {
+      headerMs: 3_000,
+      equipmentTimeoutMs: 10_000,
+      status: 201 as HttpOutcome,
+      gearLink: "pending",
+      elapsedMs: 3_080,
+      stubReceivedMs: 2_981,
+      upstreamMs: 40,
+    };
+    expect(checkDeadline(deadline)).toMatchObject({
+      pass: true,
+      result: "201 in 3.1 s (not 10.0 s), link pending; stub received 2 981 ms (3 000 ms − 19 ms upstream)",
+    });
+    // The fixed hierarchy only: the 10 s client timeout fired, not the caller's deadline.
+    expect(checkDeadline({ ...deadline, elapsedMs: 10_100 }).pass).toBe(false);
+    // The document's trap: the stub recorded the client's own 10 s, not the caller's remaining time.
+    expect(checkDeadline({ ...deadline, stubReceivedMs: 9_999 }).pass).toBe(false);
+    // More time spent than the drill saw pass: the value was not derived from the header.
+    expect(checkDeadline({ ...deadline, stubReceivedMs: 2_500 }).pass).toBe(false);
+    expect(checkDeadline({ ...deadline, stubReceivedMs: null }).pass).toBe(false);
+    expect(checkDeadline({ ...deadline, status: 504 }).pass).toBe(false);
+    expect(checkDeadline({ ...deadline, elapsedMs: 40 }).pass).toBe(false);
+  });
+
+  it("photo-chain: every post's event applied exactly once, none lost, no duplicate skips", () => {
+    const chain = {
+      posts: 200,
+      posted: 200,
+      events: 200,
+      feed: 200,
+      lost: 0,
+      duplicates: 0,
+      restarts: 6,
+      exits: [clean, clean],
+    };
+    expect(checkPhotoChain(chain).pass).toBe(true);
+    expect(checkPhotoChain({ ...chain, posted: 199 }).pass).toBe(false);
+    expect(checkPhotoChain({ ...chain, feed: 199, lost: 1 }).pass).toBe(false);
+    expect(checkPhotoChain({ ...chain, duplicates: 3 }).pass).toBe(false);
+    expect(checkPhotoChain({ ...chain, exits: [clean, { code: 1, signal: null }] }).pass).toBe(false);
+    expect(checkPhotoChain({ ...chain, posts: 0, posted: 0, events: 0, feed: 0 }).pass).toBe(false);
+  });
+
+  it("prints figures the way the document does", () => {
+    expect(formatMs(2_981)).toBe("2 981 ms");
+    expect(formatMs(19)).toBe("19 ms");
+    expect(formatSeconds(10_112)).toBe("10.1 s");
   });
 });

@@ -1,15 +1,29 @@
+import type { Database } from "@outbox/shared";
 import { z } from "zod";
-import { defineHandlers } from "./handlers.js";
+import { defineHandlers, type ParsingHandler } from "./handlers.js";
 
 /**
  * The handlers the daemon runs unless CONSUMER_HANDLERS_MODULE names your own module. Copy this
  * file: a module whose default export is `defineHandlers(...)` is all the daemon needs.
  */
 const exampleCreated = z.object({ name: z.string().min(1) });
+const photoPosted = z.object({ photoId: z.uuid(), title: z.string() });
 
 export interface ExampleEvents {
   "example.created": z.infer<typeof exampleCreated>;
+  "photo.posted": z.infer<typeof photoPosted>;
 }
+
+/** The photo service's event (apps/api) ends the chain in an effect: one row of the photo feed. */
+export const photoPostedHandler: ParsingHandler<"photo.posted", ExampleEvents["photo.posted"], Database> = {
+  parse: (payload) => photoPosted.parse(payload),
+  async handle(event, { trx }) {
+    await trx
+      .insertInto("photo_feed")
+      .values({ event_id: event.id, photo_id: event.payload.photoId, title: event.payload.title })
+      .execute();
+  },
+};
 
 export default defineHandlers<ExampleEvents>({
   "example.created": {
@@ -23,4 +37,5 @@ export default defineHandlers<ExampleEvents>({
         .execute();
     },
   },
+  "photo.posted": photoPostedHandler,
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
 import { defineHandlers } from "../src/index.js";
@@ -76,5 +77,28 @@ describe("exactly-once effects", () => {
     expect(rows).toEqual([]);
     const inbox = await inboxRowsOf(bed.database, "own-trx");
     expect(inbox).toEqual([]);
+  });
+
+  it("applies photo.posted (the photo service's event) once, as one feed row", async () => {
+    const queue = await queueFor("photos");
+    const photoId = randomUUID();
+    const posted = { id: randomUUID(), type: "photo.posted", payload: { photoId, title: "Dusk" } };
+    await sendRaw(bed.sqs, queue.queueUrl, [posted, posted]);
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      name: "photos",
+      waitTimeSeconds: 1,
+      concurrency: 1,
+    });
+    consumer.start();
+    await expect
+      .poll(() => consumer.stats().processed + consumer.stats().duplicates, { timeout: 20_000 })
+      .toBe(2);
+    expect(await consumer.drain()).toMatchObject({ processed: 1, duplicates: 1, poison: 0 });
+    const feed = await bed.database.db
+      .selectFrom("photo_feed")
+      .select(["event_id", "photo_id", "title"])
+      .execute();
+    expect(feed).toEqual([{ event_id: posted.id, photo_id: photoId, title: "Dusk" }]);
   });
 });

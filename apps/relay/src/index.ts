@@ -1,4 +1,3 @@
-export { type BackoffPolicy, backoffMs } from "./backoff.js";
 export { MAX_MESSAGE_BYTES } from "./build-entry.js";
 export type { ClaimedRow } from "./claim-batch.js";
 export type { BatchReport } from "./process-batch.js";

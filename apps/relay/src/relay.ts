@@ -1,9 +1,8 @@
 import { EventEmitter } from "node:events";
 import os from "node:os";
-import { type Database, forwardAbort, type Logger, sleep } from "@outbox/shared";
+import { type BackoffPolicy, type Database, forwardAbort, type Logger, sleep } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
-import type { BackoffPolicy } from "./backoff.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { createPublishedMarker } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";

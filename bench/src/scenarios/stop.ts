@@ -3,21 +3,19 @@
  * was sent twice. Ours runs as the real daemons (apps/relay and apps/consumer src/main.ts); each peer is stopped the way
  * its README shows.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
-import { MeasuredChild, runJob, TSX_IMPORT } from "../child.js";
+import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
+import { spawnDaemon } from "../daemon-process.js";
 import { countRows, dropDatabase, PTO_TABLE } from "../fixtures.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
 import { summarize, wallMs } from "../measure.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
 import { prepared as preparedRelayDatabase } from "./relay.js";
 
-const repo = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
 /** A process still alive this long after SIGTERM is killed and reported as such. */
 const KILL_AFTER_MS = 30_000;
 
@@ -31,39 +29,6 @@ export interface StopRun {
   /** Events / messages left for the restart. */
   leftForRestart: number;
   restartSeconds: number;
-}
-
-function daemon(entry: string, env: Record<string, string>): { child: ChildProcess; started: Promise<void> } {
-  const child = spawn(
-    process.execPath,
-    [
-      "--disable-warning=NodeVersionSupportWarning",
-      "--conditions=development",
-      "--import",
-      TSX_IMPORT,
-      repo(entry),
-    ],
-    {
-      env: {
-        ...process.env,
-        NODE_NO_WARNINGS: "1",
-        OPS_PORT: "0",
-        OPS_HOST: "127.0.0.1",
-        LOG_LEVEL: "info",
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const started = new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout as NonNullable<ChildProcess["stdout"]> });
-    lines.on("line", (line) => {
-      if (line.includes('"msg":"started"')) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it started`)));
-  });
-  started.catch(() => {});
-  return { child, started };
 }
 
 /** SIGTERM, then the time until the process is gone (SIGKILL after KILL_AFTER_MS). */
@@ -90,8 +55,8 @@ async function stopWhileBusy(
 ): Promise<{ exitMs: number; exitCode: number | null; killed: boolean }> {
   let child: ChildProcess;
   if ("daemon" in subject) {
-    const started = daemon(subject.daemon, subject.env);
-    await started.started;
+    const started = spawnDaemon(subject.daemon, subject.env);
+    await started.ready;
     child = started.child;
   } else {
     const peer = new MeasuredChild(subject.peer);

@@ -1,6 +1,12 @@
 export { snsClient, sqsClient } from "./aws-clients.js";
 export { awsEnvironment } from "./aws-environment.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
+export {
+  type EquipmentFault,
+  type EquipmentStub,
+  type ReceivedLink,
+  startEquipmentStub,
+} from "./equipment/stub.js";
 export { FaultClient } from "./faults/client.js";
 export type { FaultConfig, FaultRules, FaultScope } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";

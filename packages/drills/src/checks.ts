@@ -144,3 +144,204 @@ export function checkChaos(o: ChaosObservation): Check {
     pass,
   };
 }
+
+export interface TerminationRaceRun {
+  /** The wait between the stop decision and SIGTERM. */
+  readonly preStopMs: number;
+  /** How long after the stop decision the proxy dropped the replica from its list. */
+  readonly propagationMs: number;
+  /** Requests the simulator predicts lost for the same settings and rate. */
+  readonly predicted: number;
+  /** Requests that got no answer from the app (a proxy error or no response). */
+  readonly measured: number;
+  readonly sent: number;
+}
+
+export interface TerminationRaceObservation {
+  readonly runs: readonly TerminationRaceRun[];
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : n < 0 ? `−${-n}` : "±0";
+}
+
+/**
+ * The simulator against reality: the drill passes when prediction and measurement agree on which
+ * settings drop nothing, and the runs include both a setting that drops and one that does not (a
+ * run of only clean settings could not tell a wrong model from a right one).
+ */
+export function checkTerminationRace(o: TerminationRaceObservation): Check {
+  const agree = o.runs.every((run) => (run.predicted === 0) === (run.measured === 0));
+  const contrast = o.runs.some((run) => run.predicted > 0) && o.runs.some((run) => run.predicted === 0);
+  const propagation = o.runs[0]?.propagationMs ?? 0;
+  const runs = o.runs.map(
+    (run) =>
+      `preStop ${run.preStopMs} ms: predicted ${run.predicted}, measured ${run.measured} of ${run.sent} (${signed(run.measured - run.predicted)})`,
+  );
+  return {
+    check: `termination race: 2 api replicas behind a round-robin proxy that drops one ${propagation} ms after its stop begins`,
+    result: runs.length > 0 ? runs.join("; ") : "no runs",
+    pass: agree && contrast,
+  };
+}
+
+/** Milliseconds the way the acceptance table prints them: "2 981 ms". */
+export function formatMs(ms: number): string {
+  return `${String(Math.round(ms)).replace(/\B(?=(\d{3})+(?!\d))/g, " ")} ms`;
+}
+
+/** Seconds with one decimal: "10.1 s". */
+export function formatSeconds(ms: number): string {
+  return `${(ms / 1_000).toFixed(1)} s`;
+}
+
+/** What one HTTP request of a drill got: a status, or "cut" when the connection failed. */
+export type HttpOutcome = number | "cut";
+
+function outcomeText(outcomes: readonly HttpOutcome[]): string {
+  const counts = new Map<string, number>();
+  for (const outcome of outcomes) counts.set(String(outcome), (counts.get(String(outcome)) ?? 0) + 1);
+  return [...counts].map(([outcome, count]) => `${count}× ${outcome}`).join(", ");
+}
+
+export interface HttpStopObservation {
+  /** Requests in flight (held before their commit) when the signal arrived. */
+  readonly inFlight: number;
+  readonly holdMs: number;
+  readonly outcomes: readonly HttpOutcome[];
+  /** Photos and photo.posted events these requests committed. */
+  readonly committedPhotos: number;
+  readonly committedEvents: number;
+  readonly exit: Exit;
+}
+
+export interface HttpSigtermObservation extends HttpStopObservation {
+  /** Fields of the `graceful shutdown complete` line (or its warning); null when neither was logged. */
+  readonly shutdown: { readonly clean: boolean; readonly cut: number } | null;
+}
+
+export function checkHttpSigterm(o: HttpSigtermObservation): Check {
+  const check = `HTTP: ${o.inFlight} requests in flight (each held ${formatSeconds(o.holdMs)} before its commit), SIGTERM`;
+  const answered = o.outcomes.filter((outcome) => outcome === 201).length;
+  const pass =
+    o.inFlight > 0 &&
+    answered === o.inFlight &&
+    o.outcomes.length === o.inFlight &&
+    o.shutdown?.clean === true &&
+    o.shutdown.cut === 0 &&
+    o.committedPhotos === o.inFlight &&
+    o.committedEvents === o.inFlight &&
+    o.exit.code === 0;
+  const shutdown = o.shutdown ? `clean=${o.shutdown.clean}, cut=${o.shutdown.cut}` : "no shutdown line";
+  return {
+    check,
+    result: `${answered}/${o.inFlight} answered 201 (${outcomeText(o.outcomes)}); ${shutdown}; committed ${o.committedPhotos} photos + ${o.committedEvents} outbox events; ${exitText(o.exit)}`,
+    pass,
+  };
+}
+
+export function checkHttpSigkill(o: HttpStopObservation): Check {
+  const cut = o.outcomes.filter((outcome) => outcome === "cut").length;
+  // The comparison: a kill cuts every request, and with the hold before the commit nothing commits.
+  const pass =
+    o.inFlight > 0 &&
+    cut === o.inFlight &&
+    o.outcomes.length === o.inFlight &&
+    o.committedPhotos === 0 &&
+    o.committedEvents === 0 &&
+    o.exit.signal === "SIGKILL";
+  return {
+    check: `same with SIGKILL (comparison, ${o.inFlight} in flight)`,
+    result: `${cut}/${o.inFlight} cut (client errors; ${outcomeText(o.outcomes)}); committed ${o.committedPhotos} photos + ${o.committedEvents} outbox events; ${exitText(o.exit)}`,
+    pass,
+  };
+}
+
+export interface SlowDependencyObservation {
+  readonly stubHangMs: number;
+  readonly equipmentTimeoutMs: number;
+  readonly status: HttpOutcome;
+  readonly gearLink: string | null;
+  readonly elapsedMs: number;
+  /** The X-Request-Timeout-Ms the stub received (the client's own timeout travels without a caller's header). */
+  readonly stubReceivedMs: number | null;
+  /** Link state once the stub recovered and reconciliation ran. */
+  readonly linkedAfterRecovery: boolean;
+  /** How many links the stub holds for the photo: 1, however often it was asked. */
+  readonly linksAtStub: number;
+}
+
+export function checkSlowDependency(o: SlowDependencyObservation): Check {
+  // Bounds, not the figure: at least the client's timeout, and answered well before the stub would.
+  const timedOutOnOurSide = o.elapsedMs >= o.equipmentTimeoutMs && o.elapsedMs < o.stubHangMs;
+  const pass =
+    o.status === 201 &&
+    o.gearLink === "pending" &&
+    timedOutOnOurSide &&
+    o.stubReceivedMs !== null &&
+    o.stubReceivedMs <= o.equipmentTimeoutMs &&
+    o.linkedAfterRecovery &&
+    o.linksAtStub === 1;
+  return {
+    check: `slow dependency: equipment stub hangs ${formatSeconds(o.stubHangMs)}`,
+    result: `${o.status} in ${formatSeconds(o.elapsedMs)}, link ${o.gearLink ?? "?"}; stub received ${o.stubReceivedMs === null ? "nothing" : formatMs(o.stubReceivedMs)}; after recovery ${o.linkedAfterRecovery ? "linked" : "still pending"} by reconciliation (${o.linksAtStub} link at the stub)`,
+    pass,
+  };
+}
+
+export interface DeadlineObservation {
+  readonly headerMs: number;
+  readonly equipmentTimeoutMs: number;
+  readonly status: HttpOutcome;
+  readonly gearLink: string | null;
+  readonly elapsedMs: number;
+  readonly stubReceivedMs: number | null;
+  /** Time from sending the request to the stub receiving the call, measured by the drill (≥ the service's own). */
+  readonly upstreamMs: number;
+}
+
+export function checkDeadline(o: DeadlineObservation): Check {
+  const received = o.stubReceivedMs;
+  // The service's own time upstream is below what the drill measured around it, so the value sent
+  // on is at least the header minus that; and never more than the header.
+  const propagated = received !== null && received <= o.headerMs && received >= o.headerMs - o.upstreamMs;
+  // Answered with the caller's deadline, well before the fixed 10 s of the client would have fired.
+  const answeredInTime =
+    o.elapsedMs >= o.headerMs * 0.9 && o.elapsedMs < (o.headerMs + o.equipmentTimeoutMs) / 2;
+  const pass = o.status === 201 && o.gearLink === "pending" && propagated && answeredInTime;
+  return {
+    check: `deadline: client sends X-Request-Timeout-Ms: ${o.headerMs}, equipment stub hangs`,
+    result: `${o.status} in ${formatSeconds(o.elapsedMs)} (not ${formatSeconds(o.equipmentTimeoutMs)}), link ${o.gearLink ?? "?"}; stub received ${received === null ? "nothing" : `${formatMs(received)} (${formatMs(o.headerMs)} − ${formatMs(o.headerMs - received)} upstream)`}`,
+    pass,
+  };
+}
+
+export interface PhotoChainObservation {
+  readonly posts: number;
+  /** Posts answered 201. */
+  readonly posted: number;
+  /** photo.posted events in the outbox, and feed rows the consumer wrote for them. */
+  readonly events: number;
+  readonly feed: number;
+  readonly lost: number;
+  readonly duplicates: number;
+  readonly restarts: number;
+  readonly exits: readonly Exit[];
+}
+
+export function checkPhotoChain(o: PhotoChainObservation): Check {
+  const nonZero = o.exits.filter((exit) => exit.code !== 0).length;
+  const pass =
+    o.posts > 0 &&
+    o.posted === o.posts &&
+    o.events === o.posted &&
+    o.feed === o.events &&
+    o.lost === 0 &&
+    o.duplicates === 0 &&
+    nonZero === 0;
+  return {
+    check: `photo chain: ${o.posts} posts under a rolling restart of api, relay and consumer (${o.restarts} restarts)`,
+    result: `posted ${o.posted}/${o.posts}, events ${o.events}, feed rows ${o.feed} (exactly once: ${o.feed === o.events}); lost ${o.lost}, duplicate skips ${o.duplicates}, non-zero exits ${nonZero}`,
+    pass,
+  };
+}

@@ -47,6 +47,32 @@ export function consumerEnv(
 }
 
 /**
+ * The photo service's environment, pointed at the drill's database and an equipment service (the
+ * devstack's stub). It listens on a free port (read it with `apiPort`) and writes `photo.posted` to
+ * the drill's topic, so the drill's relay and consumer carry it on.
+ */
+export function apiEnv(
+  environment: Pick<DrillEnvironment, "databaseUrl">,
+  equipmentUrl: string,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: environment.databaseUrl,
+    LOG_LEVEL: "info",
+    API_HOST: "127.0.0.1",
+    API_PORT: "0",
+    EQUIPMENT_URL: equipmentUrl,
+    API_PHOTO_TOPIC: DRILL_TOPIC,
+    ...overrides,
+  };
+}
+
+/** The port a started api process listens on, once it does. */
+export async function apiPort(api: DaemonProcess): Promise<number> {
+  return Number((await api.waitForLog("listening")).port);
+}
+
+/**
  * Every daemon process a drill starts, so that however the drill ends — a failed expectation, an
  * exception, Ctrl-C — `killAll` leaves no process behind.
  */
@@ -59,6 +85,14 @@ export class DaemonFleet {
 
   consumer(name: string, env: Record<string, string>): DaemonProcess {
     return this.#track(startDaemonProcess(name, "apps/consumer/src/main.ts", env));
+  }
+
+  /**
+   * The photo service (apps/api) as a real process; `apiEnv` builds its environment. `args` picks
+   * the command (`reconcile` for one pass of the reconciliation job).
+   */
+  api(name: string, env: Record<string, string>, args: readonly string[] = []): DaemonProcess {
+    return this.#track(startDaemonProcess(name, "apps/api/src/main.ts", env, args));
   }
 
   /** SIGKILLs whatever is still running and waits for it to be gone. */

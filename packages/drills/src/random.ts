@@ -9,3 +9,8 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
+
+/** A fresh seed for the random moments; printed by the session so a run can be repeated. */
+export function randomSeed(): number {
+  return Math.floor(Math.random() * 2 ** 31);
+}

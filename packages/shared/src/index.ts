@@ -17,12 +17,26 @@ export {
   type Timeout,
 } from "./config/timeout-budget.js";
 export { createDatabase, type DatabaseHandle, type DatabaseSettings } from "./db/create-database.js";
+export { deadlineTransaction } from "./db/deadline-transaction.js";
 export { MigrationError, migrateToLatest } from "./db/migrate.js";
 export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
-export type { Database, InboxRow, InboxTable, NewOutboxRow, OutboxRow, OutboxTable } from "./db/schema.js";
+export type {
+  Database,
+  GearLinkState,
+  InboxRow,
+  InboxTable,
+  NewOutboxRow,
+  OutboxRow,
+  OutboxTable,
+} from "./db/schema.js";
 export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
 export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
-export { DEFAULT_REQUEST_CAP_MS, requestDeadline } from "./deadline/request-deadline.js";
+export {
+  DEFAULT_REQUEST_CAP_MS,
+  type RequestBudget,
+  requestBudget,
+  requestDeadline,
+} from "./deadline/request-deadline.js";
 export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
@@ -47,3 +61,4 @@ export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
 export { enqueue, MAX_PAYLOAD_BYTES, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
+export { type BackoffPolicy, backoffMs } from "./retry/backoff.js";

@@ -1,6 +1,7 @@
+import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { fullScale, testScale } from "../drill-context.js";
+import { randomSeed } from "../random.js";
 import { drills } from "../scenarios/index.js";
-import { parseCommandLine, randomSeed, usageError, wholeNumberOption } from "./command-line.js";
 import { runDrillSession } from "./drill-session.js";
 
 const usage = `usage: pnpm drill [scenario…] [--quick] [--seed N] [--report FILE]

@@ -1,15 +1,17 @@
+import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
 import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import { fullScale } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { enqueueBacklog } from "../produce-events.js";
-import { parseCommandLine, randomSeed, wholeNumberOption } from "./command-line.js";
+import { randomSeed } from "../random.js";
 import { runDrillSession } from "./drill-session.js";
 
 const usage = `usage: pnpm start [--events N] [--rate N] [--duration S] [--seed N] [--keep-running]
 
-The demo: an embedded stack (Postgres, SQS, SNS emulator), the real relay and consumer daemons as
-separate processes, the source document's stop drill, the SIGKILL comparison and a rolling restart
-under traffic; prints the acceptance table and exits, leaving nothing behind.
+The demo: an embedded stack (Postgres, SQS, SNS emulator, equipment stub), the real photo service,
+relay and consumer daemons as separate processes, the source document's stop drills (HTTP and
+daemons), the SIGKILL comparisons, a rolling restart under traffic, the slow dependency and the
+deadline propagation; prints the acceptance table and exits, leaving nothing behind.
 
   --events N      events in the stop drills' backlog (default ${fullScale.events})
   --rate N        producer rate during the rolling restart, events/s (default 100)
@@ -38,7 +40,8 @@ const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 
 process.exit(
   await runDrillSession({
-    drills: ["relay-sigterm", "sigkill", "rolling-restart"],
+    // The document's order: the HTTP stop rows, the daemons' rows, then the timeout and deadline rows.
+    drills: ["http-sigterm", "relay-sigterm", "sigkill", "rolling-restart", "slow-dependency", "deadline"],
     scale,
     seed,
     ...(values["keep-running"] === true

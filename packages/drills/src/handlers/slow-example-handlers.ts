@@ -1,4 +1,4 @@
-import { defineHandlers } from "@outbox/consumer";
+import { defineHandlers, photoPostedHandler } from "@outbox/consumer";
 import { sleep } from "@outbox/shared";
 
 /**
@@ -8,7 +8,10 @@ import { sleep } from "@outbox/shared";
  */
 const workMs = Number(process.env.DRILL_HANDLER_MS ?? "200");
 
-export default defineHandlers<{ "example.created": { name: string } }>({
+export default defineHandlers<{
+  "example.created": { name: string };
+  "photo.posted": { photoId: string; title: string };
+}>({
   "example.created": async (event, { trx, deadline }) => {
     await sleep(workMs, deadline.signal);
     deadline.throwIfExpired();
@@ -17,4 +20,6 @@ export default defineHandlers<{ "example.created": { name: string } }>({
       .values({ event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) })
       .execute();
   },
+  // The photo chain drill measures delivery, not a stop inside the handler: no extra work.
+  "photo.posted": photoPostedHandler,
 });

@@ -1,9 +1,14 @@
 import type { DrillContext } from "../drill-context.js";
 import type { ScenarioResult } from "../report.js";
 import { runChaos } from "./chaos.js";
+import { runDeadlineDrill } from "./deadline.js";
+import { runHttpStopDrill } from "./http-stop.js";
+import { runPhotoChain } from "./photo-chain.js";
 import { runRollingRestart } from "./rolling-restart.js";
 import { runSigkillDrill } from "./sigkill.js";
+import { runSlowDependencyDrill } from "./slow-dependency.js";
 import { runStopDrill } from "./stop-drill.js";
+import { runTerminationRace } from "./termination-race.js";
 
 type Drill = (context: DrillContext) => Promise<ScenarioResult[]>;
 
@@ -18,6 +23,13 @@ export const drills: Readonly<Record<string, Drill>> = {
   sigkill: runSigkillDrill,
   "rolling-restart": runRollingRestart,
   chaos: runChaos,
+  // The photo service's rows: SIGTERM and its SIGKILL comparison are one drill, like the above.
+  "http-sigterm": runHttpStopDrill,
+  "http-sigkill": runHttpStopDrill,
+  "slow-dependency": runSlowDependencyDrill,
+  deadline: runDeadlineDrill,
+  "photo-chain": runPhotoChain,
+  "termination-race": runTerminationRace,
 };
 
 export const defaultDrills = ["relay-sigterm", "sigkill"] as const;

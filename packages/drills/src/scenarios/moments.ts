@@ -9,14 +9,22 @@ import { waitUntil } from "../wait-until.js";
  * tables and /metrics — so the daemons need no test-only switches.
  */
 
-/** Resolves once the relay has marked its first chunk: it is inside its first batch. */
+/**
+ * Resolves once the relay has marked its first chunk (it is inside its first batch) and has a
+ * PublishBatch out at the bus at that moment. Both matter: between two chunks, or after the last
+ * one, nothing is in flight, and a stop there proves nothing — under CPU load a drill that looked
+ * only at the table sometimes struck in such a gap and saw no re-send after a SIGKILL.
+ */
 export async function relayIsPublishing(environment: DrillEnvironment, relay: DaemonProcess): Promise<void> {
+  const opsPort = Number((await relay.waitForLog("started")).opsPort);
   await waitUntil(
-    "the relay to publish its first chunk",
-    async () => (await countTables(environment)).published > 0,
-    {
-      alive: [relay],
-    },
+    "the relay to publish its first chunk with another one in flight",
+    // The table first (once true, it stays true), the in-flight gauge last: the stop follows the
+    // reading that matters by as little as possible.
+    async () =>
+      (await countTables(environment)).published > 0 &&
+      (await readMetric(opsPort, "relay_publish_requests_in_flight")) > 0,
+    { alive: [relay], intervalMs: 5 },
   );
 }
 
@@ -33,4 +41,14 @@ export async function consumerIsHandling(consumer: DaemonProcess): Promise<numbe
     { alive: [consumer] },
   );
   return inHandlers;
+}
+
+/** Resolves once the photo service holds `count` requests (e.g. each waiting before its commit). */
+export async function apiHoldsRequests(api: DaemonProcess, count: number): Promise<void> {
+  const opsPort = Number((await api.waitForLog("started")).opsPort);
+  await waitUntil(
+    `${count} requests in flight at the photo service`,
+    async () => (await readMetric(opsPort, "api_http_requests_in_flight")) >= count,
+    { alive: [api] },
+  );
 }

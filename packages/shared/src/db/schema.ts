@@ -45,10 +45,42 @@ export interface ExampleEffectsTable {
   applied_at: DefaultedTimestamp;
 }
 
+/** The photo service's photos (apps/api). */
+export interface PhotosTable {
+  id: string;
+  title: string;
+  created_at: DefaultedTimestamp;
+}
+
+export type GearLinkState = "pending" | "linked";
+
+/** One per photo: the gear to link at the equipment service, and whether that has been confirmed. */
+export interface PhotoGearLinksTable {
+  photo_id: string;
+  gear_ids: Json<string[]>;
+  state: GearLinkState;
+  attempts: Generated<number>;
+  /** A pending link is not retried before this (backoff, or the request still trying it). */
+  next_attempt_at: DefaultedTimestamp;
+  last_error: string | null;
+  linked_at: NullableTimestamp;
+}
+
+/** The consumer's effect of `photo.posted`: one row per event. */
+export interface PhotoFeedTable {
+  event_id: string;
+  photo_id: string;
+  title: string;
+  added_at: DefaultedTimestamp;
+}
+
 export interface Database {
   outbox: OutboxTable;
   inbox: InboxTable;
   example_effects: ExampleEffectsTable;
+  photos: PhotosTable;
+  photo_gear_links: PhotoGearLinksTable;
+  photo_feed: PhotoFeedTable;
 }
 
 export type OutboxRow = Selectable<OutboxTable>;

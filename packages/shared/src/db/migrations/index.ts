@@ -3,6 +3,7 @@ import * as outboxAndInbox from "./0001_outbox_and_inbox.js";
 import * as relayPendingByKey from "./0002_relay_pending_by_key.js";
 import * as consumerExampleEffects from "./0003_consumer_example_effects.js";
 import * as relayHotClaims from "./0004_relay_hot_claims.js";
+import * as photoService from "./0005_photo_service.js";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so a bundled or deployed
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   "0002_relay_pending_by_key": relayPendingByKey,
   "0003_consumer_example_effects": consumerExampleEffects,
   "0004_relay_hot_claims": relayHotClaims,
+  "0005_photo_service": photoService,
 };

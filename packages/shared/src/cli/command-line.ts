@@ -7,9 +7,12 @@ export interface CommandLine {
   readonly positionals: readonly string[];
 }
 
+/** sysexits' EX_USAGE, beside the daemons' EX_CONFIG (78): the command was called wrongly. */
+export const USAGE_ERROR_EXIT_CODE = 64;
+
 /**
- * Parses a drill command's arguments; `--help` prints the usage and exits 0, a bad argument prints
- * the reason and the usage and exits 2 (the convention for usage errors).
+ * Parses a command's arguments; `--help` prints the usage on stdout and exits 0, a bad argument
+ * prints the reason and the usage on stderr and exits 64.
  */
 export function parseCommandLine(usage: string, options: Options): CommandLine {
   try {
@@ -29,7 +32,7 @@ export function parseCommandLine(usage: string, options: Options): CommandLine {
 
 export function usageError(usage: string, reason: string): never {
   process.stderr.write(`${reason}\n${usage}\n`);
-  process.exit(2);
+  process.exit(USAGE_ERROR_EXIT_CODE);
 }
 
 /** A `--name N` option that must be a whole number ≥ `min`; `fallback` when absent. */
@@ -48,7 +51,19 @@ export function wholeNumberOption(
   return parsed;
 }
 
-/** A fresh seed for the random moments; printed by the session so a run can be repeated. */
-export function randomSeed(): number {
-  return Math.floor(Math.random() * 2 ** 31);
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s)?$/;
+
+/** A `--name DURATION` option: `500ms`, `2.5s` or a bare number of seconds, ≥ 0; in milliseconds. */
+export function durationOption(
+  usage: string,
+  name: string,
+  value: string | boolean | undefined,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === "string" ? DURATION.exec(value.trim()) : null;
+  if (!match) {
+    return usageError(usage, `--${name} must be a duration such as 5, 2.5s or 500ms, got "${String(value)}"`);
+  }
+  const amount = Number(match[1]);
+  return match[2] === "ms" ? amount : amount * 1000;
 }

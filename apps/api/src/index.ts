@@ -1,0 +1,25 @@
+export {
+  createEquipmentClient,
+  type EquipmentClient,
+  type EquipmentClientSettings,
+  type GearLink,
+  type LinkOutcome,
+} from "./equipment-client.js";
+export { getPhoto, type PhotoView } from "./get-photo.js";
+export { type ApiMetrics, createApiMetrics } from "./metrics.js";
+export { type NewPhoto, newPhoto, type PostedPhoto, postPhoto } from "./post-photo.js";
+export {
+  type ReconcileConfig,
+  type ReconcileOptions,
+  type ReconcileSummary,
+  reconcileOptions,
+  reconcilePendingLinks,
+} from "./reconcile-links.js";
+export { type Reconciler, startReconciler } from "./reconciler.js";
+export {
+  createPhotoServer,
+  type PhotoServer,
+  type PhotoServerSettings,
+  type ShutdownSummary,
+} from "./server.js";
+export { type ApiConfig, apiSettings, apiTimeouts } from "./settings.js";

@@ -1,0 +1,63 @@
+import type { Database } from "@outbox/shared";
+import type { Kysely } from "kysely";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export interface ApiMetrics {
+  readonly requests: Counter<"route" | "status">;
+  readonly requestSeconds: Histogram<"route">;
+  readonly inFlight: Gauge;
+  readonly gearLinks: Counter<"outcome">;
+  readonly reconciled: Counter<"outcome">;
+}
+
+/**
+ * The service's metrics on `registry`. The pending-link gauge is read from the table at scrape time:
+ * it is the truth across all replicas and the reconciliation job's backlog.
+ */
+export function createApiMetrics(registry: Registry, db: Kysely<Database>): ApiMetrics {
+  new Gauge({
+    name: "api_gear_links_pending",
+    help: "Gear links not confirmed by the equipment service yet (all replicas).",
+    registers: [registry],
+    async collect() {
+      const row = await db
+        .selectFrom("photo_gear_links")
+        .select((eb) => eb.fn.countAll<string>().as("pending"))
+        .where("state", "=", "pending")
+        .executeTakeFirst();
+      this.set(Number(row?.pending ?? 0));
+    },
+  });
+  return {
+    requests: new Counter({
+      name: "api_http_requests_total",
+      help: "HTTP requests answered, by route and status.",
+      labelNames: ["route", "status"],
+      registers: [registry],
+    }),
+    requestSeconds: new Histogram({
+      name: "api_http_request_duration_seconds",
+      help: "Time from the request's arrival to its answer.",
+      labelNames: ["route"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: "api_http_requests_in_flight",
+      help: "Requests received and not answered yet.",
+      registers: [registry],
+    }),
+    gearLinks: new Counter({
+      name: "api_gear_links_total",
+      help: "Gear links requested while posting a photo, by outcome (linked, or left pending).",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    reconciled: new Counter({
+      name: "api_gear_links_reconciled_total",
+      help: "Pending gear links retried by the reconciliation job, by outcome.",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,71 @@
+import { type Database, type Deadline, deadlineTransaction, enqueue, sleep, uuidv7 } from "@outbox/shared";
+import type { Kysely } from "kysely";
+import { z } from "zod";
+import type { EquipmentClient } from "./equipment-client.js";
+import { markLinked } from "./gear-link-state.js";
+
+export const newPhoto = z.object({
+  title: z.string().trim().min(1).max(200),
+  gearIds: z.array(z.string().min(1).max(100)).max(20).default([]),
+});
+
+export type NewPhoto = z.infer<typeof newPhoto>;
+
+export interface PostedPhoto {
+  readonly id: string;
+  readonly gearLink: "linked" | "pending";
+}
+
+export interface PostPhotoDependencies {
+  readonly db: Kysely<Database>;
+  readonly equipment: EquipmentClient;
+  /** The equipment client's own limit: the request's link attempt owns the pending row that long. */
+  readonly equipmentTimeoutMs: number;
+  readonly topic: string;
+  /** Drills only: hold the transaction open this long before the commit. */
+  readonly commitDelayMs: number;
+}
+
+/**
+ * Writes the photo, its pending gear link and `photo.posted` in one transaction; then, with the
+ * transaction committed, asks the equipment service to link the gear. A link that fails or runs out
+ * of time stays pending for the reconciliation job: the photo is posted either way.
+ */
+export async function postPhoto(
+  dependencies: PostPhotoDependencies,
+  photo: NewPhoto,
+  deadline: Deadline,
+): Promise<PostedPhoto> {
+  const { db, equipment } = dependencies;
+  const id = uuidv7();
+  await deadlineTransaction(db, deadline, async (trx) => {
+    await trx.insertInto("photos").values({ id, title: photo.title }).execute();
+    await trx
+      .insertInto("photo_gear_links")
+      .values({
+        photo_id: id,
+        gear_ids: JSON.stringify(photo.gearIds),
+        // Without gear there is nothing to confirm.
+        state: photo.gearIds.length === 0 ? "linked" : "pending",
+        // This request tries first; reconciliation takes over only once that attempt is over.
+        next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs),
+      })
+      .execute();
+    await enqueue(trx, [
+      {
+        topic: dependencies.topic,
+        eventType: "photo.posted",
+        orderingKey: id,
+        payload: { photoId: id, title: photo.title, gearIds: photo.gearIds },
+      },
+    ]);
+    if (dependencies.commitDelayMs > 0) await sleep(dependencies.commitDelayMs, deadline.signal);
+  });
+  if (photo.gearIds.length === 0) return { id, gearLink: "linked" };
+  const outcome = await equipment.link({ photoId: id, gearIds: photo.gearIds }, deadline);
+  if (!outcome.linked) return { id, gearLink: "pending" };
+  // The link exists at the equipment service even if this update does not make it (no time left):
+  // reconciliation sends it again under the same idempotency key and records it then.
+  await markLinked(db, id);
+  return { id, gearLink: "linked" };
+}

@@ -1,0 +1,205 @@
+import {
+  type BudgetRule,
+  ConfigError,
+  type ConfigOf,
+  type ConfigProblem,
+  commonSettings,
+  findBudgetProblems,
+  setting,
+  type Timeout,
+} from "@outbox/shared";
+
+/**
+ * Everything the photo service reads from its environment. The defaults are the source document's
+ * hierarchy: headers 5 s, handler 25 s, server request limit 30 s, keep-alive 65 s (longer than the
+ * load balancer's 60 s), equipment client 10 s, pool 25 connections (each living 300 s).
+ */
+export const apiSettings = {
+  ...commonSettings,
+  // 25 s of drain + 4 s for closing the ops server and the pool fit the platform's 30 s grace.
+  shutdownOverheadMs: setting.milliseconds({
+    env: "SHUTDOWN_OVERHEAD_MS",
+    min: 0,
+    max: 60_000,
+    default: 4_000,
+    description: "Time reserved after the drain for closing the ops server and the pool and flushing logs.",
+  }),
+  port: setting.integer({
+    env: "API_PORT",
+    min: 0,
+    max: 65_535,
+    default: 8_080,
+    description: "Port of the photo service; 0 picks a free port (logged as `port` on `listening`).",
+  }),
+  host: setting.string({
+    env: "API_HOST",
+    default: "0.0.0.0",
+    description: "Interface the photo service binds to.",
+  }),
+  headersTimeoutMs: setting.milliseconds({
+    env: "API_HEADERS_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 5_000,
+    description: "A client must send its request headers within this (slowloris); Go's ReadHeaderTimeout.",
+  }),
+  handlerTimeoutMs: setting.milliseconds({
+    env: "API_HANDLER_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 25_000,
+    description:
+      "Cap of a request's deadline: min(X-Request-Timeout-Ms, this) bounds its statements and downstream calls.",
+  }),
+  requestTimeoutMs: setting.milliseconds({
+    env: "API_REQUEST_TIMEOUT_MS",
+    min: 100,
+    max: 600_000,
+    default: 30_000,
+    description: "The server's limit for receiving a whole request and answering it; Go's WriteTimeout.",
+  }),
+  keepAliveTimeoutMs: setting.milliseconds({
+    env: "API_KEEP_ALIVE_TIMEOUT_MS",
+    min: 1_000,
+    max: 600_000,
+    default: 65_000,
+    description:
+      "Idle keep-alive connections close after this; longer than the load balancer's, so the balancer always closes first.",
+  }),
+  loadBalancerIdleTimeoutMs: setting.milliseconds({
+    env: "LB_IDLE_TIMEOUT_MS",
+    min: 1_000,
+    max: 4_000_000,
+    default: 60_000,
+    description:
+      "The load balancer's idle timeout (ALB default 60 s), checked against API_KEEP_ALIVE_TIMEOUT_MS; the CDK app sets both.",
+  }),
+  drainTimeoutMs: setting.milliseconds({
+    env: "API_DRAIN_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 25_000,
+    description:
+      "Measured from SIGTERM: requests in flight finish within it, then the rest are cut (counted as `cut`).",
+  }),
+  equipmentUrl: setting.url({
+    env: "EQUIPMENT_URL",
+    description: "Base URL of the equipment service; gear links go to `POST {EQUIPMENT_URL}/links`.",
+  }),
+  equipmentTimeoutMs: setting.milliseconds({
+    env: "EQUIPMENT_TIMEOUT_MS",
+    min: 100,
+    max: 120_000,
+    default: 10_000,
+    description:
+      "The internal HTTP client's limit per equipment call; the request's remaining time shortens it.",
+  }),
+  photoTopic: setting.string({
+    env: "API_PHOTO_TOPIC",
+    default: "photos",
+    description: "Outbox topic of `photo.posted` (the relay maps it to an SNS topic ARN).",
+  }),
+  reconcileIntervalMs: setting.milliseconds({
+    env: "API_RECONCILE_INTERVAL_MS",
+    min: 0,
+    max: 86_400_000,
+    default: 30_000,
+    description:
+      "How often the service retries pending gear links in the background; 0 leaves it to the scheduled `reconcile` task.",
+  }),
+  reconcileBatchSize: setting.integer({
+    env: "API_RECONCILE_BATCH_SIZE",
+    min: 1,
+    max: 1_000,
+    unit: "links",
+    default: 50,
+    description: "Pending links taken per reconciliation pass.",
+  }),
+  reconcileBackoffBaseMs: setting.milliseconds({
+    env: "API_RECONCILE_BACKOFF_BASE_MS",
+    min: 1,
+    max: 3_600_000,
+    default: 5_000,
+    description: "Wait after a link's first failed retry; doubles per attempt.",
+  }),
+  reconcileBackoffMaxMs: setting.milliseconds({
+    env: "API_RECONCILE_BACKOFF_MAX_MS",
+    min: 1,
+    max: 86_400_000,
+    default: 600_000,
+    description: "Cap of the reconciliation backoff.",
+  }),
+  commitDelayMs: setting.milliseconds({
+    env: "API_COMMIT_DELAY_MS",
+    min: 0,
+    max: 60_000,
+    default: 0,
+    description:
+      "Drills only: each POST holds its transaction this long before the commit, so a stop finds requests in flight.",
+  }),
+};
+
+export type ApiConfig = ConfigOf<typeof apiSettings>;
+
+function ms(env: string, value: number): Timeout {
+  return { env, ms: value };
+}
+
+/** Checks that are not a strict sum of timeouts; reported with the rest at start-up, exit 78. */
+function otherProblems(config: ApiConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (config.handlerTimeoutMs > config.drainTimeoutMs) {
+    problems.push({
+      env: "API_HANDLER_TIMEOUT_MS",
+      message: `${config.handlerTimeoutMs} must not exceed API_DRAIN_TIMEOUT_MS (${config.drainTimeoutMs}): a request that arrived just before SIGTERM must be able to finish within the drain`,
+    });
+  }
+  if (config.reconcileBackoffBaseMs > config.reconcileBackoffMaxMs) {
+    problems.push({
+      env: "API_RECONCILE_BACKOFF_BASE_MS",
+      message: `${config.reconcileBackoffBaseMs} must not exceed API_RECONCILE_BACKOFF_MAX_MS (${config.reconcileBackoffMaxMs})`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * The service's timeout hierarchy, checked by runDaemon before anything starts (with the common
+ * rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout < drain). Inner layers wait
+ * less; the keep-alive is the one exception, it must outlast the load balancer's idle timeout.
+ */
+export function apiTimeouts(config: ApiConfig): { drain: Timeout; rules: BudgetRule[] } {
+  const drain = ms("API_DRAIN_TIMEOUT_MS", config.drainTimeoutMs);
+  const handler = ms("API_HANDLER_TIMEOUT_MS", config.handlerTimeoutMs);
+  const request = ms("API_REQUEST_TIMEOUT_MS", config.requestTimeoutMs);
+  const rules: BudgetRule[] = [
+    {
+      inner: [ms("API_HEADERS_TIMEOUT_MS", config.headersTimeoutMs)],
+      outer: request,
+      why: "the headers are part of the request and must arrive well within its limit",
+    },
+    {
+      inner: [handler],
+      outer: request,
+      why: "a handler must give up and answer before the server cuts the connection without an answer",
+    },
+    {
+      inner: [ms("EQUIPMENT_TIMEOUT_MS", config.equipmentTimeoutMs)],
+      outer: handler,
+      why: "a downstream call must give up while the request can still answer",
+    },
+    {
+      inner: [ms("DB_STATEMENT_TIMEOUT_MS", config.dbStatementTimeoutMs)],
+      outer: handler,
+      why: "a statement must give up before the request it belongs to",
+    },
+    {
+      inner: [ms("LB_IDLE_TIMEOUT_MS", config.loadBalancerIdleTimeoutMs)],
+      outer: ms("API_KEEP_ALIVE_TIMEOUT_MS", config.keepAliveTimeoutMs),
+      why: "the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
+    },
+  ];
+  const problems = [...otherProblems(config), ...findBudgetProblems(rules)];
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { drain, rules };
+}

@@ -1,0 +1,132 @@
+import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
+import type { DatabaseHandle } from "@outbox/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  apiEnv,
+  apiPort,
+  DaemonFleet,
+  startDaemonProcess,
+  waitUntil,
+} from "../../../test/support/daemon-process.js";
+import { createMigratedTestDatabase } from "../../../test/support/database.js";
+
+const ENTRY = "apps/api/src/main.ts";
+
+describe("api daemon configuration", () => {
+  it("refuses unparsable settings with exit 78, one line per problem", async () => {
+    const daemon = startDaemonProcess(ENTRY, { DATABASE_URL: "", API_PORT: "http", EQUIPMENT_URL: "" });
+    expect((await daemon.exited).code).toBe(78);
+    expect(daemon.stderr().trim().split("\n")).toEqual([
+      "api: config error: DATABASE_URL: is required",
+      'api: config error: API_PORT: expected a whole number (got "http")',
+      "api: config error: EQUIPMENT_URL: is required",
+    ]);
+  });
+
+  it("refuses an inverted timeout hierarchy, listing every broken rule", async () => {
+    const daemon = startDaemonProcess(ENTRY, {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+      EQUIPMENT_URL: "http://127.0.0.1:1",
+      API_KEEP_ALIVE_TIMEOUT_MS: "50000",
+      EQUIPMENT_TIMEOUT_MS: "30000",
+      API_HANDLER_TIMEOUT_MS: "28000",
+    });
+    expect((await daemon.exited).code).toBe(78);
+    expect(daemon.stderr().trim().split("\n")).toEqual([
+      "api: config error: API_HANDLER_TIMEOUT_MS: 28000 must not exceed API_DRAIN_TIMEOUT_MS (25000): a request that arrived just before SIGTERM must be able to finish within the drain",
+      "api: config error: EQUIPMENT_TIMEOUT_MS: EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
+      "api: config error: LB_IDLE_TIMEOUT_MS: LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
+    ]);
+  });
+});
+
+describe("api daemon stop", () => {
+  let database: DatabaseHandle;
+  let url: string;
+  let stub: EquipmentStub;
+  // A failed expectation must not leave a daemon behind.
+  const fleet = new DaemonFleet();
+  beforeAll(async () => {
+    ({ url, handle: database } = await createMigratedTestDatabase("api_daemon", {
+      service: "api-test",
+      poolMax: 2,
+    }));
+    stub = await startEquipmentStub();
+  });
+  afterAll(async () => {
+    await fleet.killAll();
+    await stub.close();
+    await database.close(5_000);
+  });
+
+  it("on SIGTERM finishes the requests in flight, closes their connections, then the pool; exit 0", async () => {
+    const api = fleet.api("api", apiEnv({ databaseUrl: url }, stub.url, { API_COMMIT_DELAY_MS: "1500" }));
+    const base = `http://127.0.0.1:${await apiPort(api)}`;
+    const opsPort = Number((await api.waitForLog("started")).opsPort);
+    const requests = Array.from({ length: 3 }, (_, index) =>
+      fetch(`${base}/photos`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: `in flight ${index}`, gearIds: ["g"] }),
+      }),
+    );
+    await waitUntil(
+      "3 requests in flight",
+      async () => {
+        const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+        return /^api_http_requests_in_flight\{[^}]*\} 3$/m.test(metrics);
+      },
+      { alive: [api] },
+    );
+    const stopping = api.stop("SIGTERM");
+    const responses = await Promise.all(requests);
+    expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
+    expect(responses.map((response) => response.headers.get("connection"))).toEqual([
+      "close",
+      "close",
+      "close",
+    ]);
+    expect((await stopping).code).toBe(0);
+
+    const complete = api.lines.find((line) => line.msg === "graceful shutdown complete");
+    expect(complete).toMatchObject({ clean: true, inFlightAtStop: 3, drained: 3, cut: 0 });
+    const order = [
+      "graceful shutdown complete",
+      "drained",
+      "ops server closed",
+      "database pool closed",
+      "exit",
+    ];
+    expect(api.lines.map((line) => line.msg).filter((msg) => order.includes(msg ?? ""))).toEqual(order);
+    const committed = await database.db
+      .selectFrom("outbox")
+      .select((eb) => eb.fn.countAll<string>().as("events"))
+      .where("event_type", "=", "photo.posted")
+      .executeTakeFirstOrThrow();
+    expect(Number(committed.events)).toBe(3);
+  });
+
+  it("reconcile: one pass as a one-shot command links what is due, then exits 0", async () => {
+    const photoId = "0190c2a4-0000-7000-8000-00000000bb01";
+    await database.db.insertInto("photos").values({ id: photoId, title: "pending" }).execute();
+    await database.db
+      .insertInto("photo_gear_links")
+      .values({ photo_id: photoId, gear_ids: JSON.stringify(["lens"]), state: "pending" })
+      .execute();
+    const job = fleet.api("api reconcile", apiEnv({ databaseUrl: url }, stub.url), ["reconcile"]);
+    const exit = await job.exited;
+    expect(exit.code, job.stderr()).toBe(0);
+    expect(job.lines.find((line) => line.msg === "reconciliation done")).toMatchObject({
+      attempted: 1,
+      linked: 1,
+      failed: 0,
+    });
+    expect(stub.linkedPhotos().get(photoId)).toEqual(["lens"]);
+    const link = await database.db
+      .selectFrom("photo_gear_links")
+      .select("state")
+      .where("photo_id", "=", photoId)
+      .executeTakeFirstOrThrow();
+    expect(link.state).toBe("linked");
+  });
+});

@@ -1,0 +1,105 @@
+import { Duration } from "aws-cdk-lib";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import * as actions from "aws-cdk-lib/aws-cloudwatch-actions";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
+import * as ecs from "aws-cdk-lib/aws-ecs";
+import * as elbv2 from "aws-cdk-lib/aws-elasticloadbalancingv2";
+import type * as sns from "aws-cdk-lib/aws-sns";
+import { Construct } from "constructs";
+import type { ApiBudget } from "./budget.js";
+import type { DaemonService } from "./daemon-service.js";
+
+export interface ApiLoadBalancerProps {
+  readonly vpc: ec2.IVpc;
+  readonly api: DaemonService;
+  readonly budget: ApiBudget;
+  /** Default false: an internal ALB, reachable from inside the VPC only. */
+  readonly internetFacing?: boolean;
+  /** Alarm when the 99th percentile of the targets' response time exceeds this. Default 5 s. */
+  readonly p99Threshold?: Duration;
+  /** Alarm when the targets answer more 5xx than this per minute. Default 5. */
+  readonly errors5xxPerMinute?: number;
+  readonly alarmTopic?: sns.ITopic;
+}
+
+/**
+ * The photo service behind an Application Load Balancer: idle timeout 60 s, below the service's 65 s
+ * keep-alive, so the balancer always closes an idle connection first (no 502 from a reused socket);
+ * health check on /readyz, which answers 503 from the first moment of a stop; a deregistration delay
+ * that outlasts the longest request; alarms on 5xx and on p99 latency.
+ */
+export class ApiLoadBalancer extends Construct {
+  readonly loadBalancer: elbv2.ApplicationLoadBalancer;
+  readonly targetGroup: elbv2.ApplicationTargetGroup;
+  readonly errors5xx: cloudwatch.Alarm;
+  readonly p99Latency: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, props: ApiLoadBalancerProps) {
+    super(scope, id);
+    const { budget, api } = props;
+    this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, "Alb", {
+      vpc: props.vpc,
+      internetFacing: props.internetFacing ?? false,
+      idleTimeout: Duration.seconds(budget.loadBalancerIdleTimeoutSeconds),
+    });
+    api.container.addPortMappings({ containerPort: budget.port, protocol: ecs.Protocol.TCP });
+    this.targetGroup = new elbv2.ApplicationTargetGroup(this, "Targets", {
+      vpc: props.vpc,
+      port: budget.port,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      targetType: elbv2.TargetType.IP,
+      deregistrationDelay: Duration.seconds(budget.deregistrationDelaySeconds),
+      healthCheck: {
+        path: "/readyz",
+        port: String(budget.opsPort),
+        interval: Duration.seconds(10),
+        timeout: Duration.seconds(5),
+        healthyThresholdCount: 2,
+        unhealthyThresholdCount: 2,
+      },
+    });
+    this.targetGroup.addTarget(
+      api.service.loadBalancerTarget({
+        containerName: api.container.containerName,
+        containerPort: budget.port,
+      }),
+    );
+    this.loadBalancer.addListener("Http", {
+      port: 80,
+      protocol: elbv2.ApplicationProtocol.HTTP,
+      defaultTargetGroups: [this.targetGroup],
+    });
+    // The health check reaches the ops port, which no listener forwards to.
+    api.service.connections.allowFrom(this.loadBalancer, ec2.Port.tcp(budget.opsPort), "ALB → /readyz");
+
+    const minute = Duration.minutes(1);
+    this.errors5xx = this.targetGroup.metrics
+      .httpCodeTarget(elbv2.HttpCodeTarget.TARGET_5XX_COUNT, { period: minute, statistic: "Sum" })
+      .createAlarm(this, "Target5xx", {
+        alarmDescription: "The photo service answers 5xx.",
+        threshold: props.errors5xxPerMinute ?? 5,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    const p99 = props.p99Threshold ?? Duration.seconds(5);
+    this.p99Latency = this.targetGroup.metrics
+      .targetResponseTime({ period: minute, statistic: "p99" })
+      .createAlarm(this, "P99Latency", {
+        alarmDescription: `The photo service's p99 response time is over ${p99.toHumanString()}.`,
+        threshold: p99.toSeconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    if (props.alarmTopic) {
+      const action = new actions.SnsAction(props.alarmTopic);
+      for (const alarm of [this.errors5xx, this.p99Latency]) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { apiSettings } from "@outbox/api";
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { apiBudget, startupProblems } from "../lib/budget.js";
+import { container, environmentOf, synth } from "./support/synth.js";
+
+const { stack, template } = synth({ api: { equipmentUrl: "http://equipment.internal:8080" } });
+const budget = apiBudget();
+
+describe("api budget", () => {
+  it("derives the stop, the deregistration delay and the idle timeouts from the service's settings", () => {
+    expect(budget).toMatchObject({
+      drainTimeoutMs: apiSettings.drainTimeoutMs.default,
+      shutdownOverheadMs: apiSettings.shutdownOverheadMs.default,
+      handlerTimeoutMs: 25_000,
+      loadBalancerIdleTimeoutSeconds: 60,
+      keepAliveTimeoutMs: 65_000,
+    });
+    // The stop outlasts the drain and the shutdown; the load balancer waits out the longest request.
+    expect(budget.stopTimeoutMs).toBeGreaterThan(budget.drainTimeoutMs + budget.shutdownOverheadMs);
+    expect(budget.deregistrationDelaySeconds * 1000).toBeGreaterThan(budget.handlerTimeoutMs);
+    expect(budget.loadBalancerIdleTimeoutSeconds * 1000).toBeLessThan(budget.keepAliveTimeoutMs);
+  });
+
+  it("a task whose keep-alive is not longer than the load balancer's idle timeout would not start", () => {
+    expect(
+      startupProblems("api", {
+        EQUIPMENT_URL: "http://equipment",
+        LB_IDLE_TIMEOUT_MS: "60000",
+        API_KEEP_ALIVE_TIMEOUT_MS: "60000",
+      }),
+    ).toEqual([expect.stringMatching(/^LB_IDLE_TIMEOUT_MS: .* must be less than API_KEEP_ALIVE_TIMEOUT_MS/)]);
+  });
+});
+
+describe("api service", () => {
+  it("runs behind an ALB whose idle timeout is below the service's keep-alive", () => {
+    template.hasResourceProperties("AWS::ElasticLoadBalancingV2::LoadBalancer", {
+      Scheme: "internal",
+      LoadBalancerAttributes: Match.arrayWith([{ Key: "idle_timeout.timeout_seconds", Value: "60" }]),
+    });
+    const env = environmentOf(container(template, "api"));
+    expect(env).toMatchObject({
+      LB_IDLE_TIMEOUT_MS: "60000",
+      API_KEEP_ALIVE_TIMEOUT_MS: "65000",
+      API_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
+      STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
+      SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
+      EQUIPMENT_URL: "http://equipment.internal:8080",
+      API_PHOTO_TOPIC: "photos",
+    });
+    expect(container(template, "api").StopTimeout).toBe(budget.stopTimeoutSeconds);
+  });
+
+  it("health-checks readiness on the ops port and drains targets for longer than the longest request", () => {
+    template.hasResourceProperties("AWS::ElasticLoadBalancingV2::TargetGroup", {
+      HealthCheckPath: "/readyz",
+      HealthCheckPort: String(budget.opsPort),
+      Port: budget.port,
+      TargetType: "ip",
+      TargetGroupAttributes: Match.arrayWith([
+        { Key: "deregistration_delay.timeout_seconds", Value: String(budget.deregistrationDelaySeconds) },
+      ]),
+    });
+  });
+
+  it("gives the task role no permission at all: the service only talks to Postgres and HTTP", () => {
+    const taskRole = stack.api?.taskRole;
+    expect(taskRole).toBeDefined();
+    const roleId = stack.resolve((taskRole as { roleName: string }).roleName) as { Ref: string };
+    const policies = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) =>
+      JSON.stringify(policy.Properties.Roles).includes(roleId.Ref),
+    );
+    expect(policies).toEqual([]);
+  });
+
+  it("alarms on 5xx and on p99 latency", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "HTTPCode_Target_5XX_Count",
+      Namespace: "AWS/ApplicationELB",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "TargetResponseTime",
+      ExtendedStatistic: "p99",
+    });
+  });
+
+  it("routes photo.posted to the stack's topic through the relay", () => {
+    const relayEnv = environmentOf(container(template, "relay"));
+    expect(JSON.stringify(relayEnv.RELAY_TOPIC_ARNS)).toContain("photos=");
+  });
+
+  it("is not deployed without an equipment service", () => {
+    expect(synth().template.findResources("AWS::ElasticLoadBalancingV2::LoadBalancer")).toEqual({});
+  });
+});

@@ -1,0 +1,34 @@
+export { DEMO, type DemoCell, demoGrid, runDemoCell } from "./demo.js";
+export { renderPlan } from "./plan-text.js";
+export { DEFAULT_MARGIN_MS, type Plan, type PlanInput, plan, type Recommendation } from "./planner.js";
+export { type LogEntry, type RaceCounts, type RaceEvent, TerminationRace, type Workload } from "./race.js";
+export { describeDrops, describeEntry, renderDemoGrid, renderLog } from "./race-text.js";
+export { type RaceOutcome, type RaceScenario, runRace } from "./run-race.js";
+export { secondsText } from "./seconds-text.js";
+export {
+  type AppTiming,
+  DEFAULT_TRAFFIC,
+  type StopOutcome,
+  simulateDrainWindow,
+  simulateStop,
+  type Traffic,
+} from "./simulate-stop.js";
+export {
+  documentSchedule,
+  ecsBehindAlbSchedule,
+  ecsWorkerSchedule,
+  kubernetesSchedule,
+  type RaceConfig,
+  type StopSchedule,
+} from "./stop-schedule.js";
+export {
+  describeSettings,
+  FARGATE_MAX_STOP_TIMEOUT_SECONDS,
+  KUBERNETES_HOOK_OVERRUN_EXTENSION_MS,
+  PLATFORM_DEFAULTS,
+  type Platform,
+  type StopSettings,
+  sigtermToKillMs,
+  TICK_MS,
+  ticks,
+} from "./stop-settings.js";
