@@ -1,4 +1,11 @@
-import { drillContext, runDeadlineDrill, runHttpStopDrill, testScale } from "@outbox/drills";
+import {
+  drillContext,
+  runDeadlineDrill,
+  runHttpStopDrill,
+  runPhotoChain,
+  runSlowDependencyDrill,
+  testScale,
+} from "@outbox/drills";
 import { describe, expect, it } from "vitest";
 import { useDrillStack } from "./drill-stack.js";
 
@@ -25,4 +32,19 @@ describe("photo service drills (real api processes)", () => {
     expect(check, `${check?.check}: ${check?.result}`).toMatchObject({ pass: true });
     expect(Number(result?.figures.stubReceivedMs)).toBeLessThanOrEqual(3_000);
   }, 60_000);
+
+  it("slow dependency: 201 with the link pending after the client's 10 s, then linked once by reconciliation", async () => {
+    const [result] = await runSlowDependencyDrill(context());
+    const check = result?.checks[0];
+    expect(check, `${check?.check}: ${check?.result}`).toMatchObject({ pass: true });
+    expect(result?.figures).toMatchObject({ status: 201 });
+  }, 120_000);
+
+  it("photo chain: every post's event applied exactly once under a rolling restart of api, relay and consumer", async () => {
+    const [result] = await runPhotoChain(context());
+    const check = result?.checks[0];
+    expect(check, `${check?.check}: ${check?.result}`).toMatchObject({ pass: true });
+    expect(Number(result?.figures.posts)).toBeGreaterThan(0);
+    expect(result?.figures).toMatchObject({ lost: 0, duplicates: 0 });
+  }, 240_000);
 });

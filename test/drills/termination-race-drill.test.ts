@@ -12,7 +12,7 @@ describe("termination-race drill", () => {
     if (!result) throw new Error("the drill returned no result");
     expect(result.checks[0], result.checks[0]?.result).toMatchObject({ pass: true });
     const { runs } = result.figures as { runs: { preStopMs: number; measured: number; exitCode: number }[] };
-    expect(runs.map((run) => run.preStopMs)).toEqual([0, 2_000]);
+    expect(runs.map((run) => run.preStopMs)).toEqual([0, 3_000]);
     expect(runs[0]?.measured).toBeGreaterThan(0);
     expect(runs[1]?.measured).toBe(0);
     expect(runs.map((run) => run.exitCode)).toEqual([0, 0]);

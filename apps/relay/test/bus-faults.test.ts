@@ -225,10 +225,9 @@ describe.runIf(faults)("the relay under bus faults", () => {
       expect(leased.rows[0]?.n).toBe("0");
 
       await control.clear();
-      const started = performance.now();
       start();
-      await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 10_000 }).toBe(0);
-      expect(performance.now() - started).toBeLessThan(5_000);
+      // Well inside the 60 s lease: a row still leased could not be sent before it ran out.
+      await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 20_000 }).toBe(0);
       const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 100);
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
       // Only a request cut off in flight may have reached the bus before the cut: at most one chunk.

@@ -35,6 +35,8 @@ export interface StackInfo {
 export interface StackPostgres extends PostgresServerControl {
   /** Superuser URL to the database `postgres`. */
   adminUrl: string;
+  /** The server's data directory on this machine (removed by `stop`); null on the containers backend. */
+  dataDir: string | null;
 }
 
 export interface LocalStack extends StackInfo {

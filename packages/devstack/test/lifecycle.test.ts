@@ -1,6 +1,7 @@
-import { access, readdir } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
+import { dirname } from "node:path";
 import { PublishCommand } from "@aws-sdk/client-sns";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import {
@@ -35,13 +36,13 @@ interface PgClient {
 const pg = ((await import("pg" as string)) as { default: { Client: new (config: object) => PgClient } })
   .default;
 
-const tempDirs = async () => new Set((await readdir(tmpdir())).filter((d) => d.startsWith("outbox-pg-")));
-
 it("starts, serves, and stops without leaving ports or temp dirs behind", async () => {
-  const before = await tempDirs();
   const stack = await startStack({ backend: "embedded" });
-  const created = [...(await tempDirs())].filter((d) => !before.has(d));
-  expect(created).toHaveLength(1);
+  // Its own data dir, not a count of the temp dir: other files' servers come and go meanwhile.
+  const dataDir = stack.postgres.dataDir;
+  expect(dataDir).toMatch(/outbox-pg-/);
+  expect(dirname(dataDir ?? "")).toBe(tmpdir());
+  await expect(access(dataDir ?? "")).resolves.toBeUndefined();
 
   const ports = [stack.postgres.adminUrl, stack.aws.snsEndpoint, stack.aws.sqsEndpoint].map((u) =>
     Number(new URL(u).port),
@@ -63,12 +64,10 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
   }
 
   for (const port of ports) expect(await portAnswers(port)).toBe("ECONNREFUSED");
-  const after = await tempDirs();
-  for (const dir of created) expect(after.has(dir)).toBe(false);
+  await expect(access(dataDir ?? "")).rejects.toMatchObject({ code: "ENOENT" });
 });
 
 // Its own throw-away server: stopping the run's shared Postgres would break every other file.
-// In this file rather than its own so that lifecycle's temp-dir count does not race with it.
 describe("embedded Postgres restart (chaos drills)", () => {
   let postgres: RunningPostgres;
   beforeAll(async () => {

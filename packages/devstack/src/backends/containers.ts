@@ -38,6 +38,7 @@ export async function startContainersStack(options: StartStackOptions): Promise<
     backend: "containers",
     postgres: {
       adminUrl: postgres.getConnectionUri(),
+      dataDir: null,
       running: true,
       stopServer: notSupported,
       startServer: notSupported,

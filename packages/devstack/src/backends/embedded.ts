@@ -30,6 +30,7 @@ export async function startEmbeddedStack(options: StartStackOptions): Promise<Lo
     backend: "embedded",
     postgres: {
       adminUrl: pg.adminUrl,
+      dataDir: pg.dataDir,
       get running() {
         return pg.running;
       },

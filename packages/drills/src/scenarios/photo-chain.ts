@@ -14,7 +14,11 @@ import type { ScenarioResult } from "../report.js";
 type Role = "api-a" | "api-b" | "relay" | "consumer";
 const ROUND: readonly Role[] = ["api-a", "relay", "api-b", "consumer"];
 const ROUNDS = 2;
-const DEREGISTRATION_MS = 500;
+/**
+ * The deregistration delay: long enough for posts already routed to the replica to reach its
+ * listener, with room for a busy machine (the termination-race drill gives its preStop the same).
+ */
+const DEREGISTRATION_MS = 1_000;
 
 /**
  * The whole chain under a rolling restart: clients post photos to two api replicas (round-robin
