@@ -40,9 +40,10 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
   const stack = await startStack({ backend: "embedded" });
   // Its own data dir, not a count of the temp dir: other files' servers come and go meanwhile.
   const dataDir = stack.postgres.dataDir;
+  if (dataDir === null) throw new Error("the embedded backend must report its data dir");
   expect(dataDir).toMatch(/outbox-pg-/);
-  expect(dirname(dataDir ?? "")).toBe(tmpdir());
-  await expect(access(dataDir ?? "")).resolves.toBeUndefined();
+  expect(dirname(dataDir)).toBe(tmpdir());
+  await expect(access(dataDir)).resolves.toBeUndefined();
 
   const ports = [stack.postgres.adminUrl, stack.aws.snsEndpoint, stack.aws.sqsEndpoint].map((u) =>
     Number(new URL(u).port),
@@ -64,7 +65,7 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
   }
 
   for (const port of ports) expect(await portAnswers(port)).toBe("ECONNREFUSED");
-  await expect(access(dataDir ?? "")).rejects.toMatchObject({ code: "ENOENT" });
+  await expect(access(dataDir)).rejects.toMatchObject({ code: "ENOENT" });
 });
 
 // Its own throw-away server: stopping the run's shared Postgres would break every other file.
