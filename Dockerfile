@@ -29,6 +29,10 @@ RUN infra/scripts/package-daemons.sh /out
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
+# Amazon RDS's CA bundle (every region): the default DB_SSL_CA_FILE, which DB_SSL_MODE=verify-full
+# trusts. Not pinned by checksum (it changes when AWS adds a CA). --chmod (BuildKit) because a file
+# ADDed from a URL is 0600 root, and the daemons run as `node`.
+ADD --chmod=644 https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem /etc/ssl/certs/rds-global-bundle.pem
 WORKDIR /app
 # The ops server (/livez, /readyz, /metrics); OPS_PORT moves it.
 EXPOSE 9090

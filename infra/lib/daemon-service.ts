@@ -40,6 +40,8 @@ export class DaemonService extends Construct {
   readonly service: ecs.FargateService;
   readonly logGroup: logs.LogGroup;
   readonly taskRole: iam.IRole;
+  /** The container's plain environment (DATABASE_URL is a secret, not in it). */
+  readonly environment: Readonly<Record<string, string>>;
 
   constructor(scope: Construct, id: string, props: DaemonServiceProps) {
     super(scope, id);
@@ -68,13 +70,14 @@ export class DaemonService extends Construct {
       },
     });
     this.taskRole = this.taskDefinition.taskRole;
+    this.environment = { ...props.environment };
 
     const livez = `http://127.0.0.1:${props.opsPort}/livez`;
     this.container = this.taskDefinition.addContainer(props.name, {
       containerName: props.name,
       image: props.image,
       essential: true,
-      environment: { ...props.environment },
+      environment: { ...this.environment },
       secrets: {
         DATABASE_URL: props.databaseUrlSecretField
           ? ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField)

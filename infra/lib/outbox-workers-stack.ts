@@ -26,6 +26,7 @@ import { type DaemonImagesProps, daemonImages } from "./daemon-images.js";
 import { DaemonService, type DaemonServiceProps } from "./daemon-service.js";
 import { Messaging } from "./messaging.js";
 import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
+import { ReconcileSchedule } from "./reconcile-schedule.js";
 
 /** The relay's lag gauge (apps/relay/src/metrics.ts) and the backlog size next to it. */
 export const RELAY_LAG_METRIC = "relay_oldest_unsent_age_seconds";
@@ -71,6 +72,8 @@ export interface ApiServiceOptions {
   readonly photoTopic?: string;
   readonly internetFacing?: boolean;
   readonly p99Alarm?: Duration;
+  /** How often the scheduled task runs `node dist/main.js reconcile`. Default 5 minutes. */
+  readonly reconcileEvery?: Duration;
   readonly environment?: Readonly<Record<string, string>>;
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
@@ -198,6 +201,7 @@ export class OutboxWorkersStack extends Stack {
   readonly api: DaemonService | undefined;
   readonly apiBudget: ApiBudget | undefined;
   readonly apiLoadBalancer: ApiLoadBalancer | undefined;
+  readonly apiReconcile: ReconcileSchedule | undefined;
 
   constructor(scope: Construct, id: string, props: OutboxWorkersStackProps = {}) {
     super(scope, id, props);
@@ -377,23 +381,22 @@ export class OutboxWorkersStack extends Stack {
           apiOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: apiOptions.drainTimeoutMs },
         )
       : undefined;
+    const apiImage = apiOptions
+      ? (apiOptions.image ??
+        ecs.ContainerImage.fromRegistry(
+          new CfnParameter(this, "ApiImage", {
+            type: "String",
+            description: "Photo service image URI (the Dockerfile's `api` target)",
+          }).valueAsString,
+        ))
+      : undefined;
     this.api =
-      apiOptions && this.apiBudget
+      apiOptions && this.apiBudget && apiImage
         ? daemonService(
             this,
             "Api",
             "api",
-            {
-              ...shared,
-              image:
-                apiOptions.image ??
-                ecs.ContainerImage.fromRegistry(
-                  new CfnParameter(this, "ApiImage", {
-                    type: "String",
-                    description: "Photo service image URI (the Dockerfile's `api` target)",
-                  }).valueAsString,
-                ),
-            },
+            { ...shared, image: apiImage },
             {
               budget: this.apiBudget,
               options: apiOptions,
@@ -404,12 +407,27 @@ export class OutboxWorkersStack extends Stack {
                 API_KEEP_ALIVE_TIMEOUT_MS: String(this.apiBudget.keepAliveTimeoutMs),
                 EQUIPMENT_URL: apiOptions.equipmentUrl,
                 API_PHOTO_TOPIC: apiOptions.photoTopic ?? "photos",
+                // The scheduled task below owns reconciliation. With the loop on as well, every replica
+                // would poll too: the load on Postgres and the equipment service would grow with the
+                // task count, and the cadence would be set in two places.
+                API_RECONCILE_INTERVAL_MS: "0",
               },
               desiredCount: apiOptions.desiredCount ?? 2,
             },
           )
         : undefined;
     // The service talks to Postgres and the equipment service only: its task role gets no policy.
+    this.apiReconcile =
+      this.api && apiImage
+        ? new ReconcileSchedule(this, "ApiReconcile", {
+            api: this.api,
+            image: apiImage,
+            databaseUrlSecret,
+            ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+            vpcSubnets: shared.vpcSubnets,
+            ...(apiOptions?.reconcileEvery ? { every: apiOptions.reconcileEvery } : {}),
+          })
+        : undefined;
 
     // ── database access ────────────────────────────────────────────────────────────────────────
     if (props.databaseSecurityGroupId) {

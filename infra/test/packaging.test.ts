@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { apiSettings } from "@outbox/api";
 import { consumerSettings } from "@outbox/consumer";
 import { relaySettings } from "@outbox/relay";
 import { describe, expect, it } from "vitest";
@@ -142,6 +143,16 @@ describe("Dockerfile", () => {
       ["node", "dist/main.js"],
       ["node", "dist/main.js"],
     ]);
+  });
+
+  it("ships Amazon RDS's CA bundle, readable by the daemons, where DB_SSL_CA_FILE looks by default", () => {
+    const runtime = dockerfile.slice(dockerfile.indexOf(" AS runtime\n"), dockerfile.indexOf(" AS relay\n"));
+    const bundle = runtime.match(
+      /^ADD --chmod=644 https:\/\/truststore\.pki\.rds\.amazonaws\.com\/global\/global-bundle\.pem (\S+)$/m,
+    );
+    expect(bundle?.[1]).toBe("/etc/ssl/certs/rds-global-bundle.pem");
+    for (const settings of [relaySettings, consumerSettings, apiSettings])
+      expect(settings.dbSslCaFile.default).toBe(bundle?.[1]);
   });
 
   it("keeps the build context small", () => {

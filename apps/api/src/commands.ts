@@ -1,19 +1,25 @@
-import { runApiDaemon } from "./daemon.js";
-import { runReconcileOnce } from "./reconcile-once.js";
+import { daemonCommand, type Program } from "@outbox/shared/command-line";
 
-const USAGE = `usage: api [run]        serve the photo service until SIGTERM
-       api reconcile  one pass of the gear link reconciliation job (a scheduled task), then exit
-`;
-
-const [command = "run"] = process.argv.slice(2);
-switch (command) {
-  case "run":
-    await runApiDaemon();
-    break;
-  case "reconcile":
-    process.exitCode = await runReconcileOnce();
-    break;
-  default:
-    process.stderr.write(USAGE);
-    process.exitCode = 64;
-}
+// Only this table is loaded before a command runs (`api --help` answers at once); each command
+// imports what it needs, the service after taking over SIGTERM (see daemonCommand).
+export const apiProgram: Program = {
+  name: "api",
+  defaultCommand: "run",
+  commands: {
+    run: daemonCommand({
+      summary: "serve the photo service until SIGTERM",
+      docs: "docs/api.md",
+      load: async () => (await import("./daemon.js")).runApiDaemon(),
+    }),
+    reconcile: {
+      summary: "one pass of the gear link reconciliation job (a scheduled task), then exit",
+      details: `
+Links the pending gear links that are due, until none is left, and exits 0. Reads only the
+variables it needs, EQUIPMENT_URL among them (docs/api.md, Reconciliation); invalid configuration
+exits 78.`,
+      async run() {
+        return (await import("./reconcile-once.js")).runReconcileOnce();
+      },
+    },
+  },
+};

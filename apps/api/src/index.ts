@@ -15,6 +15,7 @@ export {
   reconcileOptions,
   reconcilePendingLinks,
 } from "./reconcile-links.js";
+export { reconcileSettings } from "./reconcile-once.js";
 export { type Reconciler, startReconciler } from "./reconciler.js";
 export {
   createPhotoServer,

@@ -11,7 +11,8 @@ import { createEquipmentClient } from "./equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "./reconcile-links.js";
 import { apiSettings } from "./settings.js";
 
-const reconcileSettings = {
+/** The variables `api reconcile` reads: the scheduled task's environment is made of these. */
+export const reconcileSettings = {
   databaseUrl: apiSettings.databaseUrl,
   dbStatementTimeoutMs: apiSettings.dbStatementTimeoutMs,
   logLevel: apiSettings.logLevel,

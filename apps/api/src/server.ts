@@ -67,15 +67,22 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     // The backstop of the request deadline: answers even if a handler ignores its deadline.
     handlerTimeout: settings.handlerTimeoutMs,
     forceCloseConnections: "idle",
-    return503OnClosing: true,
+    // A request that reaches an open connection during the stop was sent before the client knew:
+    // serve it (with `Connection: close`) rather than fail it; the drain deadline still bounds it.
+    return503OnClosing: false,
   });
   let closing = false;
   let inFlight = 0;
-  // Once the last request is answered during a stop, whatever connection is left carries nothing:
-  // close it now. Fastify closes the connections idle when the stop begins, but one that a client
-  // abandoned mid-request is not seen as idle afterwards and would hold the stop for the client's
-  // keep-alive timeout.
-  const closeRemainingConnections = () => app.server.closeAllConnections();
+  let lingering: NodeJS.Timeout | undefined;
+  // Once the last request is answered during a stop, close the connections between requests at
+  // once. A connection with a request's head still arriving gets what it would have had before the
+  // stop, the headers timeout, and then goes: Node stops enforcing that timeout once the server
+  // closes, so a client that went quiet mid-head would otherwise hold the stop to its deadline.
+  const closeRemainingConnections = () => {
+    app.server.closeIdleConnections();
+    clearTimeout(lingering);
+    lingering = setTimeout(() => app.server.closeAllConnections(), settings.headersTimeoutMs).unref();
+  };
 
   app.decorateRequest("deadline", null as unknown as Deadline);
   app.decorateRequest("receivedAt", 0);
@@ -167,9 +174,9 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
         if (drainDeadline.aborted) resolve("cut");
         drainDeadline.addEventListener("abort", () => resolve("cut"), { once: true });
       });
-      if ((await Promise.race([closed.then(() => "closed" as const), cutAt])) === "closed") {
-        return { clean: true, inFlightAtStop, drained: inFlightAtStop, cut: 0 };
-      }
+      const ended = await Promise.race([closed.then(() => "closed" as const), cutAt]);
+      clearTimeout(lingering);
+      if (ended === "closed") return { clean: true, inFlightAtStop, drained: inFlightAtStop, cut: 0 };
       const cut = inFlight;
       app.server.closeAllConnections();
       await closed;

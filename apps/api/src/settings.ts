@@ -1,10 +1,8 @@
 import {
   type BudgetRule,
-  ConfigError,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
-  findBudgetProblems,
   setting,
   type Timeout,
 } from "@outbox/shared";
@@ -145,7 +143,7 @@ function ms(env: string, value: number): Timeout {
   return { env, ms: value };
 }
 
-/** Checks that are not a strict sum of timeouts; reported with the rest at start-up, exit 78. */
+/** Checks that are not a strict sum of timeouts; each message names every variable it reads. */
 function otherProblems(config: ApiConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (config.handlerTimeoutMs > config.drainTimeoutMs) {
@@ -168,7 +166,11 @@ function otherProblems(config: ApiConfig): ConfigProblem[] {
  * rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout < drain). Inner layers wait
  * less; the keep-alive is the one exception, it must outlast the load balancer's idle timeout.
  */
-export function apiTimeouts(config: ApiConfig): { drain: Timeout; rules: BudgetRule[] } {
+export function apiTimeouts(config: ApiConfig): {
+  drain: Timeout;
+  rules: BudgetRule[];
+  problems: ConfigProblem[];
+} {
   const drain = ms("API_DRAIN_TIMEOUT_MS", config.drainTimeoutMs);
   const handler = ms("API_HANDLER_TIMEOUT_MS", config.handlerTimeoutMs);
   const request = ms("API_REQUEST_TIMEOUT_MS", config.requestTimeoutMs);
@@ -199,7 +201,6 @@ export function apiTimeouts(config: ApiConfig): { drain: Timeout; rules: BudgetR
       why: "the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
     },
   ];
-  const problems = [...otherProblems(config), ...findBudgetProblems(rules)];
-  if (problems.length > 0) throw new ConfigError(problems);
-  return { drain, rules };
+  // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
+  return { drain, rules, problems: otherProblems(config) };
 }

@@ -9,6 +9,13 @@ import {
   waitUntil,
 } from "../../../test/support/daemon-process.js";
 import { createMigratedTestDatabase } from "../../../test/support/database.js";
+import {
+  configRefusal,
+  expectAnswer,
+  expectUsageError,
+  runEntryPoint,
+  versionOf,
+} from "../../../test/support/run-entry-point.js";
 
 const ENTRY = "apps/api/src/main.ts";
 
@@ -37,6 +44,66 @@ describe("api daemon configuration", () => {
       "api: config error: EQUIPMENT_TIMEOUT_MS: EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
       "api: config error: LB_IDLE_TIMEOUT_MS: LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
     ]);
+  });
+});
+
+describe("api configuration: every problem, every time", () => {
+  const base = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused", EQUIPMENT_URL: "http://127.0.0.1:1" };
+  const stopBudget =
+    "api: config error: API_DRAIN_TIMEOUT_MS: API_DRAIN_TIMEOUT_MS (27000 ms) + SHUTDOWN_OVERHEAD_MS (4000 ms) = 31000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL";
+
+  it("a check across settings and an inverted stop budget: both lines, exit 78", async () => {
+    const lines = await configRefusal(ENTRY, {
+      ...base,
+      API_RECONCILE_BACKOFF_BASE_MS: "700000",
+      API_DRAIN_TIMEOUT_MS: "27000",
+    });
+    expect(lines).toEqual([
+      "api: config error: API_RECONCILE_BACKOFF_BASE_MS: 700000 must not exceed API_RECONCILE_BACKOFF_MAX_MS (600000)",
+      stopBudget,
+    ]);
+  });
+
+  it("an unparsable variable and an inverted drain budget: both lines, exit 78", async () => {
+    const lines = await configRefusal(ENTRY, { ...base, API_PORT: "http", API_DRAIN_TIMEOUT_MS: "27000" });
+    expect(lines).toEqual(['api: config error: API_PORT: expected a whole number (got "http")', stopBudget]);
+  });
+});
+
+describe("api command line", () => {
+  const api = (...args: string[]) => runEntryPoint(ENTRY, args);
+  const programUsage =
+    /^usage: api \[run\] +serve the photo service until SIGTERM\n +api reconcile +one pass/;
+
+  it("--help and -h print the usage on stdout and exit 0, for the program and each command", async () => {
+    const [help, h, run, reconcile] = await Promise.all([
+      api("--help"),
+      api("-h"),
+      api("run", "-h"),
+      api("reconcile", "--help"),
+    ]);
+    expectAnswer(help, programUsage);
+    expectAnswer(h, programUsage);
+    expectAnswer(run, /^usage: api \[run\]\n\nserve the photo service until SIGTERM\n[\s\S]*exits 78/);
+    expectAnswer(
+      reconcile,
+      /^usage: api reconcile\n\none pass of the gear link reconciliation job[\s\S]*EQUIPMENT_URL/,
+    );
+  });
+
+  it("--version prints the package version and exits 0", async () => {
+    expectAnswer(await api("--version"), new RegExp(`^${versionOf("apps/api/package.json")}\n$`));
+  });
+
+  it("a usage error prints the reason and the usage on stderr and exits 64", async () => {
+    const [command, flag, reconcileFlag] = await Promise.all([
+      api("migrate"),
+      api("--port", "8080"),
+      api("reconcile", "--all"),
+    ]);
+    expectUsageError(command, "unknown command: migrate", programUsage);
+    expectUsageError(flag, "Unknown option '--port'", programUsage);
+    expectUsageError(reconcileFlag, "Unknown option '--all'", /^usage: api reconcile\n/);
   });
 });
 

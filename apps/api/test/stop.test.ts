@@ -1,4 +1,5 @@
 import http from "node:http";
+import { connect, type Socket } from "node:net";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle } from "@outbox/shared";
 import { Registry } from "prom-client";
@@ -27,13 +28,14 @@ afterAll(async () => {
 async function startServer(
   commitDelayMs: number,
   equipmentTimeoutMs = 10_000,
+  headersTimeoutMs = 5_000,
 ): Promise<{ server: PhotoServer; port: number }> {
   const server = createPhotoServer({
     db: database.db,
     equipment: createEquipmentClient({ baseUrl: stub.url, timeoutMs: equipmentTimeoutMs }),
     metrics: createApiMetrics(new Registry(), database.db),
     log: createLogger({ service: "api-test", version: "0", level: process.env.TEST_LOG_LEVEL ?? "silent" }),
-    headersTimeoutMs: 5_000,
+    headersTimeoutMs,
     handlerTimeoutMs: 25_000,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 65_000,
@@ -65,7 +67,43 @@ function post(port: number, agent: http.Agent): Promise<number> {
   });
 }
 
+const BODY = JSON.stringify({ title: "in transit", gearIds: [] });
+
+/** A raw connection that has sent the first half of a POST's head: a request on its way. */
+async function requestOnItsWay(port: number): Promise<{ socket: Socket; answer: Promise<string> }> {
+  const socket = connect(port, "127.0.0.1");
+  // A reset shows in the answer (empty); it is not an error of the test.
+  socket.on("error", () => {});
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.write("POST /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  let received = "";
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  const answer = new Promise<string>((resolve) => socket.once("close", () => resolve(received)));
+  return { socket, answer };
+}
+
 describe("PhotoServer.stop", () => {
+  it("serves a request still on its way when the stop begins, and closes its connection after", async () => {
+    const { server, port } = await startServer(0);
+    const { socket, answer } = await requestOnItsWay(port);
+    const stopping = server.stop(AbortSignal.timeout(20_000));
+    socket.write(`content-type: application/json\r\ncontent-length: ${BODY.length}\r\n\r\n${BODY}`);
+    const response = await answer;
+    expect(response).toMatch(/^HTTP\/1\.1 201 /);
+    expect(response.toLowerCase()).toContain("connection: close");
+    expect(await stopping).toMatchObject({ clean: true, cut: 0 });
+  });
+
+  it("gives a request that never completes its head the headers timeout, then closes it", async () => {
+    const { server, port } = await startServer(0, 10_000, 300);
+    const { answer } = await requestOnItsWay(port);
+    // Clean: the request never began, so nothing was cut; the stop ended long before its deadline.
+    expect(await server.stop(AbortSignal.timeout(20_000))).toMatchObject({ clean: true, cut: 0 });
+    expect(await answer).not.toMatch(/^HTTP\/1\.1 2/);
+  });
+
   it("closes an idle keep-alive connection at once instead of waiting 65 s for it", async () => {
     const { server, port } = await startServer(0);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

@@ -1,13 +1,6 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import {
-  type BudgetRule,
-  ConfigError,
-  type ConfigOf,
-  type ConfigProblem,
-  findBudgetProblems,
-  type Timeout,
-} from "@outbox/shared";
+import type { BudgetRule, ConfigOf, ConfigProblem, Timeout } from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
 import type { consumerSettings } from "./settings.js";
 
@@ -15,7 +8,7 @@ type ConsumerConfig = ConfigOf<typeof consumerSettings>;
 
 const HOUR_MS = 3_600_000;
 
-/** Checks that are not a sum of timeouts; reported with the rest at start-up, exit 78. */
+/** Checks that are not a sum of timeouts; each message names every variable it reads. */
 function otherProblems(config: ConsumerConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (config.concurrency >= config.dbPoolMax) {
@@ -43,7 +36,11 @@ function otherProblems(config: ConsumerConfig): ConfigProblem[] {
  * The consumer's timeout hierarchy, checked by runDaemon before anything starts (together with the
  * common rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout < drain).
  */
-export function consumerTimeouts(config: ConsumerConfig): { drain: Timeout; rules: BudgetRule[] } {
+export function consumerTimeouts(config: ConsumerConfig): {
+  drain: Timeout;
+  rules: BudgetRule[];
+  problems: ConfigProblem[];
+} {
   const drain: Timeout = { env: "CONSUMER_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
   const wait: Timeout = { env: "CONSUMER_WAIT_TIME_SECONDS", ms: config.waitTimeSeconds * 1_000 };
   const request: Timeout = { env: "AWS_REQUEST_TIMEOUT_MS", ms: config.awsRequestTimeoutMs };
@@ -75,8 +72,6 @@ export function consumerTimeouts(config: ConsumerConfig): { drain: Timeout; rule
       why: "a redelivery arriving after its inbox row was deleted would be processed twice",
     },
   ];
-  // Reported together, so one start-up lists every problem; runDaemon then adds the common rules.
-  const problems = [...otherProblems(config), ...findBudgetProblems(rules)];
-  if (problems.length > 0) throw new ConfigError(problems);
-  return { drain, rules };
+  // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
+  return { drain, rules, problems: otherProblems(config) };
 }

@@ -9,11 +9,12 @@ import { decodeMessage } from "./decode-message.js";
 import { DeleteBuffer } from "./delete-buffer.js";
 import { DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
 import type { ConsumedEvent, HandlerEntry, HandlerSet } from "./handlers.js";
+import { GroupLanes } from "./message-groups.js";
 import { type ConsumerMetrics, createConsumerMetrics, type MessageResult } from "./metrics.js";
 import { sendToDeadLetterQueue } from "./poison.js";
 import { MAX_BATCH, type ReceivedBatch, startPollers } from "./poll-messages.js";
 import { runInboxTransaction } from "./process-message.js";
-import { releaseNow, retryDelaySeconds, retryLater } from "./release-messages.js";
+import { giveBack, retryDelaySeconds, retryLater } from "./release-messages.js";
 import { consumerSettings } from "./settings.js";
 import { type Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
@@ -25,6 +26,10 @@ export interface ConsumerOptions<DB> {
    */
   readonly pool: PostgresPool;
   readonly sqs: SQSClient;
+  /**
+   * A URL ending in `.fifo` is a FIFO queue: each message group's messages are handled one after
+   * another, in order, and a failing message holds its group (see GroupLanes).
+   */
   readonly queueUrl: string;
   /** Poison goes here at once; without it, poison waits for the queue's redrive policy. */
   readonly dlqUrl?: string;
@@ -129,6 +134,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultOf(settings.awsRequestTimeoutMs);
   const name = options.name ?? "consumer";
   const { sqs, queueUrl, pool, handlers, log } = options;
+  const fifo = queueUrl.endsWith(".fifo");
   const metrics: ConsumerMetrics = createConsumerMetrics(options.metrics ?? new Registry());
 
   const counts: Record<Exclude<MessageResult, "duplicate">, number> & { duplicates: number } = {
@@ -203,6 +209,19 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
   }
 
+  function receiveCountOf(message: Message): number {
+    return Number(message.Attributes?.ApproximateReceiveCount ?? "1");
+  }
+
+  function retryDelayOf(message: Message): number {
+    return retryDelaySeconds(receiveCountOf(message), retryBaseSeconds, retryMaxSeconds);
+  }
+
+  /** During the drain: too little time left to give a message more than the safety margin. */
+  function tooLateToStart(): boolean {
+    return drainBudget !== undefined && drainBudget.remainingMs() <= marginMs;
+  }
+
   async function quarantine(message: Message, reason: PoisonReason): Promise<MessageResult> {
     metrics.poison.inc({ kind: reason.kind });
     log.warn({ messageId: message.MessageId, reason: reason.toString() }, "poison message");
@@ -222,8 +241,8 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
 
   /** Gives the message back for a later attempt; the redrive policy ends it in the DLQ. */
   async function retry(message: Message, cause: unknown): Promise<MessageResult> {
-    const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? "1");
-    const delaySeconds = retryDelaySeconds(receiveCount, retryBaseSeconds, retryMaxSeconds);
+    const receiveCount = receiveCountOf(message);
+    const delaySeconds = retryDelayOf(message);
     log.warn(
       { messageId: message.MessageId, receiveCount, retryInSeconds: delaySeconds, err: cause },
       "message failed; retrying later",
@@ -239,16 +258,26 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
 
   async function release(message: Message): Promise<MessageResult> {
     try {
-      await releaseNow(sqs, queueUrl, [held(message)]);
+      await giveBack(sqs, queueUrl, [held(message)]);
     } catch (error) {
       log.warn({ err: error, messageId: message.MessageId }, "release failed; the lease will run out");
     }
     return "released";
   }
 
+  /** Gives back messages never started, visible again after `visibilitySeconds`; settles them as released. */
+  async function releaseUntouched(messages: readonly Message[], visibilitySeconds: number): Promise<void> {
+    try {
+      await giveBack(sqs, queueUrl, messages.map(held), visibilitySeconds);
+    } catch (error) {
+      log.warn({ err: error, messages: messages.length }, "release failed; the lease will run out");
+    }
+    for (let index = 0; index < messages.length; index += 1) settle("released");
+  }
+
   async function runHandler(
     message: Message,
-    sentAt: number,
+    leaseExpiresAt: number,
     event: ConsumedEvent,
     entry: HandlerEntry<string, unknown, DB>,
   ): Promise<MessageResult> {
@@ -259,7 +288,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       messageId: message.MessageId ?? "",
       receiptHandle: message.ReceiptHandle ?? "",
       deadline,
-      expiresAt: sentAt + visibilityTimeoutSeconds * 1_000,
+      expiresAt: leaseExpiresAt,
     };
     heartbeat.track(lease);
     const started = performance.now();
@@ -294,7 +323,10 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     return result;
   }
 
-  async function handleMessage(message: Message, sentAt: number): Promise<MessageResult> {
+  async function handleMessage(message: Message, leaseExpiresAt: number): Promise<MessageResult> {
+    // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and
+    // onBatch already checked for them).
+    if (tooLateToStart()) return release(message);
     const decoded = decodeMessage(message);
     if (decoded instanceof PoisonReason) return quarantine(message, decoded);
     const entry = handlers.find(decoded.eventType);
@@ -319,45 +351,91 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       payload,
       headers: decoded.headers,
       messageId: message.MessageId ?? "",
-      receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? "1"),
+      receiveCount: receiveCountOf(message),
     };
-    return runHandler(message, sentAt, event, entry);
+    return runHandler(message, leaseExpiresAt, event, entry);
+  }
+
+  /** Messages that leave our hands: no longer handled, their slots free. */
+  function leave(count: number): void {
+    handling -= count;
+    metrics.inFlight.dec(count);
+    capacity.release(count);
+  }
+
+  /** Handles and settles one message; resolves undefined (never rejects) when handling crashed. */
+  async function handleAndSettle(
+    message: Message,
+    leaseExpiresAt: number,
+  ): Promise<MessageResult | undefined> {
+    try {
+      const result = await handleMessage(message, leaseExpiresAt);
+      settle(result);
+      return result;
+    } catch (error) {
+      // Every expected failure is handled above; this is a bug, and the lease returns the message.
+      log.error({ err: error, messageId: message.MessageId }, "message handling crashed");
+      fail(error);
+      return undefined;
+    } finally {
+      leave(1);
+    }
+  }
+
+  /**
+   * FIFO: how long the rest of a message's group is held after it ended so. A retry holds it for
+   * the retry delay, a release (or a crash) gives it back at once; any other end lets it go on.
+   */
+  function holdAfter(message: Message, result: MessageResult | undefined): number | undefined {
+    if (result === "failed") return retryDelayOf(message);
+    if (result === "released" || result === undefined) return 0;
+    return undefined;
+  }
+
+  const lanes = new GroupLanes({
+    run: async (message, leaseExpiresAt) =>
+      holdAfter(message, await handleAndSettle(message, leaseExpiresAt)),
+    giveBack: async (messages, visibilitySeconds) => {
+      await releaseUntouched(messages, visibilitySeconds);
+      leave(messages.length);
+    },
+    heartbeat,
+    // Each message ahead ends by its deadline, plus one SQS call to settle it.
+    waitDeadline: (ahead) =>
+      Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drainExpired.signal),
+  });
+
+  function track(task: Promise<unknown>): void {
+    const tracked: Promise<void> = task.then(
+      () => {
+        tasks.delete(tracked);
+      },
+      (error: unknown) => {
+        tasks.delete(tracked);
+        fail(error);
+      },
+    );
+    tasks.add(tracked);
   }
 
   function dispatch(message: Message, sentAt: number): void {
     handling += 1;
     metrics.inFlight.inc();
-    const task = handleMessage(message, sentAt)
-      .then(settle, (error: unknown) => {
-        // Every expected failure is handled above; this is a bug, and the lease returns the message.
-        log.error({ err: error, messageId: message.MessageId }, "message handling crashed");
-        fail(error);
-      })
-      .finally(() => {
-        handling -= 1;
-        metrics.inFlight.dec();
-        capacity.release(1);
-        tasks.delete(task);
-      });
-    tasks.add(task);
-  }
-
-  async function releaseBatch(batch: ReceivedBatch): Promise<void> {
-    try {
-      await releaseNow(sqs, queueUrl, batch.messages.map(held));
-    } catch (error) {
-      log.warn({ err: error, messages: batch.messages.length }, "release failed; the lease will run out");
+    const leaseExpiresAt = sentAt + visibilityTimeoutSeconds * 1_000;
+    const group = fifo ? message.Attributes?.MessageGroupId : undefined;
+    if (group === undefined) {
+      track(handleAndSettle(message, leaseExpiresAt));
+      return;
     }
-    for (let index = 0; index < batch.messages.length; index += 1) settle("released");
-    capacity.release(batch.messages.length);
+    const lane = lanes.add(group, message, leaseExpiresAt);
+    if (lane !== undefined) track(lane);
   }
 
   function onBatch(batch: ReceivedBatch): void {
     // A long poll that was open at the stop: process what it brought if the drain can still give
     // each message more than the safety margin, else give it back at once.
-    if (drainBudget !== undefined && drainBudget.remainingMs() <= marginMs) {
-      const releasing = releaseBatch(batch).finally(() => tasks.delete(releasing));
-      tasks.add(releasing);
+    if (tooLateToStart()) {
+      track(releaseUntouched(batch.messages, 0).then(() => capacity.release(batch.messages.length)));
       return;
     }
     for (const message of batch.messages) dispatch(message, batch.sentAt);
@@ -374,6 +452,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
         sqs,
         queueUrl,
         waitTimeSeconds,
+        fifo,
         visibilityTimeoutSeconds,
         requestTimeoutMs,
         capacity,

@@ -1,6 +1,4 @@
-import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
+import { runProgram } from "@outbox/shared/command-line";
+import { consumerProgram } from "./commands.js";
 
-// The daemon takes over SIGTERM before loading anything heavy (AWS SDK, pg, kysely, the handlers):
-// a stop that arrives during start-up is then a clean stop with exit 0, not a kill.
-captureEarlyStopSignals();
-await import("./daemon.js");
+process.exitCode = await runProgram(consumerProgram);

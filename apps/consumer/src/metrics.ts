@@ -1,6 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
-/** How one message ended; `released` means given back untouched (the stop), not failed. */
+/**
+ * How one message ended; `released` means given back untouched, not failed: at the stop, or held
+ * behind a failed message of its FIFO group.
+ */
 export type MessageResult = "processed" | "duplicate" | "failed" | "poison" | "released";
 
 export interface ConsumerMetrics {

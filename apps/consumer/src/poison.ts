@@ -17,7 +17,11 @@ const MAX_REASON_LENGTH = 1_000;
  * Moves a poison message to the DLQ right away, with the reason attached, instead of letting it
  * burn its receives against the redrive policy: retrying cannot fix a message we cannot read.
  * Sends the copy only; the caller deletes the original once this resolves (a crash in between
- * leaves a second copy in the DLQ, never a lost message).
+ * leaves a second copy in a standard DLQ, never a lost message).
+ *
+ * A FIFO DLQ (URL ending in `.fifo`) gets the message's own group (its MessageGroupId, received on
+ * FIFO queues; else its MessageId) and its MessageId as the deduplication id: a second send of the
+ * same message within SQS's 5-minute deduplication window, e.g. after that crash, is dropped.
  */
 export async function sendToDeadLetterQueue(
   sqs: SQSClient,
@@ -36,12 +40,15 @@ export async function sendToDeadLetterQueue(
     DataType: "String",
     StringValue: reason.toString().slice(0, MAX_REASON_LENGTH),
   };
+  const fifo = dlqUrl.endsWith(".fifo");
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: dlqUrl,
       // An empty body is not allowed by SQS; keep the evidence readable.
       MessageBody: message.Body || "(empty body)",
       MessageAttributes: attributes,
+      MessageGroupId: fifo ? (message.Attributes?.MessageGroupId ?? message.MessageId) : undefined,
+      MessageDeduplicationId: fifo ? message.MessageId : undefined,
     }),
   );
 }

@@ -3,6 +3,7 @@ import {
   type Message,
   type QueueAttributeName,
   ReceiveMessageCommand,
+  type ReceiveMessageCommandInput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type Logger, sleep } from "@outbox/shared";
@@ -24,6 +25,8 @@ export interface ReceivedBatch {
 export interface PollerOptions {
   readonly sqs: SQSClient;
   readonly queueUrl: string;
+  /** A FIFO queue: receives also ask for each message's MessageGroupId. */
+  readonly fifo: boolean;
   readonly waitTimeSeconds: number;
   readonly visibilityTimeoutSeconds: number;
   /** Socket inactivity limit of other calls; a long poll is silent for the wait time on top of it. */
@@ -39,10 +42,20 @@ export interface PollerOptions {
   readonly metrics: ConsumerMetrics;
 }
 
-const RECEIVE_COUNT: ["ApproximateReceiveCount"] = ["ApproximateReceiveCount"];
-// The SDK types the legacy AttributeNames as queue attributes; SQS reads message system attribute
-// names there (that is what it was for before MessageSystemAttributeNames).
-const LEGACY_RECEIVE_COUNT = RECEIVE_COUNT as unknown as QueueAttributeName[];
+type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
+
+/** The system attributes a receive asks for, both ways (see the receive below). */
+function systemAttributes(names: SystemAttribute[]): {
+  MessageSystemAttributeNames: SystemAttribute[];
+  AttributeNames: QueueAttributeName[];
+} {
+  // The SDK types the legacy AttributeNames as queue attributes; SQS reads message system attribute
+  // names there (that is what it was for before MessageSystemAttributeNames).
+  return { MessageSystemAttributeNames: names, AttributeNames: names as unknown as QueueAttributeName[] };
+}
+
+const STANDARD_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount"]);
+const FIFO_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount", "MessageGroupId"]);
 const ALL = ["All"];
 
 const FIRST_ERROR_BACKOFF_MS = 500;
@@ -50,6 +63,7 @@ const MAX_ERROR_BACKOFF_MS = 20_000;
 
 async function poll(options: PollerOptions): Promise<void> {
   const { sqs, capacity, stopping, log, metrics } = options;
+  const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
   let errorBackoffMs = FIRST_ERROR_BACKOFF_MS;
   while (!stopping.aborted) {
     const reserved = await capacity.reserve(options.minBatch, MAX_BATCH, stopping);
@@ -66,9 +80,9 @@ async function poll(options: PollerOptions): Promise<void> {
           // Explicit, so the lease we track is the lease we have, whatever the queue's default.
           VisibilityTimeout: options.visibilityTimeoutSeconds,
           // Real SQS reads MessageSystemAttributeNames; local-aws-sqs only the legacy AttributeNames.
-          // Only the one system attribute we use: every other one is parsed per message for nothing.
-          MessageSystemAttributeNames: RECEIVE_COUNT,
-          AttributeNames: LEGACY_RECEIVE_COUNT,
+          // Only the system attributes we use (the group on FIFO queues only): every other one is
+          // parsed per message for nothing.
+          ...attributes,
           // Every string attribute reaches the handler as a header.
           MessageAttributeNames: ALL,
         }),

@@ -10,17 +10,18 @@ export interface Held {
 }
 
 /**
- * Gives messages back at once (visibility 0), e.g. those a long poll returned after the drain ran
- * out of time: another consumer takes them now instead of after the visibility timeout. Returns how
- * many SQS accepted; a refused release only costs the rest of the lease.
+ * Gives messages back: visible again after `visibilitySeconds`, at once by default, e.g. those a
+ * long poll returned after the drain ran out of time: another consumer takes them now instead of
+ * after the visibility timeout. 10 a call, in order.
+ * Returns how many SQS accepted; a refused change only costs the rest of the lease.
  */
-export async function releaseNow(
+export async function giveBack(
   sqs: SQSClient,
   queueUrl: string,
   messages: readonly Held[],
-  abortSignal?: AbortSignal,
+  visibilitySeconds = 0,
 ): Promise<number> {
-  let released = 0;
+  let changed = 0;
   for (let start = 0; start < messages.length; start += 10) {
     const chunk = messages.slice(start, start + 10);
     const output = await sqs.send(
@@ -29,14 +30,13 @@ export async function releaseNow(
         Entries: chunk.map((message, index) => ({
           Id: String(index),
           ReceiptHandle: message.receiptHandle,
-          VisibilityTimeout: 0,
+          VisibilityTimeout: visibilitySeconds,
         })),
       }),
-      { abortSignal },
     );
-    released += output.Successful?.length ?? 0;
+    changed += output.Successful?.length ?? 0;
   }
-  return released;
+  return changed;
 }
 
 /**

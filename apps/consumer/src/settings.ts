@@ -2,7 +2,7 @@ import { commonSettings, setting } from "@outbox/shared";
 
 /**
  * Everything the consumer daemon reads from its environment. The defaults are chosen to pass the
- * start-up budget check together (see `consumerTimeouts` in main.ts and docs/consumer.md):
+ * start-up budget check together (see `consumerTimeouts` in consumer-timeouts.ts and docs/consumer.md):
  * a long poll still open at SIGTERM (≤ 10 s) plus one SQS call (5 s) fits in the 20 s drain, and the
  * drain plus the 5 s shutdown overhead fits in the platform's 30 s stop timeout.
  */

@@ -4,6 +4,13 @@ import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
 import { describe, expect, it } from "vitest";
 import { stack } from "../../../test/support/aws.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../test/support/daemon-process.js";
+import {
+  configRefusal,
+  expectAnswer,
+  expectUsageError,
+  runEntryPoint,
+  versionOf,
+} from "../../../test/support/run-entry-point.js";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import { consumerSettings } from "../src/settings.js";
 import {
@@ -166,6 +173,32 @@ describe("the consumer daemon as a real process", () => {
     expect(budget.stderr()).not.toMatch(/\bat \S+:\d+:\d+/);
   });
 
+  const refusal = (env: Record<string, string>) =>
+    configRefusal("apps/consumer/src/main.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+      ...env,
+    });
+
+  it("reports every problem at once: a concurrency above the pool and an inverted stop budget", async () => {
+    expect(await refusal({ CONSUMER_CONCURRENCY: "30", CONSUMER_DRAIN_TIMEOUT_MS: "28000" })).toEqual([
+      "consumer: config error: CONSUMER_CONCURRENCY: 30 must be less than DB_POOL_MAX (25): each message holds a connection for its transaction, and the inbox cleanup needs one more",
+      "consumer: config error: CONSUMER_DRAIN_TIMEOUT_MS: CONSUMER_DRAIN_TIMEOUT_MS (28000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 33000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+    ]);
+  });
+
+  it("reports every problem at once: an unparsable variable and an inverted drain budget", async () => {
+    const lines = await refusal({
+      CONSUMER_POLLERS: "0",
+      CONSUMER_DRAIN_TIMEOUT_MS: "12000",
+      CONSUMER_WAIT_TIME_SECONDS: "10",
+    });
+    expect(lines).toEqual([
+      'consumer: config error: CONSUMER_POLLERS: must be between 1 and 64 (got "0")',
+      "consumer: config error: CONSUMER_WAIT_TIME_SECONDS: CONSUMER_WAIT_TIME_SECONDS (10000 ms) + AWS_REQUEST_TIMEOUT_MS (5000 ms) = 15000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS (12000 ms): a long poll open at the stop must return, and its messages be handled or released, within the drain",
+    ]);
+  });
+
   it("has defaults that pass its own budget check and the common one", () => {
     const config = loadConfig(consumerSettings, {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
@@ -181,5 +214,37 @@ describe("the consumer daemon as a real process", () => {
     ]);
     expect(common).toEqual([]);
     expect(config.stopTimeoutMs).toBe(commonSettings.stopTimeoutMs.default);
+  });
+});
+
+describe("the consumer's command line", () => {
+  const consumer = (...args: string[]) => runEntryPoint("apps/consumer/src/main.ts", args);
+  const programUsage = /^usage: consumer \[run\] +consume the SQS queue into the inbox until SIGTERM\n/;
+
+  it("--help and -h print the usage on stdout and exit 0; --version the package version", async () => {
+    const [help, h, run, version] = await Promise.all([
+      consumer("--help"),
+      consumer("-h"),
+      consumer("run", "--help"),
+      consumer("--version"),
+    ]);
+    expectAnswer(help, programUsage);
+    expectAnswer(h, programUsage);
+    expectAnswer(
+      run,
+      /^usage: consumer \[run\]\n\nconsume the SQS queue[\s\S]*CONSUMER_HANDLERS_MODULE[\s\S]*exits 78/,
+    );
+    expectAnswer(version, new RegExp(`^${versionOf("apps/consumer/package.json")}\n$`));
+  });
+
+  it("a usage error prints the reason and the usage on stderr and exits 64", async () => {
+    const [command, flag, argument] = await Promise.all([
+      consumer("drain"),
+      consumer("--queue", "q"),
+      consumer("run", "--pollers", "2"),
+    ]);
+    expectUsageError(command, "unknown command: drain", programUsage);
+    expectUsageError(flag, "Unknown option '--queue'", programUsage);
+    expectUsageError(argument, "Unknown option '--pollers'", /^usage: consumer \[run\]\n/);
   });
 });

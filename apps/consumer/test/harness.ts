@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   GetQueueAttributesCommand,
   type MessageAttributeValue,
+  type QueueAttributeName,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
@@ -67,7 +68,7 @@ export function useConsumerTestBed(label: string): ConsumerTestBed {
 
 export function queueFor(
   label: string,
-  options: { maxReceiveCount?: number; visibilityTimeoutSeconds?: number } = {},
+  options: { maxReceiveCount?: number; visibilityTimeoutSeconds?: number; fifo?: boolean } = {},
 ): Promise<BootstrappedResources> {
   return bootstrapResources(stack().aws, { name: uniqueName(label), rawDelivery: true, ...options });
 }
@@ -77,6 +78,8 @@ export interface TestEvent {
   type: string;
   payload: unknown;
   headers?: Record<string, string>;
+  /** FIFO queues: the message group (the relay's ordering key); the event id is the dedup id. */
+  group?: string;
 }
 
 export function exampleEvent(name = "thing"): TestEvent {
@@ -94,20 +97,36 @@ function attributes(event: TestEvent): Record<string, MessageAttributeValue> {
   return values;
 }
 
-/** As the relay publishes with raw delivery: the payload is the body, the ids are attributes. */
-export async function sendRaw(sqs: SQSClient, queueUrl: string, events: readonly TestEvent[]): Promise<void> {
+/**
+ * As the relay publishes with raw delivery: the payload is the body, the ids are attributes. In
+ * order, 10 a call; returns the SQS MessageIds in the same order.
+ */
+export async function sendRaw(
+  sqs: SQSClient,
+  queueUrl: string,
+  events: readonly TestEvent[],
+): Promise<string[]> {
+  const messageIds: string[] = [];
   for (let start = 0; start < events.length; start += 10) {
-    await sqs.send(
+    const { Successful = [], Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
         Entries: events.slice(start, start + 10).map((event, index) => ({
           Id: String(index),
           MessageBody: JSON.stringify(event.payload),
           MessageAttributes: attributes(event),
+          MessageGroupId: event.group,
+          MessageDeduplicationId: event.group === undefined ? undefined : event.id,
         })),
       }),
     );
+    if (Failed.length > 0) throw new Error(`send failed: ${JSON.stringify(Failed)}`);
+    const byId = new Map(Successful.map((entry) => [entry.Id, entry.MessageId ?? ""]));
+    events.slice(start, start + 10).forEach((_, index) => {
+      messageIds.push(byId.get(String(index)) ?? "");
+    });
   }
+  return messageIds;
 }
 
 /** The body SNS delivers without raw delivery; a fresh SNS MessageId each time, like a re-publish. */
@@ -131,15 +150,24 @@ export function envelopeBody(event: TestEvent, message: string = JSON.stringify(
   });
 }
 
+/** One message as is; `fifo` for FIFO queues. Returns its SQS MessageId. */
 export async function sendBody(
   sqs: SQSClient,
   queueUrl: string,
   body: string,
   messageAttributes?: Record<string, MessageAttributeValue>,
-): Promise<void> {
-  await sqs.send(
-    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageAttributes: messageAttributes }),
+  fifo?: { group: string; deduplicationId: string },
+): Promise<string> {
+  const { MessageId } = await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: body,
+      MessageAttributes: messageAttributes,
+      MessageGroupId: fifo?.group,
+      MessageDeduplicationId: fifo?.deduplicationId,
+    }),
   );
+  return MessageId ?? "";
 }
 
 /** Visible + in flight: 0 means every message was deleted (or moved). */
@@ -159,12 +187,23 @@ export async function queueDepth(
   };
 }
 
+export interface DrainedMessage {
+  body: string;
+  /** Message attributes (string values). */
+  attributes: Record<string, string>;
+  /** FIFO queues: the MessageGroupId and MessageDeduplicationId system attributes. */
+  groupId?: string;
+  deduplicationId?: string;
+}
+
+const FIFO_SYSTEM_ATTRIBUTES: ["MessageGroupId", "MessageDeduplicationId"] = [
+  "MessageGroupId",
+  "MessageDeduplicationId",
+];
+
 /** Everything currently visible in a queue (e.g. the DLQ), consumed with a short poll loop. */
-export async function drainQueue(
-  sqs: SQSClient,
-  queueUrl: string,
-): Promise<{ body: string; attributes: Record<string, string> }[]> {
-  const found: { body: string; attributes: Record<string, string> }[] = [];
+export async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<DrainedMessage[]> {
+  const found: DrainedMessage[] = [];
   for (;;) {
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
@@ -173,6 +212,9 @@ export async function drainQueue(
         WaitTimeSeconds: 0,
         VisibilityTimeout: 60,
         MessageAttributeNames: ["All"],
+        // Real SQS reads the first, local-aws-sqs only the legacy second (typed as queue attributes).
+        MessageSystemAttributeNames: FIFO_SYSTEM_ATTRIBUTES,
+        AttributeNames: FIFO_SYSTEM_ATTRIBUTES as unknown as QueueAttributeName[],
       }),
     );
     if (Messages.length === 0) return found;
@@ -181,7 +223,12 @@ export async function drainQueue(
       for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
         attributes[name] = value.StringValue ?? "";
       }
-      found.push({ body: message.Body ?? "", attributes });
+      found.push({
+        body: message.Body ?? "",
+        attributes,
+        groupId: message.Attributes?.MessageGroupId,
+        deduplicationId: message.Attributes?.MessageDeduplicationId,
+      });
     }
   }
 }

@@ -1,12 +1,7 @@
+import { headersProblem, measureMessage, messageAttributes } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 
-/** SNS's limit for one message, body and attributes together; also the limit of a whole PublishBatch. */
-export const MAX_MESSAGE_BYTES = 256 * 1024;
-/** SNS accepts at most 10 message attributes; two are ours (`event_id`, `event_type`). */
-const MAX_ATTRIBUTES = 10;
-const ATTRIBUTE_NAME = /^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.-]{1,256}$/;
-const RESERVED_PREFIX = /^(aws|amazon)\./i;
 /** MessageGroupId: 1–128 printable ASCII characters. */
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -34,41 +29,12 @@ export function buildEntry(row: ClaimedRow, resolveTopic: TopicResolver): BuiltE
       reason: `unknown topic "${row.topic}": not in RELAY_TOPIC_ARNS, no default`,
     };
   }
-  const headers = Object.entries(row.headers).filter(
-    ([name]) => name !== "event_id" && name !== "event_type",
-  );
-  if (headers.length + 2 > MAX_ATTRIBUTES) {
-    return {
-      kind: "unsendable",
-      reason: `${headers.length} headers: SNS takes ${MAX_ATTRIBUTES} message attributes, 2 of them event_id and event_type`,
-    };
-  }
-  for (const [name, value] of headers) {
-    if (!ATTRIBUTE_NAME.test(name) || RESERVED_PREFIX.test(name)) {
-      return {
-        kind: "unsendable",
-        reason: `header name "${name}" is not a valid SNS message attribute name`,
-      };
-    }
-    if (typeof value !== "string" || value === "") {
-      return { kind: "unsendable", reason: `header "${name}" must be a non-empty string` };
-    }
-  }
-  // Headers first, ours last: a header cannot impersonate the event's id or type.
-  const attributes: Record<string, string> = Object.fromEntries(headers);
-  attributes.event_id = row.id;
-  attributes.event_type = row.eventType;
-
-  let bytes = Buffer.byteLength(row.payload);
-  for (const [name, value] of Object.entries(attributes)) {
-    bytes += Buffer.byteLength(name) + "String".length + Buffer.byteLength(value);
-  }
-  if (bytes > MAX_MESSAGE_BYTES) {
-    return {
-      kind: "unsendable",
-      reason: `message is ${bytes} bytes with attributes, over the ${MAX_MESSAGE_BYTES}-byte SNS limit`,
-    };
-  }
+  const badHeaders = headersProblem(row.headers);
+  if (badHeaders !== undefined) return { kind: "unsendable", reason: badHeaders };
+  const attributes = messageAttributes(row.id, row.eventType, row.headers);
+  // The same measure `enqueue` applied to the same text: a row it accepted fits.
+  const { bytes, problem } = measureMessage(row.payload, attributes);
+  if (problem !== undefined) return { kind: "unsendable", reason: problem };
 
   if (!topicArn.endsWith(".fifo")) {
     return { kind: "ready", topicArn, bytes, entry: { id: row.id, message: row.payload, attributes } };

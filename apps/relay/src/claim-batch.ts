@@ -9,7 +9,7 @@ export interface ClaimedRow {
   readonly topic: string;
   readonly orderingKey: string | null;
   readonly eventType: string;
-  /** The payload as JSON text, as Postgres stores it: it becomes the SNS message unchanged. */
+  /** The payload's JSON text exactly as enqueued (a `json` column keeps it verbatim): the SNS message. */
   readonly payload: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Failed attempts so far (before this one). */
@@ -57,7 +57,9 @@ interface RawRow {
  *   batch² index probes, which grew a 2 000 events/s backlog into multi-second stalls.)
  * - The lease is set in the same statement, so a claim is atomic without an explicit transaction.
  * - `payload::text` hands back the stored JSON text: it is the SNS message as it is, with no parse and
- *   re-serialise in the relay.
+ *   re-serialise in the relay. The column is `json` (migration 0006), which keeps the text the caller
+ *   enqueued byte for byte; `jsonb` would hand back its own rendering (spaces added, keys re-sorted),
+ *   neither what the caller wrote nor the size `enqueue` checked.
  */
 export async function claimBatch(
   db: Kysely<Database>,

@@ -1,4 +1,4 @@
-export { MAX_MESSAGE_BYTES } from "./build-entry.js";
+export { MAX_MESSAGE_BYTES } from "@outbox/shared";
 export type { ClaimedRow } from "./claim-batch.js";
 export type { BatchReport } from "./process-batch.js";
 export {

@@ -1,6 +1,4 @@
-import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
+import { runProgram } from "@outbox/shared/command-line";
+import { relayProgram } from "./commands.js";
 
-// The daemon takes over SIGTERM before loading anything heavy (AWS SDK, pg, kysely): a stop that
-// arrives during start-up is then a clean stop with exit 0, not a kill by the default action.
-if ((process.argv[2] ?? "run") === "run") captureEarlyStopSignals();
-await import("./commands.js");
+process.exitCode = await runProgram(relayProgram);

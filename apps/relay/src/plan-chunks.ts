@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_BYTES } from "./build-entry.js";
+import { MAX_MESSAGE_BYTES } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 

@@ -103,7 +103,13 @@ export async function processBatch(
     };
 
     const sendChunk = async (chunk: Chunk) => {
-      if (batchSignal.aborted || performance.now() + settings.publishTimeoutMs > leaseEndsAt) {
+      // After a failed mark, every chunk sent would be one more the table does not show as
+      // published, to be sent again: stop sending until the database answers again.
+      const stopSending =
+        batchSignal.aborted ||
+        markError !== undefined ||
+        performance.now() + settings.publishTimeoutMs > leaseEndsAt;
+      if (stopSending) {
         for (const row of chunk.rows) {
           released.push(row.id);
           stopKey(row);

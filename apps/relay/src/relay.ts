@@ -1,6 +1,13 @@
 import { EventEmitter } from "node:events";
 import os from "node:os";
-import { type BackoffPolicy, type Database, forwardAbort, type Logger, sleep } from "@outbox/shared";
+import {
+  type BackoffPolicy,
+  type Database,
+  type DatabaseClientConfig,
+  forwardAbort,
+  type Logger,
+  sleep,
+} from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
 import type { ClaimedRow } from "./claim-batch.js";
@@ -14,8 +21,11 @@ import { wakeOnInsert } from "./wake-on-insert.js";
 export interface RelayOptions {
   readonly db: Kysely<Database>;
   readonly publisher: Publisher;
-  /** Connection URL for the LISTEN connection; `null` polls only. */
-  readonly listenUrl: string | null;
+  /**
+   * The LISTEN connection's database: a URL, or a pool's `DatabaseHandle.clientConfig`, which carries
+   * its TLS settings (the daemon passes that); `null` polls only.
+   */
+  readonly listenUrl: string | DatabaseClientConfig | null;
   /** Logical topic (the `topic` column) → topic ARN. */
   readonly topicArns?: Readonly<Record<string, string>>;
   /** ARN for topics missing from `topicArns`; without it such rows are dead at once. */

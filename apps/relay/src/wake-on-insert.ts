@@ -1,4 +1,4 @@
-import { type Logger, OUTBOX_CHANNEL } from "@outbox/shared";
+import { type DatabaseClientConfig, type Logger, OUTBOX_CHANNEL } from "@outbox/shared";
 import pg from "pg";
 
 export interface Wakeup {
@@ -17,9 +17,9 @@ const RECONNECT_MAX_MS = 5_000;
  * Wakes the relay when rows are inserted, through LISTEN on a dedicated connection: a pooled one would
  * be handed to other queries, and LISTEN belongs to a session. The connection reconnects with backoff;
  * after each (re)connect the relay is woken once, as notifications sent while it was away are gone.
- * Without a connection string it only polls.
+ * `connection` is a URL or a pool's client config (TLS included); without one it only polls.
  */
-export function wakeOnInsert(connectionString: string | null, log?: Logger): Wakeup {
+export function wakeOnInsert(connection: string | DatabaseClientConfig | null, log?: Logger): Wakeup {
   let pending = false;
   let wakeWaiter: (() => void) | undefined;
   let closed = false;
@@ -37,13 +37,14 @@ export function wakeOnInsert(connectionString: string | null, log?: Logger): Wak
     log?.warn({ err: error, retryInMs: retryMs }, "insert notifications lost; reconnecting");
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
-      if (connectionString !== null) void connect(connectionString);
+      if (connection !== null) void connect(connection);
     }, retryMs);
     retryMs = Math.min(retryMs * 2, RECONNECT_MAX_MS);
   };
 
-  const connect = async (url: string) => {
-    const next = new pg.Client({ connectionString: url, application_name: "relay-listen" });
+  const connect = async (to: string | DatabaseClientConfig) => {
+    const config = typeof to === "string" ? { connectionString: to } : to;
+    const next = new pg.Client({ ...config, application_name: "relay-listen" });
     next.on("notification", wake);
     // Only the current connection may trigger a reconnect: a replaced one still emits its "end".
     next.on("error", (error) => {
@@ -69,7 +70,7 @@ export function wakeOnInsert(connectionString: string | null, log?: Logger): Wak
     }
   };
 
-  if (connectionString !== null) void connect(connectionString);
+  if (connection !== null) void connect(connection);
 
   return {
     wait(ms, signal) {

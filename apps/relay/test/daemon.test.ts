@@ -5,6 +5,13 @@ import type { DatabaseHandle } from "@outbox/shared";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemonProcess } from "../../../test/support/daemon-process.js";
+import {
+  configRefusal,
+  expectAnswer,
+  expectUsageError,
+  runEntryPoint,
+  versionOf,
+} from "../../../test/support/run-entry-point.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
 
 const run = promisify(execFile);
@@ -36,6 +43,67 @@ describe("relay daemon configuration", () => {
       "relay: config error: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS (24000 ms) = 24000 ms must be less than RELAY_DRAIN_TIMEOUT_MS (20000 ms): a PublishBatch in flight, with its retries, must be able to finish within the drain",
       "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (20000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than RELAY_LEASE_MS (20000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
     ]);
+  });
+});
+
+describe("relay configuration: every problem, every time", () => {
+  const refusal = (env: Record<string, string>) =>
+    configRefusal("apps/relay/src/main.ts", { DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused", ...env });
+  const stopBudget = (drainMs: number) =>
+    `relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (${drainMs} ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = ${drainMs + 5000} ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL`;
+
+  it("an unparsable variable and an inverted drain budget: both lines, exit 78", async () => {
+    expect(await refusal({ RELAY_BATCH_SIZE: "0", RELAY_DRAIN_TIMEOUT_MS: "30000" })).toEqual([
+      'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      stopBudget(30_000),
+    ]);
+  });
+
+  it("a lease shorter than the drain and an inverted stop budget: both lines, exit 78", async () => {
+    expect(await refusal({ RELAY_DRAIN_TIMEOUT_MS: "28000", RELAY_LEASE_MS: "30000" })).toEqual([
+      stopBudget(28_000),
+      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (28000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 33000 ms must be less than RELAY_LEASE_MS (30000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+    ]);
+  });
+});
+
+describe("relay command line", () => {
+  const relay = (...args: string[]) => runEntryPoint("apps/relay/src/main.ts", args);
+  const programUsage =
+    /^usage: relay \[run\] +publish .*\n +relay status \[--json\] +.*\n +relay requeue-dead \[--id ID\] +/;
+
+  it("--help and -h print the usage on stdout and exit 0, for the program and each command", async () => {
+    const [help, h, run, status, requeue] = await Promise.all([
+      relay("--help"),
+      relay("-h"),
+      relay("run", "--help"),
+      relay("status", "-h"),
+      relay("requeue-dead", "--help"),
+    ]);
+    expectAnswer(help, programUsage);
+    expectAnswer(h, programUsage);
+    expectAnswer(run, /^usage: relay \[run\]\n\npublish the outbox to SNS until SIGTERM\n[\s\S]*exits 78/);
+    expectAnswer(status, /^usage: relay status \[--json\]\n[\s\S]*--json +one JSON object/);
+    expectAnswer(requeue, /^usage: relay requeue-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
+  });
+
+  it("--version prints the package version and exits 0", async () => {
+    expectAnswer(await relay("--version"), new RegExp(`^${versionOf("apps/relay/package.json")}\n$`));
+  });
+
+  it("a usage error prints the reason and the usage on stderr and exits 64", async () => {
+    const [command, flag, statusFlag, argument, id] = await Promise.all([
+      relay("publish"),
+      relay("--verbose"),
+      relay("status", "--csv"),
+      relay("run", "now"),
+      relay("requeue-dead", "--id", "42"),
+    ]);
+    expectUsageError(command, "unknown command: publish", programUsage);
+    expectUsageError(flag, "Unknown option '--verbose'", programUsage);
+    expectUsageError(statusFlag, "Unknown option '--csv'", /^usage: relay status \[--json\]\n/);
+    expectUsageError(argument, "unexpected argument: now", /^usage: relay \[run\]\n/);
+    expectUsageError(id, '--id needs an event id (a UUID), got "42"', /^usage: relay requeue-dead/);
   });
 });
 

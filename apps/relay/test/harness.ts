@@ -2,6 +2,7 @@ import type { SNSClient } from "@aws-sdk/client-sns";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { type DatabaseHandle, enqueue, type NewEvent } from "@outbox/shared";
+import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
 import { type AwsClientOptions, awsClients, stack } from "../../../test/support/aws.js";
 import { createMigratedTestDatabase } from "../../../test/support/database.js";
@@ -157,6 +158,11 @@ export function events(topic: string, count: number, keys = 0, offset = 0): NewE
     orderingKey: keys > 0 ? `key-${(offset + i) % keys}` : null,
     headers: { traceparent: `00-${"0".repeat(31)}${(offset + i) % 10}-${"0".repeat(15)}1-01` },
   }));
+}
+
+/** Empties the outbox, for a test that counts rows from zero. */
+export async function clearOutbox(handle: DatabaseHandle): Promise<void> {
+  await sql`TRUNCATE outbox`.execute(handle.db);
 }
 
 export async function enqueueAll(handle: DatabaseHandle, list: readonly NewEvent[]): Promise<string[]> {

@@ -13,6 +13,7 @@ export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,
+  type EmbeddedPostgresTls,
   type PostgresRestartOptions,
   type PostgresServerControl,
   type PostgresStopMode,

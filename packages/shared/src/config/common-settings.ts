@@ -1,5 +1,8 @@
 import { setting } from "./setting.js";
 
+/** Where the image puts Amazon RDS's global CA bundle (Dockerfile, runtime stage). */
+export const RDS_CA_BUNDLE_PATH = "/etc/ssl/certs/rds-global-bundle.pem";
+
 /**
  * Settings every daemon shares. A daemon spreads these into its own spec so that one table per daemon
  * documents everything it reads.
@@ -33,6 +36,19 @@ export const commonSettings = {
     default: 10_000,
     description:
       "Server-side idle_in_transaction_session_timeout: a stuck client cannot hold row locks longer.",
+  }),
+  dbSslMode: setting.oneOf({
+    env: "DB_SSL_MODE",
+    values: ["auto", "disable", "require", "verify-full"],
+    default: "auto",
+    description:
+      "TLS to Postgres. verify-full: the server's certificate must chain to DB_SSL_CA_FILE and name the URL's host; require: encrypted, but the server is not verified; disable: plain text; auto: the URL's sslmode (disable, require, verify-full; no-verify = require), else disable.",
+  }),
+  dbSslCaFile: setting.string({
+    env: "DB_SSL_CA_FILE",
+    default: RDS_CA_BUNDLE_PATH,
+    description:
+      "PEM bundle of the CAs verify-full trusts, read at start-up (only in verify-full). The image ships Amazon RDS's global bundle at the default path.",
   }),
   logLevel: setting.oneOf({
     env: "LOG_LEVEL",

@@ -11,3 +11,13 @@ export class ConfigError extends Error {
     super(problems.map((problem) => `${problem.env}: ${problem.message}`).join("\n"));
   }
 }
+
+/**
+ * What a program prints on stderr before it exits 78: one line per problem, each complete on its
+ * own (`relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")`), no stack trace.
+ */
+export function configErrorText(program: string, error: ConfigError): string {
+  return error.problems
+    .map((problem) => `${program}: config error: ${problem.env}: ${problem.message}\n`)
+    .join("");
+}

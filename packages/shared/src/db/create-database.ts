@@ -1,6 +1,21 @@
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import type { ConnectionOptions } from "node:tls";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
+import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import type { Database } from "./schema.js";
+
+/** TLS to Postgres, as DB_SSL_MODE names it. */
+export type DatabaseSslMode = "disable" | "require" | "verify-full";
+
+export interface DatabaseSsl {
+  /** DB_SSL_MODE; `auto` takes the URL's `sslmode` (see {@link createDatabase}), else `disable`. */
+  readonly mode: DatabaseSslMode | "auto";
+  /** DB_SSL_CA_FILE: the PEM bundle verify-full trusts, read once when the database is created. */
+  readonly caFile: string;
+}
 
 export interface DatabaseSettings {
   readonly url: string;
@@ -9,11 +24,18 @@ export interface DatabaseSettings {
   readonly poolMax?: number;
   readonly statementTimeoutMs: number;
   readonly idleInTransactionTimeoutMs: number;
+  /** Default: `auto` with the RDS bundle, i.e. exactly what the URL says, plain text without `sslmode`. */
+  readonly ssl?: DatabaseSsl;
 }
 
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly pool: pg.Pool;
+  /**
+   * How to reach the server, TLS included, for a connection of its own outside the pool (the relay's
+   * LISTEN): `new pg.Client({ ...clientConfig, application_name })`.
+   */
+  readonly clientConfig: DatabaseClientConfig;
   /**
    * Ends the pool, waiting at most `timeoutMs`: `pool.end()` waits for every checked-out client, and a
    * stuck one must not eat the platform's grace period. Resolves `true` when the pool ended in time.
@@ -21,14 +43,173 @@ export interface DatabaseHandle {
   close(timeoutMs: number): Promise<boolean>;
 }
 
-// pg returns bigint (int8) as a string by default: keep it, seq values can exceed 2^53.
+export interface DatabaseClientConfig {
+  /** The URL without its TLS parameters: `ssl` below is the only TLS configuration pg sees. */
+  readonly connectionString: string;
+  readonly ssl: false | ConnectionOptions;
+}
+
+const CONNECTION_TIMEOUT_MS = 5_000;
+
+/** `sslmode` values of a URL that `auto` follows, libpq's meanings (pg's own `no-verify` is `require`). */
+const URL_SSL_MODES: Readonly<Record<string, DatabaseSslMode>> = {
+  disable: "disable",
+  require: "require",
+  "no-verify": "require",
+  "verify-full": "verify-full",
+};
+
+/**
+ * TLS parameters pg-connection-string would act on (reading files, or overriding our `ssl` with its
+ * own). DB_SSL_MODE and DB_SSL_CA_FILE are the one place TLS is configured, so a URL carrying one of
+ * these is refused rather than half-honoured.
+ */
+const URL_TLS_PARAMETERS = [
+  "ssl",
+  "sslcert",
+  "sslkey",
+  "sslrootcert",
+  "sslcrl",
+  "sslpassword",
+  "sslnegotiation",
+  "uselibpqcompat",
+];
+
+interface ResolvedSsl {
+  readonly config: DatabaseClientConfig;
+  /** Puts the setting to change in front of a connection error's message. */
+  readonly explain: (error: Error) => Error;
+}
+
+/**
+ * The URL's TLS parameters, DB_SSL_MODE and DB_SSL_CA_FILE, made into pg's `ssl` option. Why not let
+ * pg read `sslmode` itself: pg-connection-string takes `sslmode=require` as full verification against
+ * Node's public CAs (which do not include RDS's), and a connection string's `ssl` overrides the
+ * `ssl` option. So `sslmode` is removed from the URL and only decides the mode under `auto`.
+ * Throws a ConfigError naming the variable to fix.
+ */
+function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
+  const problems: ConfigProblem[] = [];
+  // A URL the setting's check let through always parses; pg's other forms (a socket path) carry no TLS.
+  const parsed = URL.canParse(url) ? new URL(url) : null;
+  const params = parsed?.searchParams;
+  for (const name of URL_TLS_PARAMETERS.filter((name) => params?.has(name))) {
+    problems.push({
+      env: "DATABASE_URL",
+      message: `the URL's ${name} parameter is not used: TLS is set by DB_SSL_MODE and DB_SSL_CA_FILE (remove it from the URL)`,
+    });
+  }
+  const urlMode = params?.get("sslmode") ?? null;
+  let mode: DatabaseSslMode = "disable";
+  /** Where the mode came from, as the operator would change it. */
+  let setting = "DB_SSL_MODE=auto and no sslmode in DATABASE_URL";
+  if (ssl.mode !== "auto") {
+    mode = ssl.mode;
+    setting = `DB_SSL_MODE=${mode}`;
+  } else if (urlMode !== null) {
+    setting = `sslmode=${urlMode} in DATABASE_URL`;
+    const known = URL_SSL_MODES[urlMode];
+    if (known) mode = known;
+    else
+      problems.push({
+        env: "DATABASE_URL",
+        message: `sslmode=${urlMode} is not supported (no fallback between TLS and plain text, no CA-only check): use disable, require or verify-full, in the URL or in DB_SSL_MODE`,
+      });
+  }
+  let ca = "";
+  if (mode === "verify-full") {
+    try {
+      ca = readFileSync(ssl.caFile, "utf8");
+      if (!ca.includes("-----BEGIN CERTIFICATE-----"))
+        problems.push({ env: "DB_SSL_CA_FILE", message: `${ssl.caFile} holds no PEM certificate` });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      problems.push({
+        env: "DB_SSL_CA_FILE",
+        message: `cannot read ${ssl.caFile} (${code}), which ${setting} needs`,
+      });
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  if (parsed && urlMode !== null) parsed.searchParams.delete("sslmode");
+  const connectionString = parsed && urlMode !== null ? parsed.toString() : url;
+  // pg sends the host as SNI and checks the certificate against it; an IP address is checked against
+  // the certificate's IP entries instead (SNI must not carry one).
+  const host = parsed?.hostname.replace(/^\[(.*)\]$/, "$1") ?? "";
+  const tls: false | ConnectionOptions =
+    mode === "disable"
+      ? false
+      : mode === "require"
+        ? { rejectUnauthorized: false }
+        : { rejectUnauthorized: true, ca, ...(host !== "" && isIP(host) === 0 ? { servername: host } : {}) };
+  return {
+    config: { connectionString, ssl: tls },
+    explain: (error) => {
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      let hint: string | undefined;
+      if (mode === "verify-full" && isCertificateError(code))
+        hint = `the server's certificate failed verification (${setting}, CA bundle DB_SSL_CA_FILE=${ssl.caFile})`;
+      else if (mode !== "disable" && error.message === "The server does not support SSL connections")
+        hint = `the server does not offer TLS (${setting})`;
+      else if (mode === "disable" && /no encryption/.test(error.message))
+        hint = `the server accepts TLS connections only (${setting}): set DB_SSL_MODE=verify-full (or require)`;
+      if (hint !== undefined) error.message = `${hint}: ${error.message}`;
+      return error;
+    },
+  };
+}
+
+/** Node's codes for a certificate it would not accept (OpenSSL's X509_V_ERR_* names, the name check). */
+function isCertificateError(code: string): boolean {
+  return (
+    code === "ERR_TLS_CERT_ALTNAME_INVALID" ||
+    /^(UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_SELF_SIGNED|CERT_|INVALID_CA|HOSTNAME_MISMATCH)/.test(code)
+  );
+}
+
+type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
+
+/** pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}). */
+function explainingClient(explain: (error: Error) => Error): typeof pg.Client {
+  return class DatabaseClient extends pg.Client {
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
+      if (callback === undefined) {
+        return super.connect().catch((error: unknown) => {
+          throw error instanceof Error ? explain(error) : error;
+        });
+      }
+      // pg-pool connects this way.
+      super.connect(((error: Error | null, client?: pg.Client) =>
+        callback(error ? explain(error) : error, client)) as (error: Error) => void);
+      return undefined;
+    }
+  };
+}
+
+/**
+ * A pool and Kysely on it (pg returns bigint, int8, as a string by default: kept, seq values can
+ * exceed 2^53). TLS (`settings.ssl`): `verify-full` trusts only the CA bundle and checks
+ * the server's name against the URL's host; `require` encrypts without verifying anything; the URL's
+ * own `sslmode` counts only under `auto` and is never passed to pg. Throws a ConfigError (before any
+ * connection) when the TLS settings cannot work: an unsupported `sslmode`, other TLS parameters in
+ * the URL, an unreadable CA bundle.
+ */
 export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
+  const { config: clientConfig, explain } = resolveSsl(
+    settings.url,
+    settings.ssl ?? { mode: "auto", caFile: RDS_CA_BUNDLE_PATH },
+  );
   const pool = new pg.Pool({
-    connectionString: settings.url,
+    ...clientConfig,
+    Client: explainingClient(explain),
     max: settings.poolMax ?? 25,
     // Recycle connections so a failover or a DNS change is picked up without a restart.
     maxLifetimeSeconds: 300,
-    connectionTimeoutMillis: 5_000,
+    // Bounds the TCP connect and the TLS handshake too: an unanswered handshake fails, never hangs.
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
     // Server-side limits: they hold even when this process is frozen or its timers are late.
@@ -48,6 +229,7 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   return {
     db,
     pool,
+    clientConfig,
     async close(timeoutMs) {
       closing ??= db.destroy();
       let timer: NodeJS.Timeout | undefined;

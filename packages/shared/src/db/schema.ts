@@ -16,6 +16,7 @@ export interface OutboxTable {
   /** Rows sharing a key publish in `seq` order, one at a time (FIFO MessageGroupId). */
   ordering_key: string | null;
   event_type: string;
+  /** A `json` column, not `jsonb`: it keeps the caller's bytes, which are what the relay publishes. */
   payload: Json<unknown>;
   headers: ColumnType<Record<string, string>, string | undefined, string>;
   created_at: DefaultedTimestamp;

@@ -1,9 +1,9 @@
 import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
 import type { commonSettings } from "../config/common-settings.js";
-import { ConfigError } from "../config/config-error.js";
+import { ConfigError, configErrorText } from "../config/config-error.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
-import { type BudgetRule, describeTimeouts, type Timeout } from "../config/timeout-budget.js";
+import { describeTimeouts } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle } from "../db/create-database.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
@@ -57,17 +57,14 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-function resolveOrExit<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
-  definition: DaemonDefinition<S, W>,
-): { config: ConfigOf<S>; drain: Timeout; rules: BudgetRule[] } {
+/** What `task` returns; if it throws a ConfigError, every problem on stderr and exit 78. */
+function orExitOnConfigError<T>(service: string, task: () => T): T {
   try {
-    return resolveDaemonConfig(definition.settings, definition.timeouts, definition.env ?? process.env);
+    return task();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    // One line per problem and no stack trace: this is an operator's typo, not a bug.
-    for (const problem of error.problems) {
-      process.stderr.write(`${definition.service}: config error: ${problem.env}: ${problem.message}\n`);
-    }
+    // Every problem, one line each and no stack trace: this is an operator's typo, not a bug.
+    process.stderr.write(configErrorText(service, error));
     process.exit(EXIT_CONFIG);
   }
 }
@@ -81,9 +78,23 @@ function resolveOrExit<S extends SettingsSpec & CommonSettings, W extends DrainS
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
 ): Promise<never> {
-  const { config, drain, rules } = resolveOrExit(definition);
+  const { config, drain, rules } = orExitOnConfigError(definition.service, () =>
+    resolveDaemonConfig(definition.settings, definition.timeouts, definition.env ?? process.env),
+  );
   // S extends the common settings, so these keys are present; TypeScript cannot see through ConfigOf<S>.
   const common = config as unknown as ConfigOf<CommonSettings>;
+  // No connection yet (the pool connects on demand), but TLS settings that cannot work (an unreadable
+  // CA bundle, an sslmode pg cannot honour) are bad config too: exit 78 before anything is logged.
+  const database = orExitOnConfigError(definition.service, () =>
+    createDatabase({
+      url: common.databaseUrl,
+      service: definition.service,
+      poolMax: common.dbPoolMax,
+      statementTimeoutMs: common.dbStatementTimeoutMs,
+      idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
+      ssl: { mode: common.dbSslMode, caFile: common.dbSslCaFile },
+    }),
+  );
   const log = createLogger({
     service: definition.service,
     version: definition.version,
@@ -107,13 +118,6 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   });
 
   log.info({ ...describeTimeouts(rules) }, "timeout budget");
-  const database = createDatabase({
-    url: common.databaseUrl,
-    service: definition.service,
-    poolMax: common.dbPoolMax,
-    statementTimeoutMs: common.dbStatementTimeoutMs,
-    idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
-  });
   const metrics = createMetricsRegistry(definition.service);
   const ops = await startOpsServer({ host: common.opsHost, port: common.opsPort, metrics, log });
 

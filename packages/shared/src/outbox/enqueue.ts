@@ -1,18 +1,15 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../db/schema.js";
+import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
-
-/** SNS's limit for one message; a larger payload could never be published. */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 const topicPattern = /^[A-Za-z0-9_.:-]{1,256}$/;
 const eventTypePattern = /^[A-Za-z0-9_.:/-]{1,256}$/;
 
-export interface NewEvent {
+interface EventFields {
   /** Logical destination, mapped to a topic ARN by the relay's config. */
   readonly topic: string;
   readonly eventType: string;
-  readonly payload: unknown;
   /** Events sharing a key are delivered in the order they were enqueued. */
   readonly orderingKey?: string | null;
   /** Propagated as message attributes, e.g. `traceparent`. */
@@ -20,6 +17,20 @@ export interface NewEvent {
   /** Defaults to a fresh UUIDv7; pass one to make the enqueue itself idempotent. */
   readonly id?: string;
 }
+
+/**
+ * One event. The message published is exactly the payload's JSON text as written here:
+ * `JSON.stringify(payload)`, or `payloadJson` byte for byte (whitespace, key order and all).
+ */
+export type NewEvent = EventFields &
+  (
+    | { readonly payload: unknown; readonly payloadJson?: undefined }
+    | {
+        /** The payload as JSON text, instead of `payload`: for bytes that must travel unchanged. */
+        readonly payloadJson: string;
+        readonly payload?: undefined;
+      }
+  );
 
 export class OutboxValidationError extends Error {
   override readonly name = "OutboxValidationError";
@@ -32,7 +43,36 @@ export class OutboxValidationError extends Error {
   }
 }
 
-function validate(event: NewEvent, index: number): string {
+/** The payload's JSON text: what the outbox stores verbatim and the relay publishes. */
+function payloadText(event: NewEvent, index: number): string {
+  if (event.payloadJson === undefined) {
+    const json = JSON.stringify(event.payload);
+    if (json === undefined) throw new OutboxValidationError(index, "payload must be JSON-serialisable");
+    return json;
+  }
+  try {
+    JSON.parse(event.payloadJson);
+  } catch (error) {
+    throw new OutboxValidationError(index, `payloadJson is not valid JSON: ${(error as Error).message}`);
+  }
+  return event.payloadJson;
+}
+
+/**
+ * A UUID in the form Postgres hands it back (lowercase, hyphenated), which is the `event_id` the relay
+ * sends: braces or missing hyphens in the caller's id must not change the measured size.
+ */
+function storedUuid(id: string): string {
+  const hex = id
+    .replace(/^\{(.*)\}$/, "$1")
+    .replaceAll("-", "")
+    .toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(hex)) return id; // not a UUID: the insert refuses it
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Checks an event the way the relay will, so an accepted event is one it can publish; returns its text. */
+function validate(event: NewEvent, id: string, index: number): string {
   if (!topicPattern.test(event.topic)) {
     throw new OutboxValidationError(
       index,
@@ -45,15 +85,12 @@ function validate(event: NewEvent, index: number): string {
       `eventType must match ${eventTypePattern}, got ${JSON.stringify(event.eventType)}`,
     );
   }
-  const json = JSON.stringify(event.payload);
-  if (json === undefined) throw new OutboxValidationError(index, "payload must be JSON-serialisable");
-  const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_PAYLOAD_BYTES) {
-    throw new OutboxValidationError(
-      index,
-      `payload is ${bytes} bytes, over the ${MAX_PAYLOAD_BYTES}-byte SNS limit`,
-    );
-  }
+  const json = payloadText(event, index);
+  const headers = event.headers ?? {};
+  const badHeaders = headersProblem(headers);
+  if (badHeaders !== undefined) throw new OutboxValidationError(index, badHeaders);
+  const { problem } = measureMessage(json, messageAttributes(storedUuid(id), event.eventType, headers));
+  if (problem !== undefined) throw new OutboxValidationError(index, problem);
   return json;
 }
 
@@ -67,14 +104,14 @@ export async function enqueue(
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const rows = events.map((event, index) => {
-    const payloadJson = validate(event, index);
+    const id = event.id ?? uuidv7();
     return {
-      id: event.id ?? uuidv7(),
+      id,
       topic: event.topic,
       ordering_key: event.orderingKey ?? null,
       event_type: event.eventType,
-      // Already serialised for the size check; pg would serialise it again otherwise.
-      payload: payloadJson,
+      // The `json` column keeps this text as it is: the relay publishes these very bytes.
+      payload: validate(event, id, index),
       headers: JSON.stringify(event.headers ?? {}),
     };
   });

@@ -4,6 +4,7 @@ import * as relayPendingByKey from "./0002_relay_pending_by_key.js";
 import * as consumerExampleEffects from "./0003_consumer_example_effects.js";
 import * as relayHotClaims from "./0004_relay_hot_claims.js";
 import * as photoService from "./0005_photo_service.js";
+import * as outboxPayloadVerbatim from "./0006_outbox_payload_verbatim.js";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so a bundled or deployed
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   "0003_consumer_example_effects": consumerExampleEffects,
   "0004_relay_hot_claims": relayHotClaims,
   "0005_photo_service": photoService,
+  "0006_outbox_payload_verbatim": outboxPayloadVerbatim,
 };
