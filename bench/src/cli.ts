@@ -1,34 +1,44 @@
 /**
- * pnpm bench [--quick] [--runs N] [--only relay,latency,consumer,stop,scale,api] [--wait-for-load]
- *
- * Measures our relay and consumer beside pg-transactional-outbox and sqs-consumer on one embedded
- * stack (Postgres with wal_level=logical, SQS, the SNS emulator). Progress on stderr, the Markdown
- * table on stdout, every raw figure in reports/bench-<time>.json.
+ * `pnpm bench`: measures our relay and consumer beside pg-transactional-outbox and sqs-consumer on
+ * one embedded stack (Postgres with wal_level=logical, SQS, the SNS emulator); options in `usage`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { runBench } from "./bench.js";
+import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { FULL, QUICK, SCENARIOS, type ScenarioName } from "./context.js";
 import { waitForLowLoad } from "./measure.js";
 import { markdownTable } from "./report.js";
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: "boolean", default: false },
-    runs: { type: "string" },
-    only: { type: "string" },
-    "wait-for-load": { type: "boolean", default: false },
-  },
+const usage = `usage: pnpm bench [--quick] [--runs N] [--only SCENARIO,…] [--wait-for-load]
+
+Measures our relay and consumer beside pg-transactional-outbox and sqs-consumer on one embedded
+stack: progress on stderr, the Markdown table on stdout, every raw figure in
+reports/bench-<time>.json (docs/benchmarks.md).
+
+  --quick          small sizes (about 2 min) instead of the full run (about 50 min on 2 cores)
+  --runs N         runs of each scenario (default 3)
+  --only LIST      comma-separated scenarios: ${SCENARIOS.join(", ")} (default: all)
+  --wait-for-load  first wait (up to 10 min) for the 1-min load average to drop below 1.5`;
+
+// The command line first, before the stack and the peers load: `--help` and a usage error answer at once.
+const { values, positionals } = parseCommandLine(usage, {
+  quick: { type: "boolean", default: false },
+  runs: { type: "string" },
+  only: { type: "string" },
+  "wait-for-load": { type: "boolean", default: false },
 });
+if (positionals.length > 0) usageError(usage, `unexpected argument: ${positionals.join(" ")}`);
 const quick = values.quick === true;
-const runs = Number(values.runs ?? 3);
-if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
-const scenarios = (values.only?.split(",") ?? [...SCENARIOS]) as ScenarioName[];
-for (const name of scenarios) {
-  if (!SCENARIOS.includes(name))
-    throw new Error(`unknown scenario ${name}; choose from ${SCENARIOS.join(", ")}`);
+const runs = wholeNumberOption(usage, "runs", values.runs, 3);
+const isScenario = (name: string): name is ScenarioName => (SCENARIOS as readonly string[]).includes(name);
+const only = typeof values.only === "string" ? values.only.split(",").map((name) => name.trim()) : undefined;
+const unknown = (only ?? []).filter((name) => !isScenario(name));
+if (unknown.length > 0) {
+  usageError(usage, `unknown scenario: ${unknown.join(", ")}; choose from ${SCENARIOS.join(", ")}`);
 }
+const scenarios = only?.filter(isScenario) ?? [...SCENARIOS];
+
+const { runBench } = await import("./bench.js");
 if (values["wait-for-load"]) {
   const load = await waitForLowLoad(1.5, 600_000, (l) =>
     process.stderr.write(`waiting for the load average (${l.toFixed(2)}) to drop below 1.5…\n`),

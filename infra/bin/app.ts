@@ -19,6 +19,8 @@ const databaseSecurityGroupId = context("databaseSecurityGroupId");
 const handlersModule = context("consumerHandlersModule");
 // The photo service is deployed once it has an equipment service to talk to (`-c equipmentUrl=…`).
 const equipmentUrl = context("equipmentUrl");
+const databaseUrlSecretKeyArn = context("databaseUrlSecretKeyArn");
+const natGateways = context("natGateways");
 
 new OutboxWorkersStack(app, context("stackName") ?? "OutboxWorkers", {
   description: "Outbox relay (Postgres → SNS) and inbox consumer (SQS → Postgres) on ECS Fargate",
@@ -27,5 +29,9 @@ new OutboxWorkersStack(app, context("stackName") ?? "OutboxWorkers", {
   ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
   ...(handlersModule ? { consumer: { handlersModule } } : {}),
   ...(equipmentUrl ? { api: { equipmentUrl } } : {}),
+  ...(databaseUrlSecretKeyArn ? { databaseUrlSecretKeyArn } : {}),
+  ...(natGateways ? { natGateways: Number(natGateways) } : {}),
+  // The first deployment: everything but running tasks, so the migration can run first.
+  startServices: context("startServices") !== "false",
 });
 app.synth();

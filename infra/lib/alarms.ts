@@ -8,23 +8,34 @@ import { Construct } from "constructs";
 export interface OutboxAlarmsProps {
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
+  /** The subscription's DLQ: what SNS could not deliver to the queue. */
+  readonly subscriptionDeadLetterQueue: sqs.IQueue;
   /** The relay's lag (relay_oldest_unsent_age_seconds in CloudWatch), when a metric path exists. */
   readonly relayLag?: cloudwatch.IMetric;
+  /** Outbox rows the relay marked dead, per minute. */
+  readonly relayDeadEvents: cloudwatch.IMetric;
+  /** Consumer handler failures (messages given back for a retry), per minute. */
+  readonly consumerHandlerFailures: cloudwatch.IMetric;
   /** Alarm when the queue's oldest message is older than this. */
   readonly oldestMessageAgeThreshold: Duration;
   /** Alarm when the oldest unsent outbox row is older than this. */
   readonly relayLagThreshold: Duration;
+  /** Alarm when handlers fail more often than this per minute (2 of 3 minutes). */
+  readonly handlerFailuresPerMinute: number;
   /** Where alarms (and their recovery) are sent. */
-  readonly alarmTopic?: sns.ITopic;
+  readonly alarmTopic: sns.ITopic;
 }
 
 /**
- * The three signals an operator needs: something reached the DLQ (a poison message, or a handler
- * that failed every attempt), the consumer falls behind (oldest message age), the relay falls behind
- * (oldest unsent outbox row).
+ * The signals about the events themselves: something reached a DLQ (a poison message, a handler that
+ * failed every attempt, or a delivery SNS gave up on), an outbox row died, handlers are failing, the
+ * consumer falls behind (oldest message age), the relay falls behind (oldest unsent outbox row).
  */
 export class OutboxAlarms extends Construct {
   readonly deadLetters: cloudwatch.Alarm;
+  readonly undeliveredBySns: cloudwatch.Alarm;
+  readonly deadEvents: cloudwatch.Alarm;
+  readonly handlerFailures: cloudwatch.Alarm;
   readonly queueAge: cloudwatch.Alarm;
   readonly relayLag: cloudwatch.Alarm | undefined;
 
@@ -32,27 +43,38 @@ export class OutboxAlarms extends Construct {
     super(scope, id);
     const minute = Duration.minutes(1);
 
-    // Visible + in flight: a DLQ being redriven or inspected still counts as not empty.
-    const dlqMessages = new cloudwatch.MathExpression({
-      expression: "visible + notVisible",
-      usingMetrics: {
-        visible: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: minute,
-          statistic: "Maximum",
-        }),
-        notVisible: props.deadLetterQueue.metricApproximateNumberOfMessagesNotVisible({
-          period: minute,
-          statistic: "Maximum",
-        }),
-      },
-      period: minute,
+    this.deadLetters = notEmpty(this, "DeadLetterQueueNotEmpty", props.deadLetterQueue, {
       label: "DLQ messages",
+      description: "The consumer's DLQ holds messages: inspect them, fix, then redrive.",
     });
-    this.deadLetters = dlqMessages.createAlarm(this, "DeadLetterQueueNotEmpty", {
-      alarmDescription: "The consumer's DLQ holds messages: inspect them, fix, then redrive.",
+    this.undeliveredBySns = notEmpty(
+      this,
+      "SubscriptionDeadLetterQueueNotEmpty",
+      props.subscriptionDeadLetterQueue,
+      {
+        label: "undelivered by SNS",
+        description:
+          "SNS could not deliver events to the consumer's queue (queue policy, encryption, a deleted queue): fix the cause, then move them to the queue.",
+      },
+    );
+
+    this.deadEvents = new cloudwatch.Alarm(this, "RelayDeadEvents", {
+      metric: props.relayDeadEvents,
+      alarmDescription:
+        "The relay marked an outbox row dead: it will not be published until `relay requeue-dead` (the `event dead` line says why).",
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.handlerFailures = new cloudwatch.Alarm(this, "ConsumerHandlerFailures", {
+      metric: props.consumerHandlerFailures,
+      alarmDescription: `Consumer handlers fail more than ${props.handlerFailuresPerMinute} times a minute: the messages are retried and end in the DLQ if it persists.`,
+      threshold: props.handlerFailuresPerMinute,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
@@ -80,12 +102,42 @@ export class OutboxAlarms extends Construct {
         })
       : undefined;
 
-    if (props.alarmTopic) {
-      const action = new actions.SnsAction(props.alarmTopic);
-      for (const alarm of [this.deadLetters, this.queueAge, this.relayLag]) {
-        alarm?.addAlarmAction(action);
-        alarm?.addOkAction(action);
-      }
+    const action = new actions.SnsAction(props.alarmTopic);
+    for (const alarm of [
+      this.deadLetters,
+      this.undeliveredBySns,
+      this.deadEvents,
+      this.handlerFailures,
+      this.queueAge,
+      this.relayLag,
+    ]) {
+      alarm?.addAlarmAction(action);
+      alarm?.addOkAction(action);
     }
   }
+}
+
+/** Visible + in flight: a DLQ being redriven or inspected still counts as not empty. */
+function notEmpty(
+  scope: Construct,
+  id: string,
+  queue: sqs.IQueue,
+  { label, description }: { label: string; description: string },
+): cloudwatch.Alarm {
+  const minute = Duration.minutes(1);
+  return new cloudwatch.MathExpression({
+    expression: "visible + notVisible",
+    usingMetrics: {
+      visible: queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: "Maximum" }),
+      notVisible: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: "Maximum" }),
+    },
+    period: minute,
+    label,
+  }).createAlarm(scope, id, {
+    alarmDescription: description,
+    threshold: 0,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: 1,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
 }

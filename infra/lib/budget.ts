@@ -1,7 +1,7 @@
 import { apiSettings, apiTimeouts } from "@outbox/api";
 import { consumerSettings, consumerTimeouts } from "@outbox/consumer";
 import { relaySettings, relayTimeouts } from "@outbox/relay";
-import { ConfigError, resolveDaemonConfig, type Setting } from "@outbox/shared";
+import { ConfigError, commonSettings, resolveDaemonConfig, type Setting } from "@outbox/shared";
 import { Token } from "aws-cdk-lib";
 
 /**
@@ -259,11 +259,15 @@ export function envNamesOf(daemon: Daemon): ReadonlySet<string> {
  * Stand-ins for what the synth cannot know. DATABASE_URL comes from Secrets Manager; a URL that
  * CloudFormation fills in at deploy time (a queue URL) is still a token; CONSUMER_HANDLERS_MODULE
  * names a file inside the consumer's image, not on the machine running the synth, so it is left to
- * the daemon itself (the example handlers stand in). Other tokens stand for themselves.
+ * the daemon itself (the example handlers stand in). So does verify-full's CA bundle
+ * (DB_SSL_CA_FILE, read at start-up): the check runs as `require`, which reads no file, and the
+ * bundle's place in the image is checked by infra/test/packaging.test.ts. Other tokens stand for
+ * themselves.
  */
 const DATABASE_URL_PLACEHOLDER = "postgres://placeholder@database:5432/app";
 const DEPLOY_TIME_URL_PLACEHOLDER = "https://deploy-time.invalid/";
 const CHECKED_BY_THE_IMAGE = ["CONSUMER_HANDLERS_MODULE"];
+const TLS_MODE_READING_NO_FILE: Readonly<Record<string, string>> = { "verify-full": "require" };
 
 function checkableEnvironment(daemon: Daemon, environment: Readonly<Record<string, string>>): Environment {
   const urls = new Set(
@@ -274,7 +278,8 @@ function checkableEnvironment(daemon: Daemon, environment: Readonly<Record<strin
   const env: Record<string, string> = { DATABASE_URL: DATABASE_URL_PLACEHOLDER };
   for (const [name, value] of Object.entries(environment)) {
     if (CHECKED_BY_THE_IMAGE.includes(name)) continue;
-    env[name] = urls.has(name) && Token.isUnresolved(value) ? DEPLOY_TIME_URL_PLACEHOLDER : value;
+    if (name === commonSettings.dbSslMode.env) env[name] = TLS_MODE_READING_NO_FILE[value] ?? value;
+    else env[name] = urls.has(name) && Token.isUnresolved(value) ? DEPLOY_TIME_URL_PLACEHOLDER : value;
   }
   return env;
 }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Size } from "aws-cdk-lib";
 import type * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as ecs from "aws-cdk-lib/aws-ecs";
 import type * as iam from "aws-cdk-lib/aws-iam";
@@ -6,13 +6,46 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import { FARGATE_MAX_STOP_TIMEOUT_SECONDS } from "./budget.js";
+import {
+  closestName,
+  isPlatformVariable,
+  PLATFORM_ENV_NAMES,
+  PLATFORM_ENV_PREFIXES,
+} from "./platform-environment.js";
+
+/**
+ * The awslogs driver's buffer in non-blocking mode. Lines are dropped only once this much is waiting
+ * for CloudWatch Logs: minutes of the daemons' output at their rates (a JSON line is a few hundred
+ * bytes), so a throttle long enough to fill it is also long enough to be noticed.
+ */
+export const LOG_BUFFER_SIZE = Size.mebibytes(25);
+
+/** Why a name is refused: each unknown name with the setting it most likely meant. */
+function unknownVariablesMessage(
+  service: string,
+  unknown: readonly string[],
+  own: ReadonlySet<string>,
+): string {
+  const named = unknown.map((env) => {
+    const meant = closestName(env, [...own, ...PLATFORM_ENV_NAMES]);
+    return meant ? `${env} (did you mean ${meant}?)` : env;
+  });
+  const platform = [...PLATFORM_ENV_NAMES, ...PLATFORM_ENV_PREFIXES.map((prefix) => `${prefix}*`)];
+  return (
+    `${service}: the daemon reads no variable named ${named.join(", ")}. ` +
+    `Besides its own settings a task may set only ${platform.join(", ")}`
+  );
+}
 
 export interface DaemonServiceProps {
   readonly cluster: ecs.ICluster;
   /** Container name, log stream prefix and `service` in names: `relay` or `consumer`. */
   readonly name: string;
   readonly image: ecs.ContainerImage;
-  /** Env names the daemon reads; any other name in `environment` fails the synth. */
+  /**
+   * Env names the daemon reads; any other name in `environment` fails the synth, except the
+   * platform's (platform-environment.ts).
+   */
   readonly allowedEnvNames: ReadonlySet<string>;
   readonly environment: Readonly<Record<string, string>>;
   /** Secret holding the Postgres URL, injected as DATABASE_URL. */
@@ -31,8 +64,8 @@ export interface DaemonServiceProps {
 
 /**
  * One daemon as an ECS Fargate service: a task definition with the daemon's container (tini as PID 1,
- * the computed stopTimeout, a /livez health check, CloudWatch logs with retention, DATABASE_URL from
- * Secrets Manager) and a service that rolls back a failing deployment on its own.
+ * the computed stopTimeout, a /livez health check, non-blocking CloudWatch logs with retention,
+ * DATABASE_URL from Secrets Manager) and a service that rolls back a failing deployment on its own.
  */
 export class DaemonService extends Construct {
   readonly taskDefinition: ecs.FargateTaskDefinition;
@@ -45,9 +78,11 @@ export class DaemonService extends Construct {
 
   constructor(scope: Construct, id: string, props: DaemonServiceProps) {
     super(scope, id);
-    const unknown = Object.keys(props.environment).filter((env) => !props.allowedEnvNames.has(env));
+    const unknown = Object.keys(props.environment).filter(
+      (env) => !props.allowedEnvNames.has(env) && !isPlatformVariable(env),
+    );
     if (unknown.length > 0) {
-      throw new Error(`${props.name}: the daemon reads no variable named ${unknown.join(", ")}`);
+      throw new Error(unknownVariablesMessage(props.name, unknown, props.allowedEnvNames));
     }
     if (props.stopTimeoutSeconds > FARGATE_MAX_STOP_TIMEOUT_SECONDS) {
       throw new Error(`${props.name}: stopTimeout ${props.stopTimeoutSeconds} s exceeds the Fargate maximum`);
@@ -104,9 +139,12 @@ export class DaemonService extends Construct {
       logging: ecs.LogDrivers.awsLogs({
         logGroup: this.logGroup,
         streamPrefix: props.name,
-        // Blocking: the daemon's last lines (the drain summary: unsent, duplicates, …) must not be
-        // dropped from a full buffer while the task stops.
-        mode: ecs.AwsLogDriverMode.BLOCKING,
+        // Non-blocking: the daemons write their logs synchronously, so in blocking mode a CloudWatch
+        // Logs throttle would stop the event loop at the next line, and with it the heartbeats that
+        // keep leases alive. The buffer is flushed when the container stops, so the drain summary
+        // is lost only if the buffer was already full.
+        mode: ecs.AwsLogDriverMode.NON_BLOCKING,
+        maxBufferSize: LOG_BUFFER_SIZE,
       }),
     });
 

@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
@@ -13,14 +13,17 @@ export interface MessagingProps {
 }
 
 /**
- * The relay's SNS topic, the consumer's SQS queue with its DLQ, and the subscription between them.
- * Raw delivery: the consumer gets the relay's body and message attributes as published (it decodes an
- * SNS envelope too, but raw is smaller and keeps the attributes first-class).
+ * The relay's SNS topic, the consumer's SQS queue with its DLQ, and the subscription between them
+ * with a DLQ of its own. Raw delivery: the consumer gets the relay's body and message attributes as
+ * published (it decodes an SNS envelope too, but raw is smaller and keeps the attributes
+ * first-class). TLS only, on the topic and every queue.
  */
 export class Messaging extends Construct {
   readonly topic: sns.Topic;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  /** Where SNS puts what it could not deliver to the queue (a broken queue policy, a deleted queue). */
+  readonly subscriptionDeadLetterQueue: sqs.Queue;
   readonly subscription: sns.Subscription;
 
   constructor(scope: Construct, id: string, props: MessagingProps) {
@@ -28,19 +31,26 @@ export class Messaging extends Construct {
     const fifo = props.fifo ?? false;
     const { budget } = props;
     const fifoProps = fifo ? { fifo: true } : {};
+    // Messages are the state here: a stack replaced or deleted by mistake must not take undelivered
+    // events and dead letters with it. Retained queues are deleted by hand once drained.
+    const queueProps = {
+      ...fifoProps,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    };
 
-    this.topic = new sns.Topic(this, "Topic", { ...fifoProps });
+    this.topic = new sns.Topic(this, "Topic", { ...fifoProps, enforceSSL: true });
 
     // Standard queues keep a moved message's original enqueue time, so the DLQ must retain longer than
     // the queue or a message could expire the moment it lands there.
     this.deadLetterQueue = new sqs.Queue(this, "DeadLetterQueue", {
-      ...fifoProps,
+      ...queueProps,
       retentionPeriod: Duration.seconds(budget.dlqRetentionSeconds),
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
     });
 
     this.queue = new sqs.Queue(this, "Queue", {
-      ...fifoProps,
+      ...queueProps,
       // The consumer's lease (CONSUMER_VISIBILITY_TIMEOUT_SECONDS), the same number it passes on receive:
       // short, so a crashed consumer's work returns soon; heartbeats extend it up to the handler deadline.
       visibilityTimeout: Duration.seconds(budget.visibilityTimeoutSeconds),
@@ -49,7 +59,6 @@ export class Messaging extends Construct {
       // The consumer long-polls with CONSUMER_WAIT_TIME_SECONDS; the queue default matches it for any
       // other reader (e.g. a redrive tool) so nobody short-polls by accident.
       receiveMessageWaitTime: Duration.seconds(budget.waitTimeSeconds),
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
       deadLetterQueue: {
         queue: this.deadLetterQueue,
         // HANDLER_ATTEMPTS genuine attempts + the receives that stop waves may spend (see budget.ts):
@@ -58,7 +67,20 @@ export class Messaging extends Construct {
       },
     });
 
-    this.topic.addSubscription(new subscriptions.SqsSubscription(this.queue, { rawMessageDelivery: true }));
+    // SNS retries a delivery to SQS for a while and then drops it; with a DLQ the event is kept, to be
+    // sent on to the queue once the cause is fixed. A FIFO topic needs a FIFO DLQ.
+    this.subscriptionDeadLetterQueue = new sqs.Queue(this, "SubscriptionDeadLetterQueue", {
+      ...queueProps,
+      retentionPeriod: Duration.seconds(budget.dlqRetentionSeconds),
+    });
+
+    // With the DLQ, CDK also lets SNS send to it: a queue policy for this topic only.
+    this.topic.addSubscription(
+      new subscriptions.SqsSubscription(this.queue, {
+        rawMessageDelivery: true,
+        deadLetterQueue: this.subscriptionDeadLetterQueue,
+      }),
+    );
     const subscription = this.node
       .findAll()
       .find((child): child is sns.Subscription => child instanceof sns.Subscription);

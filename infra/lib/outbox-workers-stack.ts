@@ -1,5 +1,5 @@
 import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
-import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as ecs from "aws-cdk-lib/aws-ecs";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -22,11 +22,16 @@ import {
   relayBudget,
   settingsFor,
 } from "./budget.js";
+import { scaleConsumerOnQueue } from "./consumer-scaling.js";
 import { type DaemonImagesProps, daemonImages } from "./daemon-images.js";
 import { DaemonService, type DaemonServiceProps } from "./daemon-service.js";
+import { LOGGED, LogEventMetric, loggedAs } from "./log-event-metric.js";
 import { Messaging } from "./messaging.js";
+import { MigrationTask } from "./migration-task.js";
 import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 import { ReconcileSchedule } from "./reconcile-schedule.js";
+import { ServiceAlarms } from "./service-alarms.js";
+import { workerVpc } from "./worker-vpc.js";
 
 /** The relay's lag gauge (apps/relay/src/metrics.ts) and the backlog size next to it. */
 export const RELAY_LAG_METRIC = "relay_oldest_unsent_age_seconds";
@@ -42,7 +47,7 @@ export interface RelayServiceOptions {
   readonly lagMetric?: boolean;
   /** The ADOT collector image of that sidecar; pin a tag you have verified. */
   readonly collectorImage?: string;
-  /** Extra daemon variables (names are checked against the relay's settings). */
+  /** Extra daemon variables (names are checked against the relay's settings and platform-environment.ts). */
   readonly environment?: Readonly<Record<string, string>>;
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
@@ -56,6 +61,8 @@ export interface ConsumerServiceOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
   readonly handlersModule?: string;
+  /** Alarm when handlers fail more often than this per minute (in 2 of 3 minutes). Default 5. */
+  readonly handlerFailureAlarm?: number;
   readonly environment?: Readonly<Record<string, string>>;
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
@@ -82,15 +89,33 @@ export interface ApiServiceOptions {
 export interface OutboxWorkersStackProps extends StackProps {
   /** FIFO topic and queues. Default false (standard). */
   readonly fifo?: boolean;
-  /** Default: a new VPC (2 AZs, private subnets behind one NAT gateway). */
+  /**
+   * Default: a new VPC (2 AZs, private subnets behind `natGateways` NAT gateways, VPC endpoints for
+   * every AWS API the tasks call; see worker-vpc.ts). Yours must give the tasks a way to SNS, SQS,
+   * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.
+   */
   readonly vpc?: ec2.IVpc;
+  /**
+   * NAT gateways of the stack's VPC. Default 1. 0 only when nothing the tasks reach is outside AWS:
+   * images in private ECR (`images.kind` "ecr") and the relay's collector image too (pushed there,
+   * `relay.collectorImage`), or no collector (`relay.lagMetric` false).
+   */
+  readonly natGateways?: number;
   /** Default: deploy-time parameters RelayImage and ConsumerImage (see daemon-images.ts). */
   readonly images?: DaemonImagesProps;
   /** Complete ARN of the secret holding the Postgres URL. Default: the DatabaseUrlSecretArn parameter. */
   readonly databaseUrlSecretArn?: string;
   /** JSON key of the URL when the secret is a JSON document. */
   readonly databaseUrlSecretField?: string;
-  /** The database's security group: the stack lets both services in on `databasePort`. */
+  /**
+   * ARN of the customer-managed KMS key that encrypts the secret. The execution roles then get
+   * kms:Decrypt on it, through Secrets Manager only. Unset for the default key (aws/secretsmanager).
+   */
+  readonly databaseUrlSecretKeyArn?: string;
+  /**
+   * The database's security group: the stack lets the services in on `databasePort` (the migration
+   * task runs in the relay's security group).
+   */
   readonly databaseSecurityGroupId?: string;
   readonly databasePort?: number;
   readonly relay?: RelayServiceOptions;
@@ -98,6 +123,12 @@ export interface OutboxWorkersStackProps extends StackProps {
   /** The photo service (apps/api) behind an ALB; not deployed without it. */
   readonly api?: ApiServiceOptions;
   readonly alarmEmail?: string;
+  /**
+   * false: every service at 0 tasks, no consumer auto-scaling, no reconcile schedule. For the first
+   * deployment: the migration task runs before any daemon needs the schema, then a deployment
+   * without it starts the services. Default true.
+   */
+  readonly startServices?: boolean;
   readonly oldestMessageAgeAlarm?: Duration;
   readonly relayLagAlarm?: Duration;
   readonly logRetention?: logs.RetentionDays;
@@ -116,6 +147,20 @@ function databaseUrlSecretParameter(scope: Construct): CfnParameter {
     reason: "an ARN, not a password: the URL itself stays in Secrets Manager",
   });
   return parameter;
+}
+
+/**
+ * Why the stack's VPC cannot go without a NAT gateway, if it cannot: something a task pulls has no
+ * VPC endpoint.
+ */
+function needsNat(props: OutboxWorkersStackProps): string | undefined {
+  if (props.images?.kind !== "ecr") {
+    return 'the images are pulled from a registry outside AWS: push them to ECR (images.kind "ecr")';
+  }
+  if ((props.relay?.lagMetric ?? true) && !props.relay?.collectorImage) {
+    return "the collector's default image is on public.ecr.aws, which has no VPC endpoint: push it to your ECR repository and set relay.collectorImage, or set relay.lagMetric to false";
+  }
+  return undefined;
 }
 
 /** Injected by DaemonService from Secrets Manager, never as plain environment. */
@@ -196,7 +241,11 @@ export class OutboxWorkersStack extends Stack {
   readonly relayBudget: RelayBudget;
   readonly consumerBudget: ConsumerBudget;
   readonly alarms: OutboxAlarms;
+  readonly relayAlarms: ServiceAlarms;
+  readonly consumerAlarms: ServiceAlarms;
+  readonly apiAlarms: ServiceAlarms | undefined;
   readonly alarmTopic: sns.Topic;
+  readonly migration: MigrationTask;
   readonly relayMetrics: PrometheusEmfSidecar | undefined;
   readonly api: DaemonService | undefined;
   readonly apiBudget: ApiBudget | undefined;
@@ -209,6 +258,7 @@ export class OutboxWorkersStack extends Stack {
     const consumerOptions = props.consumer ?? {};
     const minTaskCount = consumerOptions.minTaskCount ?? 2;
     const maxTaskCount = consumerOptions.maxTaskCount ?? 10;
+    const startServices = props.startServices ?? true;
     if (minTaskCount < 1 || maxTaskCount < minTaskCount) {
       throw new Error("consumer: need 1 ≤ minTaskCount ≤ maxTaskCount");
     }
@@ -229,16 +279,15 @@ export class OutboxWorkersStack extends Stack {
         : { visibilityTimeoutSeconds: consumerOptions.visibilityTimeoutSeconds }),
     });
 
-    const vpc =
-      props.vpc ??
-      new ec2.Vpc(this, "Vpc", {
-        maxAzs: 2,
-        natGateways: 1,
-        subnetConfiguration: [
-          { name: "public", subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
-          { name: "private", subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
-        ],
-      });
+    const natGateways = props.natGateways ?? 1;
+    if (props.vpc && props.natGateways !== undefined) {
+      throw new Error("natGateways shapes the stack's own VPC; with `vpc` the network is yours");
+    }
+    const withoutNat = natGateways === 0 ? needsNat(props) : undefined;
+    if (withoutNat) throw new Error(`natGateways 0: ${withoutNat}`);
+    const { vpc, taskSubnets } = props.vpc
+      ? { vpc: props.vpc, taskSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } }
+      : workerVpc(this, { natGateways, ecrImages: props.images?.kind === "ecr" });
     const cluster = new ecs.Cluster(this, "Cluster", {
       vpc,
       containerInsightsV2: ecs.ContainerInsights.ENABLED,
@@ -252,13 +301,13 @@ export class OutboxWorkersStack extends Stack {
       fifo: props.fifo ?? false,
       budget: this.consumerBudget,
     });
-    const { topic, queue, deadLetterQueue } = this.messaging;
+    const { topic, queue, deadLetterQueue, subscriptionDeadLetterQueue } = this.messaging;
     const shared = {
       cluster,
       databaseUrlSecret,
       ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
-      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      vpcSubnets: taskSubnets,
     };
 
     // ── relay ──────────────────────────────────────────────────────────────────────────────────
@@ -279,7 +328,7 @@ export class OutboxWorkersStack extends Stack {
           ].join(","),
         },
         // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
-        desiredCount: relayOptions.desiredCount ?? 2,
+        desiredCount: startServices ? (relayOptions.desiredCount ?? 2) : 0,
       },
     );
     // PublishBatch is authorized as sns:Publish. This topic only.
@@ -320,7 +369,7 @@ export class OutboxWorkersStack extends Stack {
             ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule }
             : {}),
         },
-        desiredCount: minTaskCount,
+        desiredCount: startServices ? minTaskCount : 0,
       },
     );
     // Receive, delete and extend/release (the *Batch calls authorize as the same actions): this queue only.
@@ -335,44 +384,16 @@ export class OutboxWorkersStack extends Stack {
       new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [deadLetterQueue.queueArn] }),
     );
 
-    // Scale on the backlog (visible messages) and on its age. Scale-in is slow and one task at a time:
-    // every stopped task releases what it holds (a receive each, see budget.ts), so the consumer does
-    // not flap. Steps are in messages per CONSUMER_CONCURRENCY, the messages one task handles at once.
-    const concurrency = Number(
-      consumerOptions.environment?.CONSUMER_CONCURRENCY ?? settingsFor.consumer.concurrency.default,
-    );
-    const scaling = this.consumer.service.autoScaleTaskCount({
-      minCapacity: minTaskCount,
-      maxCapacity: maxTaskCount,
-    });
-    scaling.scaleOnMetric("Backlog", {
-      metric: queue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1),
-        statistic: "Maximum",
-      }),
-      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-      scalingSteps: [
-        { upper: 0, change: -1 },
-        { lower: concurrency * 10, change: +1 },
-        { lower: concurrency * 100, change: +3 },
-      ],
-      cooldown: Duration.minutes(5),
-      evaluationPeriods: 3,
-    });
-    const scaleOutAge = Duration.seconds(Math.max(60, budget.visibilityTimeoutSeconds * 2));
-    scaling.scaleOnMetric("BacklogAge", {
-      metric: queue.metricApproximateAgeOfOldestMessage({
-        period: Duration.minutes(1),
-        statistic: "Maximum",
-      }),
-      adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-      scalingSteps: [
-        { upper: scaleOutAge.toSeconds(), change: 0 },
-        { lower: scaleOutAge.toSeconds(), change: +1 },
-      ],
-      cooldown: Duration.minutes(3),
-      evaluationPeriods: 3,
-    });
+    if (startServices) {
+      scaleConsumerOnQueue(this.consumer.service, queue, {
+        minTaskCount,
+        maxTaskCount,
+        concurrency: Number(
+          consumerOptions.environment?.CONSUMER_CONCURRENCY ?? settingsFor.consumer.concurrency.default,
+        ),
+        visibilityTimeoutSeconds: budget.visibilityTimeoutSeconds,
+      });
+    }
 
     // ── api (the photo service) ─────────────────────────────────────────────────────────────────
     const apiOptions = props.api;
@@ -412,13 +433,13 @@ export class OutboxWorkersStack extends Stack {
                 // task count, and the cadence would be set in two places.
                 API_RECONCILE_INTERVAL_MS: "0",
               },
-              desiredCount: apiOptions.desiredCount ?? 2,
+              desiredCount: startServices ? (apiOptions.desiredCount ?? 2) : 0,
             },
           )
         : undefined;
     // The service talks to Postgres and the equipment service only: its task role gets no policy.
     this.apiReconcile =
-      this.api && apiImage
+      startServices && this.api && apiImage
         ? new ReconcileSchedule(this, "ApiReconcile", {
             api: this.api,
             image: apiImage,
@@ -442,19 +463,68 @@ export class OutboxWorkersStack extends Stack {
       }
     }
 
+    // ── schema migration ───────────────────────────────────────────────────────────────────────
+    this.migration = new MigrationTask(this, "Migration", {
+      relay: this.relay,
+      image: images.relay,
+      databaseUrlSecret,
+      ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+      vpcSubnets: taskSubnets,
+    });
+
+    // ── the secret's key ───────────────────────────────────────────────────────────────────────
+    // Every role that reads the secret may decrypt it, through Secrets Manager only. In the roles'
+    // own policies: CDK would grant an imported key's use through the key's policy, which it cannot
+    // change, and so grant nothing. (The reconcile task shares the photo service's execution role.)
+    if (props.databaseUrlSecretKeyArn) {
+      for (const readsTheSecret of [this.relay, this.consumer, this.api, this.migration]) {
+        readsTheSecret?.taskDefinition.addToExecutionRolePolicy(
+          new iam.PolicyStatement({
+            actions: ["kms:Decrypt"],
+            resources: [props.databaseUrlSecretKeyArn],
+            conditions: { StringEquals: { "kms:ViaService": `secretsmanager.${this.region}.amazonaws.com` } },
+          }),
+        );
+      }
+    }
+
     // ── alarms ─────────────────────────────────────────────────────────────────────────────────
     this.alarmTopic = new sns.Topic(this, "AlarmTopic");
     if (props.alarmEmail) {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     }
+    // Events that are log lines only: each line counts once (see log-event-metric.ts).
+    const relayDeadEvents = new LogEventMetric(this, "RelayDeadEventLines", {
+      logGroup: this.relay.logGroup,
+      pattern: loggedAs(LOGGED.eventDead),
+      namespace: METRICS_NAMESPACE,
+      metricName: "dead_events",
+      service: "relay",
+    });
+    const consumerHandlerFailures = new LogEventMetric(this, "ConsumerHandlerFailureLines", {
+      logGroup: this.consumer.logGroup,
+      pattern: loggedAs(LOGGED.messageFailed),
+      namespace: METRICS_NAMESPACE,
+      metricName: "handler_failures",
+      service: "consumer",
+    });
     this.alarms = new OutboxAlarms(this, "Alarms", {
       queue,
       deadLetterQueue,
+      subscriptionDeadLetterQueue,
       ...(this.relayMetrics ? { relayLag: this.relayMetrics.metric(RELAY_LAG_METRIC) } : {}),
+      relayDeadEvents: relayDeadEvents.metric(),
+      consumerHandlerFailures: consumerHandlerFailures.metric(),
       oldestMessageAgeThreshold: props.oldestMessageAgeAlarm ?? Duration.minutes(5),
       relayLagThreshold: props.relayLagAlarm ?? Duration.minutes(1),
+      handlerFailuresPerMinute: consumerOptions.handlerFailureAlarm ?? 5,
       alarmTopic: this.alarmTopic,
     });
+    const serviceAlarms = (id: string, daemon: DaemonService) =>
+      new ServiceAlarms(this, id, { daemon, namespace: METRICS_NAMESPACE, alarmTopic: this.alarmTopic });
+    this.relayAlarms = serviceAlarms("RelayAlarms", this.relay);
+    this.consumerAlarms = serviceAlarms("ConsumerAlarms", this.consumer);
+    this.apiAlarms = this.api ? serviceAlarms("ApiAlarms", this.api) : undefined;
 
     this.apiLoadBalancer =
       this.api && this.apiBudget
@@ -469,6 +539,21 @@ export class OutboxWorkersStack extends Stack {
             alarmTopic: this.alarmTopic,
           })
         : undefined;
+
+    // A deployment whose new tasks get killed or break what the service promises rolls back on its
+    // own, like one whose tasks fail to start (the circuit breaker). Not the unclean drain: that is
+    // the old tasks' stop, which a rollback would only repeat.
+    const rollBackOn = (daemon: DaemonService, alarms: readonly cloudwatch.IAlarm[]) =>
+      daemon.service.enableDeploymentAlarms(
+        alarms.map((alarm) => alarm.alarmName),
+        { behavior: ecs.AlarmBehavior.ROLLBACK_ON_ALARM },
+      );
+    rollBackOn(this.relay, [this.relayAlarms.tasksKilled, this.alarms.deadEvents]);
+    rollBackOn(this.consumer, [this.consumerAlarms.tasksKilled, this.alarms.handlerFailures]);
+    if (this.api && this.apiAlarms && this.apiLoadBalancer) {
+      rollBackOn(this.api, [this.apiAlarms.tasksKilled, this.apiLoadBalancer.errors5xx]);
+    }
+
     if (this.apiLoadBalancer) {
       new CfnOutput(this, "ApiUrl", {
         value: `http://${this.apiLoadBalancer.loadBalancer.loadBalancerDnsName}`,
@@ -478,8 +563,16 @@ export class OutboxWorkersStack extends Stack {
     new CfnOutput(this, "TopicArn", { value: topic.topicArn });
     new CfnOutput(this, "QueueUrl", { value: queue.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: deadLetterQueue.queueUrl });
+    new CfnOutput(this, "SubscriptionDeadLetterQueueUrl", { value: subscriptionDeadLetterQueue.queueUrl });
     new CfnOutput(this, "AlarmTopicArn", { value: this.alarmTopic.topicArn });
     new CfnOutput(this, "RelayStopTimeoutSeconds", { value: String(relayBudgetValues.stopTimeoutSeconds) });
     new CfnOutput(this, "ConsumerStopTimeoutSeconds", { value: String(budget.stopTimeoutSeconds) });
+    new CfnOutput(this, "MigrationTaskDefinitionArn", {
+      value: this.migration.taskDefinition.taskDefinitionArn,
+    });
+    new CfnOutput(this, "MigrateCommand", {
+      description: "Run once before the services start and before each new version; prints the task's ARN",
+      value: this.migration.runTaskCommand,
+    });
   }
 }

@@ -7,6 +7,7 @@ import * as targets from "aws-cdk-lib/aws-scheduler-targets";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import type { DaemonService } from "./daemon-service.js";
+import { isPlatformVariable } from "./platform-environment.js";
 
 /** The variables `node dist/main.js reconcile` reads (apps/api/src/reconcile-once.ts). */
 const RECONCILE_ENV_NAMES: ReadonlySet<string> = new Set(Object.values(reconcileSettings).map((s) => s.env));
@@ -52,8 +53,12 @@ export class ReconcileSchedule extends Construct {
     });
     // The service's values for what the command reads: the two never disagree on the equipment
     // service, its timeout or the backoff, and the service's start-up check has already passed them.
+    // The platform's variables too: the command calls the same equipment service (NODE_EXTRA_CA_CERTS)
+    // and reports to the same telemetry (OTEL_*).
     const environment = Object.fromEntries(
-      Object.entries(api.environment).filter(([name]) => RECONCILE_ENV_NAMES.has(name)),
+      Object.entries(api.environment).filter(
+        ([name]) => RECONCILE_ENV_NAMES.has(name) || isPlatformVariable(name),
+      ),
     );
     this.container = this.taskDefinition.addContainer("reconcile", {
       containerName: "reconcile",

@@ -85,6 +85,11 @@ describe("the stop budget", () => {
     );
     // A handlers module lives in the consumer's image: the synth cannot look for it, the daemon does.
     expect(() => synth({ consumer: { handlersModule: "/app/handlers/index.js" } })).not.toThrow();
+    // So does verify-full's CA bundle; what the synth can check about TLS still fails it.
+    expect(startupProblems("relay", { DB_SSL_MODE: "verify-full" })).toEqual([]);
+    expect(startupProblems("relay", { DB_SSL_MODE: "verify" })).toEqual([
+      expect.stringMatching(/^DB_SSL_MODE: /),
+    ]);
   });
 
   it("reports every start-up problem of either daemon as ENV: message lines", () => {

@@ -52,6 +52,7 @@ describe("least privilege", () => {
     // A private ECR repository is the one documented exception: GetAuthorizationToken exists only on `*`.
     expect(wildcardProblems(template).sort()).toEqual([
       expect.stringMatching(/^ConsumerTaskExecutionRoleDefaultPolicy.*: resource \*$/),
+      expect.stringMatching(/^MigrationTaskExecutionRoleDefaultPolicy.*: resource \*$/),
       expect.stringMatching(/^RelayTaskExecutionRoleDefaultPolicy.*: resource \*$/),
     ]);
     const onStar = policyStatements(template).filter(({ statement }) =>
@@ -112,5 +113,41 @@ describe("least privilege", () => {
         expect.objectContaining({ Resource: { Ref: "DatabaseUrlSecretArn" } }),
       );
     }
+  });
+
+  it("lets the execution roles decrypt with the secret's own KMS key, through Secrets Manager only", () => {
+    const kmsActions = (of: typeof template) =>
+      policyStatements(of)
+        .flatMap(({ statement }) => stringsIn(statement.Action))
+        .filter((action) => action.startsWith("kms:"));
+    expect(kmsActions(template)).toEqual([]);
+
+    const keyArn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const withKey = synth({
+      databaseUrlSecretKeyArn: keyArn,
+      api: { equipmentUrl: "http://equipment.internal:8080" },
+    });
+    const keyId = (construct: IConstruct) =>
+      withKey.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+    const tasks = [withKey.stack.relay, withKey.stack.consumer, withKey.stack.api, withKey.stack.migration];
+    for (const task of tasks) {
+      const role = task?.taskDefinition.executionRole;
+      if (!role) throw new Error("no execution role");
+      expect(statementsOfRole(withKey.template, keyId(role))).toContainEqual({
+        Effect: "Allow",
+        Action: "kms:Decrypt",
+        Resource: keyArn,
+        Condition: {
+          StringEquals: {
+            "kms:ViaService": {
+              "Fn::Join": ["", ["secretsmanager.", { Ref: "AWS::Region" }, ".amazonaws.com"]],
+            },
+          },
+        },
+      });
+    }
+    // Decrypt only, on that key only, and to the execution roles only (the task roles never read the secret).
+    expect(kmsActions(withKey.template)).toEqual(tasks.map(() => "kms:Decrypt"));
+    expect(wildcardProblems(withKey.template)).toEqual([]);
   });
 });

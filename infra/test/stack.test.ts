@@ -5,6 +5,7 @@ import { Match } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
+import { LOG_BUFFER_SIZE } from "../lib/daemon-service.js";
 import { METRICS_NAMESPACE, RELAY_LAG_METRIC } from "../lib/outbox-workers-stack.js";
 import { container, environmentOf, synth } from "./support/synth.js";
 
@@ -22,9 +23,10 @@ describe("messaging", () => {
     template.hasResourceProperties("AWS::SNS::Topic", Match.objectLike({ FifoTopic: Match.absent() }));
     const fifo = synth({ fifo: true }).template;
     fifo.hasResourceProperties("AWS::SNS::Topic", { FifoTopic: true });
+    // The queue, its DLQ and the subscription's DLQ (a FIFO topic needs a FIFO DLQ).
     expect(
       Object.keys(fifo.findResources("AWS::SQS::Queue", { Properties: { FifoQueue: true } })),
-    ).toHaveLength(2);
+    ).toHaveLength(3);
   });
 
   it("gives the queue the consumer's lease, long poll and retention, and a redrive sized for stops", () => {
@@ -55,19 +57,21 @@ describe("messaging", () => {
       Endpoint: { "Fn::GetAtt": [queueId, "Arn"] },
       RawMessageDelivery: true,
     });
-    template.hasResourceProperties("AWS::SQS::QueuePolicy", {
-      PolicyDocument: {
-        Statement: [
-          {
-            Action: "sqs:SendMessage",
-            Effect: "Allow",
-            Principal: { Service: "sns.amazonaws.com" },
-            Resource: { "Fn::GetAtt": [queueId, "Arn"] },
-            Condition: { ArnEquals: { "aws:SourceArn": { Ref: topicId } } },
-          },
-        ],
+    const queuePolicies = Object.values(
+      template.findResources("AWS::SQS::QueuePolicy", { Properties: { Queues: [{ Ref: queueId }] } }),
+    );
+    expect(queuePolicies).toHaveLength(1);
+    const statements: { Effect: string }[] = queuePolicies[0]?.Properties.PolicyDocument.Statement ?? [];
+    const allows = statements.filter((statement) => statement.Effect === "Allow");
+    expect(allows).toEqual([
+      {
+        Action: "sqs:SendMessage",
+        Effect: "Allow",
+        Principal: { Service: "sns.amazonaws.com" },
+        Resource: { "Fn::GetAtt": [queueId, "Arn"] },
+        Condition: { ArnEquals: { "aws:SourceArn": { Ref: topicId } } },
       },
-    });
+    ]);
   });
 });
 
@@ -155,11 +159,13 @@ describe("the containers", () => {
     ]);
   });
 
-  it("log to CloudWatch in blocking mode, into groups with a retention", () => {
+  it("log to CloudWatch without blocking, through a buffer, into groups with a retention", () => {
+    // Blocking, a CloudWatch Logs throttle would stall the daemon at its next (synchronous) log line.
+    expect(LOG_BUFFER_SIZE.toMebibytes()).toBe(25);
     for (const definition of [relayContainer, consumerContainer]) {
       expect(definition.LogConfiguration).toMatchObject({
         LogDriver: "awslogs",
-        Options: { mode: "blocking" },
+        Options: { mode: "non-blocking", "max-buffer-size": `${LOG_BUFFER_SIZE.toBytes()}b` },
       });
     }
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup"));
@@ -209,6 +215,43 @@ describe("the services", () => {
       expect.arrayContaining(["ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage"]),
     );
     template.resourceCountIs("AWS::ApplicationAutoScaling::ScalingPolicy", 3);
+  });
+
+  it("scale the consumer in only when no message is waiting and none is held by a task", () => {
+    const scalingAlarms = Object.values(template.findResources("AWS::CloudWatch::Alarm"))
+      .map((alarm) => alarm.Properties)
+      .filter((alarm) => JSON.stringify(alarm.AlarmActions ?? []).includes("TaskCountTarget"));
+    const policies = template.findResources("AWS::ApplicationAutoScaling::ScalingPolicy");
+    const removesTasks = (alarm: { AlarmActions: { Ref: string }[] }) =>
+      alarm.AlarmActions.some((action) =>
+        (policies[action.Ref]?.Properties.StepScalingPolicyConfiguration.StepAdjustments ?? []).some(
+          (step: { ScalingAdjustment: number }) => step.ScalingAdjustment < 0,
+        ),
+      );
+    const scaleIn = scalingAlarms.filter(removesTasks);
+    expect(scaleIn).toHaveLength(1);
+    expect(scaleIn[0]).toMatchObject({ ComparisonOperator: "LessThanOrEqualToThreshold", Threshold: 0 });
+    const metrics = scaleIn[0]?.Metrics as {
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Dimensions: unknown } };
+    }[];
+    expect(metrics.map((metric) => metric.Expression).filter(Boolean)).toEqual(["visible + inFlight"]);
+    const onTheQueue = [{ Name: "QueueName", Value: { "Fn::GetAtt": [queueId, "QueueName"] } }];
+    expect(metrics.flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric] : []))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ MetricName: "ApproximateNumberOfMessagesVisible", Dimensions: onTheQueue }),
+        expect.objectContaining({
+          MetricName: "ApproximateNumberOfMessagesNotVisible",
+          Dimensions: onTheQueue,
+        }),
+      ]),
+    );
+    // Scale-out still reads the waiting messages alone: work in flight is work being done.
+    const scaleOutOnBacklog = scalingAlarms.filter(
+      (alarm) => alarm.MetricName === "ApproximateNumberOfMessagesVisible",
+    );
+    expect(scaleOutOnBacklog).toHaveLength(1);
+    expect(scaleOutOnBacklog[0]?.ComparisonOperator).toBe("GreaterThanOrEqualToThreshold");
   });
 
   it("lets both services into the database's security group when one is given", () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { expectAnswer, expectUsageError, runEntryPoint, versionOf } from "../support/run-entry-point.js";
+import {
+  configRefusal,
+  expectAnswer,
+  expectUsageError,
+  runEntryPoint,
+  versionOf,
+} from "../support/run-entry-point.js";
 
 /**
  * The one-shot programs that share @outbox/shared/command-line follow its conventions (the daemons'
@@ -20,6 +26,7 @@ const programs = [
     entry: "packages/termination-race/src/cli/plan.ts",
     pkg: "packages/termination-race/package.json",
   },
+  { name: "bench", entry: "bench/src/cli.ts", pkg: "bench/package.json" },
 ] as const;
 
 // drill and start load the whole drill stack before they parse their command line: slow on a busy machine.
@@ -44,5 +51,39 @@ describe.each(programs)("pnpm $name", { timeout: 120_000 }, ({ name, entry, pkg 
       "Unknown option '--no-such-option'",
       usage,
     );
+  });
+});
+
+describe("pnpm bench's own options", { timeout: 120_000 }, () => {
+  const usage = /^usage: pnpm bench \[--quick\]/;
+
+  it("a bad value or an unknown scenario is a usage error, before anything is measured", async () => {
+    const [runs, only, argument] = await Promise.all([
+      runEntryPoint("bench/src/cli.ts", ["--runs", "0"]),
+      runEntryPoint("bench/src/cli.ts", ["--only", "relay,latncy"]),
+      runEntryPoint("bench/src/cli.ts", ["quick"]),
+    ]);
+    expectUsageError(runs, '--runs must be a whole number ≥ 1, got "0"', usage);
+    expectUsageError(
+      only,
+      "unknown scenario: latncy; choose from relay, latency, consumer, stop, scale, api",
+      usage,
+    );
+    expectUsageError(argument, "unexpected argument: quick", usage);
+  });
+});
+
+describe("pnpm migrate's configuration", { timeout: 120_000 }, () => {
+  it("lists every problem at once, the TLS settings' included, and exits 78", async () => {
+    const lines = await configRefusal("packages/shared/src/db/migrate-cli.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused?sslmode=allow",
+      DB_STATEMENT_TIMEOUT_MS: "5s",
+      LOG_LEVEL: "loud",
+    });
+    expect(lines).toEqual([
+      'migrate: config error: DB_STATEMENT_TIMEOUT_MS: expected a whole number (got "5s")',
+      'migrate: config error: LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+      "migrate: config error: DATABASE_URL: sslmode=allow is not supported (no fallback between TLS and plain text, no CA-only check): use disable, require or verify-full, in the URL or in DB_SSL_MODE",
+    ]);
   });
 });

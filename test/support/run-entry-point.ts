@@ -49,9 +49,16 @@ export function expectUsageError(run: Finished, reason: string, usage: RegExp): 
   expect(run.stderr.slice(reason.length + 1)).toMatch(usage);
 }
 
-/** A daemon refusing its configuration: exit 78, nothing on stdout; resolves with its stderr lines. */
-export async function configRefusal(entry: string, env: Readonly<Record<string, string>>): Promise<string[]> {
-  const run = await runEntryPoint(entry, [], env);
+/**
+ * A daemon (or, with `args`, one of its commands) refusing its configuration: exit 78, nothing on
+ * stdout; resolves with its stderr lines.
+ */
+export async function configRefusal(
+  entry: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[] = [],
+): Promise<string[]> {
+  const run = await runEntryPoint(entry, args, env);
   expect({ code: run.code, stdout: run.stdout }, run.stderr).toEqual({ code: 78, stdout: "" });
   return run.stderr.trim().split("\n");
 }

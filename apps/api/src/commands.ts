@@ -14,9 +14,9 @@ export const apiProgram: Program = {
     reconcile: {
       summary: "one pass of the gear link reconciliation job (a scheduled task), then exit",
       details: `
-Links the pending gear links that are due, until none is left, and exits 0. Reads only the
-variables it needs, EQUIPMENT_URL among them (docs/api.md, Reconciliation); invalid configuration
-exits 78.`,
+Links the pending gear links that are due, until none is left, and exits 0 (docs/api.md,
+Reconciliation).`,
+      settings: async () => (await import("./reconcile-once.js")).reconcileSettings,
       async run() {
         return (await import("./reconcile-once.js")).runReconcileOnce();
       },

@@ -1,20 +1,25 @@
 import {
-  ConfigError,
-  type ConfigOf,
   createDatabase,
   createLogger,
   EXIT_CONFIG,
-  loadConfig,
   packageVersion,
+  reportConfigErrors,
+  resolveConfig,
 } from "@outbox/shared";
 import { createEquipmentClient } from "./equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "./reconcile-links.js";
-import { apiSettings } from "./settings.js";
+import { apiSettings, reconcileBackoffProblems } from "./settings.js";
 
-/** The variables `api reconcile` reads: the scheduled task's environment is made of these. */
+/**
+ * The variables `api reconcile` reads: the scheduled task's environment is made of these (infra/),
+ * and the command's `--help` lists them. The database's TLS settings are the service's too, so the
+ * task reaches RDS the way the service does.
+ */
 export const reconcileSettings = {
   databaseUrl: apiSettings.databaseUrl,
   dbStatementTimeoutMs: apiSettings.dbStatementTimeoutMs,
+  dbSslMode: apiSettings.dbSslMode,
+  dbSslCaFile: apiSettings.dbSslCaFile,
   logLevel: apiSettings.logLevel,
   equipmentUrl: apiSettings.equipmentUrl,
   equipmentTimeoutMs: apiSettings.equipmentTimeoutMs,
@@ -25,19 +30,14 @@ export const reconcileSettings = {
 
 /**
  * The reconciliation job as a one-shot command (a scheduled ECS task): passes until the due pending
- * links are done, then exit 0. Only the variables it needs are read; bad ones exit 78.
+ * links are done, then exit 0. Its configuration is checked the way a daemon's is (every problem,
+ * TLS included, one line each), and bad configuration exits 78.
  */
 export async function runReconcileOnce(): Promise<number> {
-  let config: ConfigOf<typeof reconcileSettings>;
-  try {
-    config = loadConfig(reconcileSettings);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    for (const problem of error.problems) {
-      process.stderr.write(`api reconcile: config error: ${problem.env}: ${problem.message}\n`);
-    }
-    return EXIT_CONFIG;
-  }
+  const config = reportConfigErrors("api reconcile", () =>
+    resolveConfig(reconcileSettings, reconcileBackoffProblems, process.env),
+  );
+  if (config === undefined) return EXIT_CONFIG;
   const log = createLogger({
     service: "api-reconcile",
     version: packageVersion(import.meta.url),
@@ -49,6 +49,7 @@ export async function runReconcileOnce(): Promise<number> {
     poolMax: 4,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
+    ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
   const equipment = createEquipmentClient({
     baseUrl: config.equipmentUrl,

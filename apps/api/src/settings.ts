@@ -3,6 +3,7 @@ import {
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
+  mustNotExceed,
   setting,
   type Timeout,
 } from "@outbox/shared";
@@ -143,22 +144,29 @@ function ms(env: string, value: number): Timeout {
   return { env, ms: value };
 }
 
+/**
+ * The reconciliation backoff's base ≤ its cap: checked by the service and by the one-shot
+ * `api reconcile` alike (reconcile-once.ts), which read the same settings.
+ */
+export function reconcileBackoffProblems(
+  config: Pick<ApiConfig, "reconcileBackoffBaseMs" | "reconcileBackoffMaxMs">,
+): ConfigProblem[] {
+  return mustNotExceed(
+    { env: "API_RECONCILE_BACKOFF_BASE_MS", value: config.reconcileBackoffBaseMs },
+    { env: "API_RECONCILE_BACKOFF_MAX_MS", value: config.reconcileBackoffMaxMs },
+  );
+}
+
 /** Checks that are not a strict sum of timeouts; each message names every variable it reads. */
 function otherProblems(config: ApiConfig): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (config.handlerTimeoutMs > config.drainTimeoutMs) {
-    problems.push({
-      env: "API_HANDLER_TIMEOUT_MS",
-      message: `${config.handlerTimeoutMs} must not exceed API_DRAIN_TIMEOUT_MS (${config.drainTimeoutMs}): a request that arrived just before SIGTERM must be able to finish within the drain`,
-    });
-  }
-  if (config.reconcileBackoffBaseMs > config.reconcileBackoffMaxMs) {
-    problems.push({
-      env: "API_RECONCILE_BACKOFF_BASE_MS",
-      message: `${config.reconcileBackoffBaseMs} must not exceed API_RECONCILE_BACKOFF_MAX_MS (${config.reconcileBackoffMaxMs})`,
-    });
-  }
-  return problems;
+  return [
+    ...mustNotExceed(
+      { env: "API_HANDLER_TIMEOUT_MS", value: config.handlerTimeoutMs },
+      { env: "API_DRAIN_TIMEOUT_MS", value: config.drainTimeoutMs },
+      "a request that arrived just before SIGTERM must be able to finish within the drain",
+    ),
+    ...reconcileBackoffProblems(config),
+  ];
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   runEntryPoint,
   versionOf,
 } from "../../../test/support/run-entry-point.js";
+import { reconcileSettings } from "../src/reconcile-once.js";
 
 const ENTRY = "apps/api/src/main.ts";
 
@@ -70,6 +71,37 @@ describe("api configuration: every problem, every time", () => {
   });
 });
 
+describe("api reconcile configuration: the daemon's checks, the daemon's message", () => {
+  const reconcile = (env: Record<string, string>) =>
+    configRefusal(ENTRY, { EQUIPMENT_URL: "http://127.0.0.1:1", ...env }, ["reconcile"]);
+  const url = "postgres://nobody@127.0.0.1:1/unused";
+
+  it("lists an unparsable variable, unusable TLS settings and a backoff base above its cap together", async () => {
+    expect(
+      await reconcile({
+        DATABASE_URL: url,
+        DB_SSL_MODE: "verify-full",
+        DB_SSL_CA_FILE: "/nonexistent/ca.pem",
+        API_RECONCILE_BATCH_SIZE: "0",
+        API_RECONCILE_BACKOFF_BASE_MS: "700000",
+      }),
+    ).toEqual([
+      'api reconcile: config error: API_RECONCILE_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      "api reconcile: config error: DB_SSL_CA_FILE: cannot read /nonexistent/ca.pem (ENOENT), which DB_SSL_MODE=verify-full needs",
+      "api reconcile: config error: API_RECONCILE_BACKOFF_BASE_MS: 700000 must not exceed API_RECONCILE_BACKOFF_MAX_MS (600000)",
+    ]);
+  });
+
+  it("reads DB_SSL_MODE: an unknown mode and the URL's own TLS parameter, both lines", async () => {
+    expect(await reconcile({ DATABASE_URL: `${url}?sslcert=/client.pem`, DB_SSL_MODE: "verify-ca" })).toEqual(
+      [
+        'api reconcile: config error: DB_SSL_MODE: expected one of auto, disable, require, verify-full (got "verify-ca")',
+        "api reconcile: config error: DATABASE_URL: the URL's sslcert parameter is not used: TLS is set by DB_SSL_MODE and DB_SSL_CA_FILE (remove it from the URL)",
+      ],
+    );
+  });
+});
+
 describe("api command line", () => {
   const api = (...args: string[]) => runEntryPoint(ENTRY, args);
   const programUsage =
@@ -85,10 +117,16 @@ describe("api command line", () => {
     expectAnswer(help, programUsage);
     expectAnswer(h, programUsage);
     expectAnswer(run, /^usage: api \[run\]\n\nserve the photo service until SIGTERM\n[\s\S]*exits 78/);
-    expectAnswer(
-      reconcile,
-      /^usage: api reconcile\n\none pass of the gear link reconciliation job[\s\S]*EQUIPMENT_URL/,
+    expectAnswer(reconcile, /^usage: api reconcile\n\none pass of the gear link reconciliation job/);
+    // Every variable the command reads, TLS included, from the spec it parses.
+    expect(reconcile.stdout).toContain(
+      [
+        "Reads only these variables; invalid configuration exits 78 after listing every problem:",
+        ...Object.values(reconcileSettings).map((definition) => `  ${definition.env}`),
+      ].join("\n"),
     );
+    expect(reconcile.stdout).toMatch(/^ {2}DB_SSL_MODE$/m);
+    expect(reconcile.stdout).toMatch(/^ {2}DB_SSL_CA_FILE$/m);
   });
 
   it("--version prints the package version and exits 0", async () => {

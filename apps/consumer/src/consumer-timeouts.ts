@@ -1,6 +1,12 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { BudgetRule, ConfigOf, ConfigProblem, Timeout } from "@outbox/shared";
+import {
+  type BudgetRule,
+  type ConfigOf,
+  type ConfigProblem,
+  mustNotExceed,
+  type Timeout,
+} from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
 import type { consumerSettings } from "./settings.js";
 
@@ -17,12 +23,12 @@ function otherProblems(config: ConsumerConfig): ConfigProblem[] {
       message: `${config.concurrency} must be less than DB_POOL_MAX (${config.dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
     });
   }
-  if (config.retryBaseSeconds > config.retryMaxSeconds) {
-    problems.push({
-      env: "CONSUMER_RETRY_BASE_SECONDS",
-      message: `${config.retryBaseSeconds} must not exceed CONSUMER_RETRY_MAX_SECONDS (${config.retryMaxSeconds})`,
-    });
-  }
+  problems.push(
+    ...mustNotExceed(
+      { env: "CONSUMER_RETRY_BASE_SECONDS", value: config.retryBaseSeconds },
+      { env: "CONSUMER_RETRY_MAX_SECONDS", value: config.retryMaxSeconds },
+    ),
+  );
   if (
     config.handlersModule !== "" &&
     !fs.existsSync(fileURLToPath(handlersModuleUrl(config.handlersModule)))

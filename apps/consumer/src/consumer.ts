@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
+import { context } from "@opentelemetry/api";
 import { Deadline, type Logger, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
@@ -14,6 +15,7 @@ import { type ConsumerMetrics, createConsumerMetrics, type MessageResult } from 
 import { sendToDeadLetterQueue } from "./poison.js";
 import { MAX_BATCH, type ReceivedBatch, startPollers } from "./poll-messages.js";
 import { runInboxTransaction } from "./process-message.js";
+import { startProcessSpan } from "./process-span.js";
 import { giveBack, retryDelaySeconds, retryLater } from "./release-messages.js";
 import { consumerSettings } from "./settings.js";
 import { type Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
@@ -292,32 +294,40 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     };
     heartbeat.track(lease);
     const started = performance.now();
-    let result: MessageResult;
+    // Continues the trace the message carries. Only the handler and the retry's log line run in its
+    // context: a flush timer the delete buffer starts (deletes.add, quarantine) serves many messages
+    // and must not inherit this one's trace.
+    const span = startProcessSpan(event, queueUrl, name);
+    let result: MessageResult | undefined;
     try {
       const handle = typeof entry === "function" ? entry : entry.handle;
-      result = await runInboxTransaction({
-        pool,
-        consumer: name,
-        event,
-        handle,
-        deadline,
-        statementTimeoutMs,
-        log: () => log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
-      });
+      result = await context.with(span.context, () =>
+        runInboxTransaction({
+          pool,
+          consumer: name,
+          event,
+          handle,
+          deadline,
+          statementTimeoutMs,
+          log: () => log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
+        }),
+      );
       heartbeat.untrack(lease);
       // Only after the commit: deleting first would lose the event if the commit then failed.
       deletes.add(lease);
     } catch (error) {
       heartbeat.untrack(lease);
+      span.fail(error);
       if (error instanceof PoisonMessageError) {
         result = await quarantine(message, new PoisonReason("rejected_by_handler", error.message));
       } else if (error instanceof DrainExpiredError) {
         result = await release(message);
       } else {
-        result = await retry(message, error);
+        result = await context.with(span.context, () => retry(message, error));
       }
     } finally {
       deadline.dispose();
+      span.end(result);
     }
     handlerTimer(result).observe((performance.now() - started) / 1_000);
     return result;

@@ -63,6 +63,10 @@ describe("stopping", () => {
     expect(summary).toMatchObject({ clean: false, processed: 0, released: 1, failed: 0 });
     const rows = await effectRowsOf(bed.database, event.id);
     expect(rows).toEqual([]);
-    expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+    // Released at once: the queue server applies a visibility of 0 on its next timer tick, so poll
+    // briefly, well inside the 30 s visibility timeout a message left unreleased would wait out.
+    await expect
+      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 3_000 })
+      .toEqual({ visible: 1, inFlight: 0 });
   });
 });

@@ -15,9 +15,9 @@ export const relayProgram: Program = {
       synopsis: "[--json]",
       summary: "unsent and dead rows, oldest unsent age, per topic",
       details: `
-  --json  one JSON object { total, topics } instead of the table
-Reads only DATABASE_URL, DB_SSL_MODE, DB_SSL_CA_FILE and DB_STATEMENT_TIMEOUT_MS.`,
+  --json  one JSON object { total, topics } instead of the table`,
       options: { json: { type: "boolean" } },
+      settings: async () => (await import("./cli/open-database.js")).commandSettings,
       async run({ values }) {
         return (await import("./cli/status.js")).runStatus({ json: values.json === true });
       },
@@ -27,9 +27,9 @@ Reads only DATABASE_URL, DB_SSL_MODE, DB_SSL_CA_FILE and DB_STATEMENT_TIMEOUT_MS
       summary: "give dead rows (or one) a fresh set of attempts",
       details: `
   --id ID  only the dead row with this event id (a UUID); exit 1 when there is none
-Prints {"requeued":N}. Reads only DATABASE_URL, DB_SSL_MODE, DB_SSL_CA_FILE and
-DB_STATEMENT_TIMEOUT_MS.`,
+Prints {"requeued":N}.`,
       options: { id: { type: "string" } },
+      settings: async () => (await import("./cli/open-database.js")).commandSettings,
       async run({ values }, usage) {
         return (await import("./cli/requeue-dead.js")).runRequeueDead(values.id, usage);
       },

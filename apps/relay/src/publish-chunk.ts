@@ -1,8 +1,10 @@
 import { performance } from "node:perf_hooks";
+import { context, trace } from "@opentelemetry/api";
 import { timedSignal } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
+import { endPublishSpan, startPublishSpan } from "./publish-span.js";
 import type { Publisher } from "./publisher.js";
 
 export interface ChunkOutcome {
@@ -29,11 +31,12 @@ export async function publishChunk(
 ): Promise<ChunkOutcome> {
   const call = timedSignal(timeoutMs, "PublishBatch", [batchSignal]);
   const started = performance.now();
+  const span = startPublishSpan(chunk);
   metrics.requestsInFlight.inc();
   try {
-    const { failed } = await publisher.publishBatch(
-      { topicArn: chunk.topicArn, entries: chunk.entries },
-      call.signal,
+    // Inside the span, so that spans of the HTTP call (if the SDK is instrumented) nest under it.
+    const { failed } = await context.with(trace.setSpan(context.active(), span), () =>
+      publisher.publishBatch({ topicArn: chunk.topicArn, entries: chunk.entries }, call.signal),
     );
     const reasons = new Map(failed.map((entry) => [entry.id, entry.reason]));
     const outcome: ChunkOutcome = { published: [], failed: [], abandoned: [] };
@@ -42,10 +45,15 @@ export async function publishChunk(
       if (reason === undefined) outcome.published.push(row);
       else outcome.failed.push({ row, reason, kind: "entry" });
     }
+    endPublishSpan(span, { refused: outcome.failed.length });
     return outcome;
   } catch (error) {
-    if (batchSignal.aborted) return { published: [], failed: [], abandoned: chunk.rows };
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (batchSignal.aborted) {
+      endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
+      return { published: [], failed: [], abandoned: chunk.rows };
+    }
+    endPublishSpan(span, { refused: 0, error: reason });
     return {
       published: [],
       failed: chunk.rows.map((row) => ({ row, reason, kind: "request" })),

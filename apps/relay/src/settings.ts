@@ -1,4 +1,12 @@
-import { type BudgetRule, type ConfigOf, commonSettings, setting, type Timeout } from "@outbox/shared";
+import {
+  type BudgetRule,
+  type ConfigOf,
+  type ConfigProblem,
+  commonSettings,
+  mustNotExceed,
+  setting,
+  type Timeout,
+} from "@outbox/shared";
 
 /**
  * Everything the relay daemon reads from the environment: the common settings plus its own.
@@ -104,11 +112,20 @@ export type RelayConfig = ConfigOf<typeof relaySettings>;
  * - one PublishBatch, all SDK attempts included, ends within the drain, so a batch in flight can finish;
  * - the lease outlives the drain plus the last statement, so no other relay can claim a row while we
  *   may still be publishing, marking or releasing it.
+ * Its other checks come first, reported by runDaemon with every other problem (exit 78).
  */
-export function relayTimeouts(config: RelayConfig): { drain: Timeout; rules: BudgetRule[] } {
+export function relayTimeouts(config: RelayConfig): {
+  drain: Timeout;
+  rules: BudgetRule[];
+  problems: ConfigProblem[];
+} {
   const drain: Timeout = { env: "RELAY_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
   return {
     drain,
+    problems: mustNotExceed(
+      { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
+      { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
+    ),
     rules: [
       {
         inner: [publishTimeout(config)],

@@ -12,6 +12,7 @@ import {
   runEntryPoint,
   versionOf,
 } from "../../../test/support/run-entry-point.js";
+import { commandSettings } from "../src/cli/open-database.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
 
 const run = promisify(execFile);
@@ -59,6 +60,65 @@ describe("relay configuration: every problem, every time", () => {
     ]);
   });
 
+  it("TLS settings that cannot work are listed with the other problems, not after them", async () => {
+    expect(
+      await refusal({
+        DB_SSL_MODE: "verify-full",
+        DB_SSL_CA_FILE: "/nonexistent/ca.pem",
+        RELAY_BATCH_SIZE: "0",
+        RELAY_DRAIN_TIMEOUT_MS: "30000",
+      }),
+    ).toEqual([
+      'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      "relay: config error: DB_SSL_CA_FILE: cannot read /nonexistent/ca.pem (ENOENT), which DB_SSL_MODE=verify-full needs",
+      stopBudget(30_000),
+    ]);
+    // The URL's TLS parameters too.
+    const url = "postgres://nobody@127.0.0.1:1/unused?sslmode=prefer&sslrootcert=/ca.pem";
+    const sslrootcert =
+      "relay: config error: DATABASE_URL: the URL's sslrootcert parameter is not used: TLS is set by DB_SSL_MODE and DB_SSL_CA_FILE (remove it from the URL)";
+    expect(await refusal({ DATABASE_URL: url, RELAY_BATCH_SIZE: "0" })).toEqual([
+      'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      sslrootcert,
+      "relay: config error: DATABASE_URL: sslmode=prefer is not supported (no fallback between TLS and plain text, no CA-only check): use disable, require or verify-full, in the URL or in DB_SSL_MODE",
+    ]);
+    // With DB_SSL_MODE unparsable the mode is unknown: the URL's sslmode (it counts only under
+    // `auto`) is not judged, the other TLS parameter still is.
+    expect(await refusal({ DATABASE_URL: url, DB_SSL_MODE: "bogus", RELAY_BATCH_SIZE: "0" })).toEqual([
+      'relay: config error: DB_SSL_MODE: expected one of auto, disable, require, verify-full (got "bogus")',
+      'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
+      sslrootcert,
+    ]);
+  });
+
+  it("status and requeue-dead check their few settings the same way: every problem, exit 78", async () => {
+    const env = {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused?sslmode=prefer",
+      DB_STATEMENT_TIMEOUT_MS: "5s",
+    };
+    const sslmode =
+      "config error: DATABASE_URL: sslmode=prefer is not supported (no fallback between TLS and plain text, no CA-only check): use disable, require or verify-full, in the URL or in DB_SSL_MODE";
+    const [status, requeue] = await Promise.all([
+      configRefusal("apps/relay/src/main.ts", env, ["status"]),
+      configRefusal("apps/relay/src/main.ts", env, ["requeue-dead"]),
+    ]);
+    expect(status).toEqual([
+      'relay status: config error: DB_STATEMENT_TIMEOUT_MS: expected a whole number (got "5s")',
+      `relay status: ${sslmode}`,
+    ]);
+    expect(requeue).toEqual([
+      'relay requeue-dead: config error: DB_STATEMENT_TIMEOUT_MS: expected a whole number (got "5s")',
+      `relay requeue-dead: ${sslmode}`,
+    ]);
+  });
+
+  it("a retry backoff base above its cap is listed with the budget problems", async () => {
+    expect(await refusal({ RELAY_BACKOFF_BASE_MS: "400000", RELAY_DRAIN_TIMEOUT_MS: "30000" })).toEqual([
+      "relay: config error: RELAY_BACKOFF_BASE_MS: 400000 must not exceed RELAY_BACKOFF_MAX_MS (300000)",
+      stopBudget(30_000),
+    ]);
+  });
+
   it("a lease shorter than the drain and an inverted stop budget: both lines, exit 78", async () => {
     expect(await refusal({ RELAY_DRAIN_TIMEOUT_MS: "28000", RELAY_LEASE_MS: "30000" })).toEqual([
       stopBudget(28_000),
@@ -85,6 +145,20 @@ describe("relay command line", () => {
     expectAnswer(run, /^usage: relay \[run\]\n\npublish the outbox to SNS until SIGTERM\n[\s\S]*exits 78/);
     expectAnswer(status, /^usage: relay status \[--json\]\n[\s\S]*--json +one JSON object/);
     expectAnswer(requeue, /^usage: relay requeue-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
+  });
+
+  it("status and requeue-dead --help end with every variable they read, from the spec they parse", async () => {
+    const variables = Object.values(commandSettings).map((definition) => definition.env);
+    expect(variables).toEqual(expect.arrayContaining(["DATABASE_URL", "DB_SSL_MODE", "DB_SSL_CA_FILE"]));
+    const environment = [
+      "Reads only these variables; invalid configuration exits 78 after listing every problem:",
+      ...variables.map((env) => `  ${env}`),
+    ].join("\n");
+    const [status, requeue] = await Promise.all([relay("status", "--help"), relay("requeue-dead", "-h")]);
+    for (const help of [status, requeue]) {
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout.endsWith(`\n\n${environment}\n`), help.stdout).toBe(true);
+    }
   });
 
   it("--version prints the package version and exits 0", async () => {

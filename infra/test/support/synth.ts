@@ -54,13 +54,18 @@ export function stringsIn(value: Json): string[] {
   return [];
 }
 
-/** Statements that allow or deny with a wildcard action or resource, or use NotAction/NotResource. */
+/**
+ * Statements that allow with a wildcard action, resource or principal, and any that uses
+ * NotAction/NotResource/NotPrincipal. A Deny's wildcards only widen what is refused (enforceSSL denies
+ * every action to everyone without TLS), so they grant nothing.
+ */
 export function wildcardProblems(template: Template): string[] {
   return policyStatements(template).flatMap(({ where, statement }) => {
     const problems: string[] = [];
     for (const key of ["NotAction", "NotResource", "NotPrincipal"]) {
       if (key in statement) problems.push(`${where}: ${key}`);
     }
+    if (statement.Effect === "Deny") return problems;
     for (const action of stringsIn(statement.Action)) {
       if (action.includes("*")) problems.push(`${where}: action ${action}`);
     }

@@ -1,4 +1,4 @@
-import { dockerEngineAnswers } from "./backends/docker-probe.js";
+import { selectBackend } from "./backends/select-backend.js";
 import { FaultClient } from "./faults/client.js";
 import type { PostgresServerControl } from "./postgres/embedded.js";
 import { StatsClient } from "./stats/client.js";
@@ -49,7 +49,10 @@ export interface LocalStack extends StackInfo {
 }
 
 export interface StartStackOptions {
-  /** Default: env `STACK` (`embedded` | `containers`), else `auto` (containers when Docker answers). */
+  /**
+   * Default: env `STACK` (`embedded` | `containers` | `auto`), else `auto`: containers when
+   * testcontainers finds a container runtime, embedded otherwise.
+   */
   backend?: "auto" | Backend;
   /** Extra Postgres server settings, e.g. `{ wal_level: "logical" }`. */
   postgresSettings?: Record<string, string | number>;
@@ -60,22 +63,15 @@ function requestedBackend(options: StartStackOptions): "auto" | Backend {
   const env = process.env.STACK;
   if (env === undefined || env === "") return "auto";
   if (env === "embedded" || env === "containers" || env === "auto") return env;
-  throw new Error(`STACK must be "embedded" or "containers", got "${env}"`);
+  throw new Error(`STACK must be "embedded", "containers" or "auto", got "${env}"`);
 }
 
 export async function startStack(options: StartStackOptions = {}): Promise<LocalStack> {
-  const requested = requestedBackend(options);
-  const docker = requested === "embedded" ? false : await dockerEngineAnswers();
-  if (requested === "containers" && !docker) {
-    throw new Error(
-      "STACK=containers needs a Docker engine, but none answered on DOCKER_HOST or /var/run/docker.sock",
-    );
-  }
-  if (requested === "embedded" || !docker) {
+  if ((await selectBackend(requestedBackend(options))) === "embedded") {
     const { startEmbeddedStack } = await import("./backends/embedded.js");
     return startEmbeddedStack(options);
   }
-  // Loaded lazily: testcontainers is heavy and pointless on machines without Docker.
+  // Loaded lazily: the container modules are pointless on machines without a container runtime.
   const { startContainersStack } = await import("./backends/containers.js");
   return startContainersStack(options);
 }

@@ -1,6 +1,11 @@
 export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
-export { commonSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
-export { ConfigError, type ConfigProblem, configErrorText } from "./config/config-error.js";
+export { commonSettings, databaseSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
+export {
+  ConfigError,
+  type ConfigProblem,
+  configErrorText,
+  reportConfigErrors,
+} from "./config/config-error.js";
 export { loadConfig } from "./config/load-config.js";
 export {
   CONFIG_TABLE_END,
@@ -14,6 +19,8 @@ export {
   type BudgetRule,
   describeTimeouts,
   findBudgetProblems,
+  mustNotExceed,
+  type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
 export {
@@ -47,8 +54,10 @@ export {
 export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
+  type ConfigChecks,
   commonTimeoutRules,
   type DaemonTimeouts,
+  resolveConfig,
   resolveDaemonConfig,
 } from "./lifecycle/resolve-daemon-config.js";
 export {
@@ -76,3 +85,8 @@ export {
 } from "./outbox/sns-message.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
 export { type BackoffPolicy, backoffMs } from "./retry/backoff.js";
+export { type TraceFields, traceFields } from "./telemetry/log-trace-fields.js";
+export { contextFromHeaders, linkFromHeaders, traceHeaders } from "./telemetry/message-trace-context.js";
+export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";
+export { startTracing, type Tracing, type TracingSettings } from "./telemetry/start-tracing.js";
+export { type TracingConfig, tracingConfig } from "./telemetry/tracing-config.js";

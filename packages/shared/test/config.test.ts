@@ -5,10 +5,13 @@ import {
   type ConfigOf,
   commonSettings,
   type DaemonTimeouts,
+  databaseSettings,
   describeTimeouts,
   findBudgetProblems,
   loadConfig,
+  mustNotExceed,
   renderConfigTable,
+  resolveConfig,
   resolveDaemonConfig,
   setting,
 } from "../src/index.js";
@@ -179,6 +182,87 @@ describe("resolveDaemonConfig: every problem of every kind, in one ConfigError",
     expect(config.dbPoolMax).toBe(25);
     expect(config.databaseUrl).toBeUndefined();
     expect(problems.map((problem) => problem.env)).toEqual(["DATABASE_URL", "DB_POOL_MAX"]);
+  });
+});
+
+describe("resolveConfig: the TLS settings are checked with everything else", () => {
+  const url = "postgres://nobody@127.0.0.1:1/none";
+  const missingCa =
+    "DB_SSL_CA_FILE: cannot read /nonexistent/ca.pem (ENOENT), which DB_SSL_MODE=verify-full needs";
+  const verifyFull = { DB_SSL_MODE: "verify-full", DB_SSL_CA_FILE: "/nonexistent/ca.pem" };
+  const timeouts: DaemonTimeouts<ConfigOf<typeof commonSettings>> = () => ({
+    drain: { env: "DRAIN_MS", ms: 20_000 },
+    rules: [],
+  });
+
+  it("a daemon: parse problems, then TLS problems, then its checks and budget rules, in one ConfigError", () => {
+    expect(
+      problemsOf(() =>
+        resolveDaemonConfig(commonSettings, timeouts, {
+          DATABASE_URL: `${url}?sslmode=verify-full`,
+          DB_SSL_CA_FILE: "/nonexistent/ca.pem",
+          DB_POOL_MAX: "0",
+          STOP_TIMEOUT_MS: "20000",
+        }),
+      ),
+    ).toEqual([
+      'DB_POOL_MAX: must be between 1 and 200 (got "0")',
+      "DB_SSL_CA_FILE: cannot read /nonexistent/ca.pem (ENOENT), which sslmode=verify-full in DATABASE_URL needs",
+      expect.stringMatching(/^DRAIN_MS: .* must be less than STOP_TIMEOUT_MS \(20000 ms\)/),
+    ]);
+  });
+
+  it("a one-shot command: the same, with its own checks", () => {
+    const checks = (config: ConfigOf<typeof databaseSettings>) =>
+      mustNotExceed(
+        { env: "DB_STATEMENT_TIMEOUT_MS", value: config.dbStatementTimeoutMs },
+        { env: "LIMIT_MS", value: 1_000 },
+      );
+    expect(
+      problemsOf(() =>
+        resolveConfig(databaseSettings, checks, { DATABASE_URL: `${url}?sslkey=/k.pem`, ...verifyFull }),
+      ),
+    ).toEqual([
+      "DATABASE_URL: the URL's sslkey parameter is not used: TLS is set by DB_SSL_MODE and DB_SSL_CA_FILE (remove it from the URL)",
+      missingCa,
+      "DB_STATEMENT_TIMEOUT_MS: 5000 must not exceed LIMIT_MS (1000)",
+    ]);
+    expect(resolveConfig(databaseSettings, () => [], { DATABASE_URL: url })).toMatchObject({
+      databaseUrl: url,
+      dbSslMode: "auto",
+    });
+  });
+
+  it("a DB_SSL_MODE that does not parse: only what holds whatever the mode is checked", () => {
+    expect(
+      problemsOf(() =>
+        resolveConfig(databaseSettings, () => [], {
+          DATABASE_URL: `${url}?sslmode=verify-full&sslcert=/c.pem`,
+          DB_SSL_MODE: "verify-ca",
+          DB_SSL_CA_FILE: "/nonexistent/ca.pem",
+        }),
+      ),
+    ).toEqual([
+      'DB_SSL_MODE: expected one of auto, disable, require, verify-full (got "verify-ca")',
+      "DATABASE_URL: the URL's sslcert parameter is not used: TLS is set by DB_SSL_MODE and DB_SSL_CA_FILE (remove it from the URL)",
+    ]);
+  });
+
+  it("a DATABASE_URL that is missing or not a URL: the CA bundle is still checked", () => {
+    expect(problemsOf(() => resolveConfig(databaseSettings, () => [], verifyFull))).toEqual([
+      "DATABASE_URL: is required",
+      missingCa,
+    ]);
+  });
+});
+
+describe("mustNotExceed", () => {
+  it("names the variable to change, both values and the reason", () => {
+    const base = { env: "BASE_MS", value: 2_000 };
+    expect(mustNotExceed(base, { env: "MAX_MS", value: 2_000 })).toEqual([]);
+    expect(mustNotExceed(base, { env: "MAX_MS", value: 1_000 }, "the cap wins")).toEqual([
+      { env: "BASE_MS", message: "2000 must not exceed MAX_MS (1000): the cap wins" },
+    ]);
   });
 });
 

@@ -1,9 +1,8 @@
 import { LocalstackContainer } from "@testcontainers/localstack";
 import { PostgreSqlContainer } from "@testcontainers/postgresql";
 import type { LocalStack, StartStackOptions } from "../stack.js";
-
-const POSTGRES_IMAGE = "postgres:17-alpine";
-const LOCALSTACK_IMAGE = "localstack/localstack:4";
+import { LOCALSTACK_IMAGE, POSTGRES_IMAGE } from "./images.js";
+import { localstackEnvironment } from "./localstack-environment.js";
 
 /**
  * Stopping/starting the Postgres container is deliberately not offered: Docker may map a
@@ -31,7 +30,7 @@ export async function startContainersStack(options: StartStackOptions): Promise<
       .withDatabase("postgres")
       .withCommand(["postgres", ...settings])
       .start(),
-    new LocalstackContainer(LOCALSTACK_IMAGE).withEnvironment({ SERVICES: "sns,sqs" }).start(),
+    new LocalstackContainer(LOCALSTACK_IMAGE).withEnvironment(localstackEnvironment()).start(),
   ]);
   const endpoint = localstack.getConnectionUri();
   return {

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type { SettingsSpec } from "../config/setting.js";
 import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
 import { packageVersion } from "../lifecycle/package-version.js";
 
@@ -79,9 +80,15 @@ export interface Command {
   readonly summary: string;
   /** What follows the command's name in its usage line, e.g. `[--json]`. */
   readonly synopsis?: string;
-  /** More lines for the command's own `--help`: its options, the environment it reads, exit codes. */
+  /** More lines for the command's own `--help`: its options, exit codes (the environment: `settings`). */
   readonly details?: string;
   readonly options?: Options;
+  /**
+   * The settings the command reads. Its usage lists their variables, from the spec the command
+   * parses, so the two cannot drift. A function, because a spec loads zod and more: it is called
+   * for this command only, never for the program's usage. (A daemon's `run` names its docs page.)
+   */
+  readonly settings?: () => Promise<SettingsSpec>;
   /** Resolves with the exit code (a daemon never resolves: it exits on its own). */
   run(line: CommandLine, usage: string): Promise<number>;
 }
@@ -138,9 +145,23 @@ export function programUsage(program: Program): string {
   ].join("\n");
 }
 
-/** One command's usage: its line, what it does and its details. */
-export function commandUsage(program: Program, name: string, command: Command): string {
-  return [`usage: ${usageLine(program, name, command)}`, "", command.summary, command.details]
+/** The part of a usage that names the environment a program reads: every variable of `settings`. */
+export function settingsUsage(settings: SettingsSpec): string {
+  return [
+    "Reads only these variables; invalid configuration exits 78 after listing every problem:",
+    ...Object.values(settings).map((definition) => `  ${definition.env}`),
+  ].join("\n");
+}
+
+/** One command's usage: its line, what it does, its details and the `settings` it reads. */
+export function commandUsage(
+  program: Program,
+  name: string,
+  command: Command,
+  settings?: SettingsSpec,
+): string {
+  const environment = settings === undefined ? undefined : `\n${settingsUsage(settings)}`;
+  return [`usage: ${usageLine(program, name, command)}`, "", command.summary, command.details, environment]
     .filter((part) => part !== undefined)
     .join("\n");
 }
@@ -162,7 +183,7 @@ export async function runProgram(
   const name = first ?? program.defaultCommand;
   const command = Object.hasOwn(program.commands, name) ? program.commands[name] : undefined;
   if (command === undefined) return usageError(usage, `unknown command: ${name}`);
-  const ownUsage = commandUsage(program, name, command);
+  const ownUsage = commandUsage(program, name, command, await command.settings?.());
   const line = parseCommandLine(ownUsage, command.options ?? {}, args.slice(1));
   if (line.positionals.length > 0) usageError(ownUsage, `unexpected argument: ${line.positionals.join(" ")}`);
   return command.run(line, ownUsage);

@@ -80,7 +80,8 @@ export const commonSettings = {
     min: 0,
     max: 60_000,
     default: 5_000,
-    description: "Time reserved after the drain for closing the ops server and the pool and flushing logs.",
+    description:
+      "Time reserved after the drain for closing the ops server and the pool, exporting trace spans and flushing logs.",
   }),
   awsRegion: setting.string({
     env: "AWS_REGION",
@@ -126,4 +127,15 @@ export const commonSettings = {
     default: 3,
     description: "Attempts per SNS/SQS call, the first included (the SDK's standard retry strategy).",
   }),
+};
+
+/**
+ * What a one-shot command that opens the database reads (`pnpm migrate`, `relay status`…): the URL,
+ * its TLS settings and the statement timeout, so that it runs without a daemon's whole environment.
+ */
+export const databaseSettings = {
+  databaseUrl: commonSettings.databaseUrl,
+  dbStatementTimeoutMs: commonSettings.dbStatementTimeoutMs,
+  dbSslMode: commonSettings.dbSslMode,
+  dbSslCaFile: commonSettings.dbSslCaFile,
 };

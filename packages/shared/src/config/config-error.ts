@@ -21,3 +21,18 @@ export function configErrorText(program: string, error: ConfigError): string {
     .map((problem) => `${program}: config error: ${problem.env}: ${problem.message}\n`)
     .join("");
 }
+
+/**
+ * What `resolve` returns; when it throws a ConfigError instead, every problem goes to stderr
+ * ({@link configErrorText}) and the result is `undefined`, for a one-shot command to exit 78
+ * (EXIT_CONFIG) with. A daemon needs none of this: runDaemon exits 78 itself.
+ */
+export function reportConfigErrors<T>(program: string, resolve: () => T): T | undefined {
+  try {
+    return resolve();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(configErrorText(program, error));
+    return undefined;
+  }
+}

@@ -76,6 +76,8 @@ const URL_TLS_PARAMETERS = [
 ];
 
 interface ResolvedSsl {
+  /** Why these settings cannot work, each naming the variable to fix; the rest is unusable then. */
+  readonly problems: readonly ConfigProblem[];
   readonly config: DatabaseClientConfig;
   /** Puts the setting to change in front of a connection error's message. */
   readonly explain: (error: Error) => Error;
@@ -86,7 +88,8 @@ interface ResolvedSsl {
  * pg read `sslmode` itself: pg-connection-string takes `sslmode=require` as full verification against
  * Node's public CAs (which do not include RDS's), and a connection string's `ssl` overrides the
  * `ssl` option. So `sslmode` is removed from the URL and only decides the mode under `auto`.
- * Throws a ConfigError naming the variable to fix.
+ * Returns the problems rather than throwing them, so that a program's start-up check can list them
+ * with every other configuration problem ({@link databaseTlsProblems}).
  */
 function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
   const problems: ConfigProblem[] = [];
@@ -130,8 +133,6 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
       });
     }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-
   if (parsed && urlMode !== null) parsed.searchParams.delete("sslmode");
   const connectionString = parsed && urlMode !== null ? parsed.toString() : url;
   // pg sends the host as SNI and checks the certificate against it; an IP address is checked against
@@ -144,6 +145,7 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
         ? { rejectUnauthorized: false }
         : { rejectUnauthorized: true, ca, ...(host !== "" && isIP(host) === 0 ? { servername: host } : {}) };
   return {
+    problems,
     config: { connectionString, ssl: tls },
     explain: (error) => {
       const code = (error as NodeJS.ErrnoException).code ?? "";
@@ -158,6 +160,15 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
       return error;
     },
   };
+}
+
+/**
+ * Why DB_SSL_MODE, DB_SSL_CA_FILE and the TLS parameters of `url` cannot work (each problem names
+ * the variable to fix), or nothing: the check {@link createDatabase} makes, without creating
+ * anything. It reads the CA bundle under verify-full, so it belongs where the program runs.
+ */
+export function databaseTlsProblems(url: string, ssl: DatabaseSsl): readonly ConfigProblem[] {
+  return resolveSsl(url, ssl).problems;
 }
 
 /** Node's codes for a certificate it would not accept (OpenSSL's X509_V_ERR_* names, the name check). */
@@ -198,10 +209,12 @@ function explainingClient(explain: (error: Error) => Error): typeof pg.Client {
  * the URL, an unreadable CA bundle.
  */
 export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
-  const { config: clientConfig, explain } = resolveSsl(
-    settings.url,
-    settings.ssl ?? { mode: "auto", caFile: RDS_CA_BUNDLE_PATH },
-  );
+  const {
+    problems,
+    config: clientConfig,
+    explain,
+  } = resolveSsl(settings.url, settings.ssl ?? { mode: "auto", caFile: RDS_CA_BUNDLE_PATH });
+  if (problems.length > 0) throw new ConfigError(problems);
   const pool = new pg.Pool({
     ...clientConfig,
     Client: explainingClient(explain),

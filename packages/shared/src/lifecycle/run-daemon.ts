@@ -8,6 +8,7 @@ import { createDatabase, type DatabaseHandle } from "../db/create-database.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
+import { startTracing } from "../telemetry/start-tracing.js";
 import { timedSignal } from "./abort-links.js";
 import { type DaemonTimeouts, resolveDaemonConfig } from "./resolve-daemon-config.js";
 import { listenForStopRequests } from "./stop-requests.js";
@@ -72,7 +73,8 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
 /**
  * Runs a worker as a daemon and owns its whole life. The stop order is fixed here, once:
  * readiness 503 → stop intake → drain (bounded by its own timeout) → close the ops server (after
- * the drain, so the stop stays observable on /metrics) → close the pool (bounded) → exit.
+ * the drain, so the stop stays observable on /metrics) → close the pool and flush the spans (side by
+ * side, each bounded by the shutdown overhead) → exit.
  * Exit codes: 0 for any signal-initiated stop, 1 for a crash, 78 for bad config, 130 for a forced exit.
  */
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
@@ -118,6 +120,16 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   });
 
   log.info({ ...describeTimeouts(rules) }, "timeout budget");
+  // Only if the OTEL_* variables ask for it; otherwise the spans of enqueue, relay and consumer are no-ops.
+  const tracing = await startTracing({ service: definition.service, version: definition.version, log });
+  /** The pool closes and the buffered spans are exported side by side: neither waits for the other. */
+  const closePoolAndTraces = async (): Promise<boolean> => {
+    const [poolClosed] = await Promise.all([
+      database.close(common.shutdownOverheadMs),
+      tracing.shutdown(common.shutdownOverheadMs),
+    ]);
+    return poolClosed;
+  };
   const metrics = createMetricsRegistry(definition.service);
   const ops = await startOpsServer({ host: common.opsHost, port: common.opsPort, metrics, log });
 
@@ -126,7 +138,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   } catch (error) {
     log.fatal({ err: error }, "start failed");
     await ops.close();
-    await database.close(common.shutdownOverheadMs);
+    await closePoolAndTraces();
     return exit(EXIT_CRASH);
   }
   ops.setReady(true);
@@ -140,7 +152,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     log.fatal({ err: outcome.error }, "worker failed");
     ops.setReady(false);
     await ops.close();
-    await database.close(common.shutdownOverheadMs);
+    await closePoolAndTraces();
     return exit(EXIT_CRASH);
   }
 
@@ -158,7 +170,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
 
   await ops.close();
   log.info("ops server closed");
-  const poolClosed = await database.close(common.shutdownOverheadMs);
+  const poolClosed = await closePoolAndTraces();
   if (poolClosed) log.info("database pool closed");
   else log.warn({ waitedMs: common.shutdownOverheadMs }, "database pool did not close in time");
   stop.dispose();

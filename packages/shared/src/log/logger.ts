@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
+import { traceFields } from "../telemetry/log-trace-fields.js";
 import { maskSecretsInFields, maskSecretsInText, redactedPaths } from "./redaction.js";
 
 export type { Logger } from "pino";
@@ -25,14 +26,16 @@ function prettyStreamWhenInteractive(): DestinationStream | undefined {
 }
 
 /**
- * The one logger factory. Base fields `service` and `version` are on every line; secrets are removed
- * by path and masked inside strings; output is synchronous so the last line before exit is never lost.
+ * The one logger factory. Base fields `service` and `version` are on every line, `trace_id` and
+ * `span_id` on lines written inside a span; secrets are removed by path and masked inside strings;
+ * output is synchronous so the last line before exit is never lost.
  */
 export function createLogger(settings: LoggerSettings): Logger {
   const options: LoggerOptions = {
     level: settings.level ?? "info",
     base: { service: settings.service, version: settings.version },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
     redact: { paths: redactedPaths, censor: "[REDACTED]" },
     formatters: {
       level: (label) => ({ level: label }),

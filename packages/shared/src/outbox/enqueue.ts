@@ -1,5 +1,7 @@
+import { context, type Span } from "@opentelemetry/api";
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../db/schema.js";
+import { type EnqueueSpan, endFailed, enqueueTracer, startEnqueueSpan } from "./enqueue-span.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -12,7 +14,11 @@ interface EventFields {
   readonly eventType: string;
   /** Events sharing a key are delivered in the order they were enqueued. */
   readonly orderingKey?: string | null;
-  /** Propagated as message attributes, e.g. `traceparent`. */
+  /**
+   * Propagated as message attributes. With tracing on, `enqueue` sets `traceparent` (and `tracestate`)
+   * itself, to its own span's, unless they would not fit beside these; without, a `traceparent` given
+   * here travels as it is.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /** Defaults to a fresh UUIDv7; pass one to make the enqueue itself idempotent. */
   readonly id?: string;
@@ -71,8 +77,16 @@ function storedUuid(id: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Checks an event the way the relay will, so an accepted event is one it can publish; returns its text. */
-function validate(event: NewEvent, id: string, index: number): string {
+/**
+ * Checks an event the way the relay will, so an accepted event is one it can publish; returns its text.
+ * `headers` are the ones stored, trace headers included: they count against SNS's limits too.
+ */
+function validate(
+  event: NewEvent,
+  eventId: string,
+  headers: Readonly<Record<string, string>>,
+  index: number,
+): string {
   if (!topicPattern.test(event.topic)) {
     throw new OutboxValidationError(
       index,
@@ -86,35 +100,76 @@ function validate(event: NewEvent, id: string, index: number): string {
     );
   }
   const json = payloadText(event, index);
-  const headers = event.headers ?? {};
   const badHeaders = headersProblem(headers);
   if (badHeaders !== undefined) throw new OutboxValidationError(index, badHeaders);
-  const { problem } = measureMessage(json, messageAttributes(storedUuid(id), event.eventType, headers));
+  const { problem } = measureMessage(json, messageAttributes(eventId, event.eventType, headers));
   if (problem !== undefined) throw new OutboxValidationError(index, problem);
   return json;
 }
 
 /**
+ * The event's payload text and the headers its row stores. Trace headers count against SNS's limits
+ * like any other; when they alone would push an event over one (too many headers, too many bytes),
+ * the event is stored without them rather than refused: turning tracing on must not refuse an event
+ * that is accepted with it off. Its trace then ends at the enqueue span, which says so.
+ */
+function checked(
+  event: NewEvent,
+  eventId: string,
+  traced: EnqueueSpan,
+  index: number,
+): { json: string; headers: Readonly<Record<string, string>> } {
+  if (!traced.traced)
+    return { json: validate(event, eventId, traced.headers, index), headers: traced.headers };
+  try {
+    return { json: validate(event, eventId, traced.headers, index), headers: traced.headers };
+  } catch (error) {
+    const given = event.headers ?? {};
+    // Throws again if the event does not fit even without the trace headers: the caller's problem.
+    const json = validate(event, eventId, given, index);
+    traced.span.addEvent("trace context not stored", {
+      reason: error instanceof Error ? error.message : String(error),
+    });
+    return { json, headers: given };
+  }
+}
+
+/**
  * Adds events to the outbox inside the caller's transaction, so they commit or roll back with the
  * business change that produced them. One multi-row INSERT whatever the count. Returns the event ids.
+ * Each event gets a PRODUCER span (a no-op unless an OpenTelemetry SDK is registered), whose trace
+ * context is stored with the row for the relay and the consumer to carry on.
  */
 export async function enqueue(
   trx: Transaction<Database> | Kysely<Database>,
   events: readonly NewEvent[],
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const rows = events.map((event, index) => {
-    const id = event.id ?? uuidv7();
-    return {
-      id,
-      topic: event.topic,
-      ordering_key: event.orderingKey ?? null,
-      event_type: event.eventType,
-      // The `json` column keeps this text as it is: the relay publishes these very bytes.
-      payload: validate(event, id, index),
-      headers: JSON.stringify(event.headers ?? {}),
-    };
-  });
-  await trx.insertInto("outbox").values(rows).execute();
-  return rows.map((row) => row.id);
+  const tracer = enqueueTracer();
+  const parent = context.active();
+  const spans: Span[] = [];
+  try {
+    const rows = events.map((event, index) => {
+      const id = event.id ?? uuidv7();
+      const eventId = storedUuid(id);
+      const traced = startEnqueueSpan(tracer, parent, event, eventId);
+      spans.push(traced.span);
+      const { json, headers } = checked(event, eventId, traced, index);
+      return {
+        id,
+        topic: event.topic,
+        ordering_key: event.orderingKey ?? null,
+        event_type: event.eventType,
+        // The `json` column keeps this text as it is: the relay publishes these very bytes.
+        payload: json,
+        headers: JSON.stringify(headers),
+      };
+    });
+    await trx.insertInto("outbox").values(rows).execute();
+    for (const span of spans) span.end();
+    return rows.map((row) => row.id);
+  } catch (error) {
+    endFailed(spans, error);
+    throw error;
+  }
 }

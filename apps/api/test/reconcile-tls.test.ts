@@ -1,0 +1,56 @@
+import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runEntryPoint } from "../../../test/support/run-entry-point.js";
+import { startTlsPostgres, type TlsPostgres } from "../../../test/support/tls-postgres.js";
+
+// `api reconcile` runs as a scheduled task against RDS, which refuses plain-text connections: the
+// command must apply DB_SSL_MODE and DB_SSL_CA_FILE like the service does.
+describe("api reconcile on a Postgres that accepts TLS only (RDS)", () => {
+  let tls: TlsPostgres;
+  let url: string;
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    tls = await startTlsPostgres();
+    url = await tls.createDatabase("api_reconcile_tls");
+    handle = createDatabase({
+      url,
+      service: "api-reconcile-tls-test",
+      statementTimeoutMs: 5_000,
+      idleInTransactionTimeoutMs: 5_000,
+      ssl: { mode: "verify-full", caFile: tls.caFile },
+    });
+    await migrateToLatest(handle.db);
+  });
+  afterAll(async () => {
+    await handle?.close(5_000);
+    await tls?.stop();
+  });
+
+  it("with DB_SSL_MODE=verify-full and the CA it connects verified, runs its pass and exits 0", async () => {
+    const run = await runEntryPoint("apps/api/src/main.ts", ["reconcile"], {
+      DATABASE_URL: url,
+      DB_SSL_MODE: "verify-full",
+      DB_SSL_CA_FILE: tls.caFile,
+      // Nothing is pending, so the equipment service is never called.
+      EQUIPMENT_URL: "http://127.0.0.1:1",
+    });
+    expect({ code: run.code, stderr: run.stderr }, run.stdout).toEqual({ code: 0, stderr: "" });
+    const done = run.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { msg?: string })
+      .find((line) => line.msg === "reconciliation done");
+    expect(done).toMatchObject({ attempted: 0, linked: 0, failed: 0 });
+  });
+
+  it("with DB_SSL_MODE=verify-full and another CA it fails, naming the settings", async () => {
+    const run = await runEntryPoint("apps/api/src/main.ts", ["reconcile"], {
+      DATABASE_URL: url,
+      DB_SSL_MODE: "verify-full",
+      DB_SSL_CA_FILE: tls.wrongCaFile,
+      EQUIPMENT_URL: "http://127.0.0.1:1",
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("the server's certificate failed verification (DB_SSL_MODE=verify-full");
+  });
+});

@@ -1,0 +1,108 @@
+import type { CfnElement } from "aws-cdk-lib";
+import type { IConstruct } from "constructs";
+import { describe, expect, it } from "vitest";
+import { DLQ_RETENTION_SECONDS } from "../lib/budget.js";
+import { synth } from "./support/synth.js";
+
+const { stack, template } = synth();
+const id = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const { topic, queue, deadLetterQueue, subscriptionDeadLetterQueue } = stack.messaging;
+const queues = { queue, deadLetterQueue, subscriptionDeadLetterQueue };
+
+interface Statement {
+  Effect: string;
+  Action: unknown;
+  Principal: unknown;
+  Resource: unknown;
+  Condition?: unknown;
+}
+
+function queuePolicyStatements(queueId: string): Statement[] {
+  const policies = Object.values(
+    template.findResources("AWS::SQS::QueuePolicy", { Properties: { Queues: [{ Ref: queueId }] } }),
+  );
+  return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+describe("the queues", () => {
+  it("outlive the stack: the queue and both DLQs are retained on deletion and on replacement", () => {
+    const resources = template.findResources("AWS::SQS::Queue");
+    expect(Object.keys(resources).sort()).toEqual(Object.values(queues).map(id).sort());
+    for (const resource of Object.values(resources)) {
+      expect(resource).toMatchObject({ DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
+    }
+  });
+});
+
+describe("the subscription", () => {
+  it("has a DLQ of its own, which keeps what SNS could not deliver as long as SQS allows", () => {
+    template.hasResourceProperties("AWS::SNS::Subscription", {
+      Protocol: "sqs",
+      Endpoint: { "Fn::GetAtt": [id(queue), "Arn"] },
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [id(subscriptionDeadLetterQueue), "Arn"] } },
+    });
+    const dlq = template.findResources("AWS::SQS::Queue")[id(subscriptionDeadLetterQueue)];
+    expect(dlq?.Properties).toMatchObject({
+      MessageRetentionPeriod: DLQ_RETENTION_SECONDS,
+      SqsManagedSseEnabled: true,
+    });
+    // A FIFO topic can only dead-letter into a FIFO queue.
+    const fifo = synth({ fifo: true });
+    const fifoDlq =
+      fifo.template.findResources("AWS::SQS::Queue")[
+        fifo.stack.getLogicalId(
+          fifo.stack.messaging.subscriptionDeadLetterQueue.node.defaultChild as CfnElement,
+        )
+      ];
+    expect(fifoDlq?.Properties.FifoQueue).toBe(true);
+  });
+
+  it("lets SNS send to that DLQ, for this topic only", () => {
+    const allows = queuePolicyStatements(id(subscriptionDeadLetterQueue)).filter(
+      (statement) => statement.Effect === "Allow",
+    );
+    expect(allows).toEqual([
+      {
+        Effect: "Allow",
+        Action: "sqs:SendMessage",
+        Principal: { Service: "sns.amazonaws.com" },
+        Resource: { "Fn::GetAtt": [id(subscriptionDeadLetterQueue), "Arn"] },
+        Condition: { ArnEquals: { "aws:SourceArn": { Ref: id(topic) } } },
+      },
+    ]);
+  });
+});
+
+describe("TLS", () => {
+  const withoutTls = { Bool: { "aws:SecureTransport": "false" } };
+
+  it("is the only way to every queue", () => {
+    for (const each of Object.values(queues)) {
+      expect(queuePolicyStatements(id(each))).toContainEqual({
+        Effect: "Deny",
+        Action: "sqs:*",
+        Principal: { AWS: "*" },
+        Resource: { "Fn::GetAtt": [id(each), "Arn"] },
+        Condition: withoutTls,
+      });
+    }
+  });
+
+  it("is the only way to publish to the topic", () => {
+    template.hasResourceProperties("AWS::SNS::TopicPolicy", {
+      Topics: [{ Ref: id(topic) }],
+      PolicyDocument: {
+        Statement: [
+          {
+            Sid: "AllowPublishThroughSSLOnly",
+            Effect: "Deny",
+            Action: "sns:Publish",
+            Principal: "*",
+            Resource: { Ref: id(topic) },
+            Condition: withoutTls,
+          },
+        ],
+      },
+    });
+  });
+});

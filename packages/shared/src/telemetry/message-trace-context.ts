@@ -1,0 +1,37 @@
+import {
+  type Attributes,
+  type Context,
+  isSpanContextValid,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  trace,
+} from "@opentelemetry/api";
+
+/**
+ * The trace context an event carries from `enqueue` to its handler, as W3C headers in the outbox row,
+ * then as SNS/SQS message attributes. With no SDK registered the API's propagator is a no-op: nothing
+ * is written and nothing is read, so the headers a caller set travel as they are.
+ */
+
+/** `traceparent` (and `tracestate` when there is one) of the span in `ctx`; empty when tracing is off. */
+export function traceHeaders(ctx: Context): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  return carrier;
+}
+
+/** The context a message's headers carry, to continue it; the root context when they carry none. */
+export function contextFromHeaders(headers: Readonly<Record<string, string>>): Context {
+  return propagation.extract(ROOT_CONTEXT, headers);
+}
+
+/** A link to the span that created a message, or undefined when its headers carry none. */
+export function linkFromHeaders(
+  headers: Readonly<Record<string, string>>,
+  attributes?: Attributes,
+): Link | undefined {
+  const spanContext = trace.getSpanContext(contextFromHeaders(headers));
+  if (spanContext === undefined || !isSpanContextValid(spanContext)) return undefined;
+  return attributes === undefined ? { context: spanContext } : { context: spanContext, attributes };
+}
