@@ -1,11 +1,11 @@
 import { commonSettings } from "@outbox/shared";
 import { Stack } from "aws-cdk-lib";
 import type * as ec2 from "aws-cdk-lib/aws-ec2";
-import * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as ecs from "aws-cdk-lib/aws-ecs";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import type { DaemonService } from "./daemon-service.js";
-import { isPlatformVariable } from "./platform-environment.js";
+import { addOneOffTask } from "./one-off-task.js";
 
 /** The migration runner inside the relay image (see the Dockerfile and docs/deployment.md). */
 export const MIGRATE_COMMAND = ["node", "node_modules/@outbox/shared/dist/db/migrate-cli.js"];
@@ -45,40 +45,15 @@ export class MigrationTask extends Construct {
   constructor(scope: Construct, id: string, props: MigrationTaskProps) {
     super(scope, id);
     const { relay } = props;
-    this.taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
-      cpu: 256,
-      memoryLimitMiB: 512,
-      runtimePlatform: {
-        cpuArchitecture: ecs.CpuArchitecture.X86_64,
-        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
-      },
-    });
-    // The relay's values, so the runner connects with the same TLS settings, and the platform's
-    // variables (an extra CA, telemetry).
-    const environment = Object.fromEntries(
-      Object.entries(relay.environment).filter(
-        ([name]) => MIGRATE_ENV_NAMES.has(name) || isPlatformVariable(name),
-      ),
-    );
-    this.container = this.taskDefinition.addContainer("migrate", {
-      containerName: "migrate",
+    ({ taskDefinition: this.taskDefinition, container: this.container } = addOneOffTask(this, {
+      service: relay,
       image: props.image,
+      containerName: "migrate",
       command: MIGRATE_COMMAND,
-      essential: true,
-      environment,
-      secrets: {
-        DATABASE_URL: ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField),
-      },
-      linuxParameters: new ecs.LinuxParameters(this, "Linux", { initProcessEnabled: true }),
-      readonlyRootFilesystem: true,
-      logging: ecs.LogDrivers.awsLogs({
-        logGroup: relay.logGroup,
-        streamPrefix: "migrate",
-        // A one-off whose output is its result: every line, `migrations up to date` last, even if a
-        // throttle slows it down. Nothing else runs in the task to be stalled.
-        mode: ecs.AwsLogDriverMode.BLOCKING,
-      }),
-    });
+      reads: MIGRATE_ENV_NAMES,
+      databaseUrlSecret: props.databaseUrlSecret,
+      ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+    }));
 
     const { cluster } = relay.service;
     const subnets = cluster.vpc.selectSubnets(props.vpcSubnets).subnetIds.join(",");

@@ -1,13 +1,13 @@
 import { reconcileSettings } from "@outbox/api";
 import { Duration } from "aws-cdk-lib";
 import type * as ec2 from "aws-cdk-lib/aws-ec2";
-import * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as ecs from "aws-cdk-lib/aws-ecs";
 import * as scheduler from "aws-cdk-lib/aws-scheduler";
 import * as targets from "aws-cdk-lib/aws-scheduler-targets";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import type { DaemonService } from "./daemon-service.js";
-import { isPlatformVariable } from "./platform-environment.js";
+import { addOneOffTask } from "./one-off-task.js";
 
 /** The variables `node dist/main.js reconcile` reads (apps/api/src/reconcile-once.ts). */
 const RECONCILE_ENV_NAMES: ReadonlySet<string> = new Set(Object.values(reconcileSettings).map((s) => s.env));
@@ -41,45 +41,19 @@ export class ReconcileSchedule extends Construct {
     const { api } = props;
     const every = props.every ?? Duration.minutes(5);
 
-    this.taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
-      cpu: 256,
-      memoryLimitMiB: 512,
-      runtimePlatform: {
-        cpuArchitecture: ecs.CpuArchitecture.X86_64,
-        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
-      },
-      taskRole: api.taskRole,
-      executionRole: api.taskDefinition.obtainExecutionRole(),
-    });
-    // The service's values for what the command reads: the two never disagree on the equipment
-    // service, its timeout or the backoff, and the service's start-up check has already passed them.
-    // The platform's variables too: the command calls the same equipment service (NODE_EXTRA_CA_CERTS)
-    // and reports to the same telemetry (OTEL_*).
-    const environment = Object.fromEntries(
-      Object.entries(api.environment).filter(
-        ([name]) => RECONCILE_ENV_NAMES.has(name) || isPlatformVariable(name),
-      ),
-    );
-    this.container = this.taskDefinition.addContainer("reconcile", {
-      containerName: "reconcile",
+    // The service's task and execution roles: the command reaches exactly what the service reaches.
+    ({ taskDefinition: this.taskDefinition, container: this.container } = addOneOffTask(this, {
+      service: api,
       image: props.image,
+      containerName: "reconcile",
       // The image's CMD is ["node", "dist/main.js"] (the service); the subcommand makes it one pass.
       command: ["node", "dist/main.js", "reconcile"],
-      essential: true,
-      environment,
-      secrets: {
-        DATABASE_URL: ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField),
-      },
-      // tini as PID 1: node as PID 1 would ignore the SIGTERM of a stop and wait for the SIGKILL.
-      linuxParameters: new ecs.LinuxParameters(this, "Linux", { initProcessEnabled: true }),
-      readonlyRootFilesystem: true,
-      logging: ecs.LogDrivers.awsLogs({
-        logGroup: api.logGroup,
-        streamPrefix: "reconcile",
-        // The last line, `reconciliation done` with its totals, is written just before the exit.
-        mode: ecs.AwsLogDriverMode.BLOCKING,
-      }),
-    });
+      reads: RECONCILE_ENV_NAMES,
+      databaseUrlSecret: props.databaseUrlSecret,
+      ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+      taskRole: api.taskRole,
+      executionRole: api.taskDefinition.obtainExecutionRole(),
+    }));
 
     this.schedule = new scheduler.Schedule(this, "Schedule", {
       description: "One pass of the photo service's gear link reconciliation (api reconcile)",
