@@ -1,6 +1,7 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
 import { createEquipmentClient } from "./equipment-client.js";
 import { createApiMetrics } from "./metrics.js";
+import { postPhoto } from "./post-photo.js";
 import { reconcileOptions } from "./reconcile-links.js";
 import { startReconciler } from "./reconciler.js";
 import { createPhotoServer } from "./server.js";
@@ -14,16 +15,24 @@ async function startPhotoService({ config, log, database, metrics: registry }: D
   });
   const server = createPhotoServer({
     db: database.db,
-    equipment,
+    postPhoto: (photo, deadline) =>
+      postPhoto(
+        {
+          db: database.db,
+          equipment,
+          equipmentTimeoutMs: config.equipmentTimeoutMs,
+          topic: config.photoTopic,
+          commitDelayMs: config.commitDelayMs,
+        },
+        photo,
+        deadline,
+      ),
     metrics,
     log,
     headersTimeoutMs: config.headersTimeoutMs,
     handlerTimeoutMs: config.handlerTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-    equipmentTimeoutMs: config.equipmentTimeoutMs,
-    photoTopic: config.photoTopic,
-    commitDelayMs: config.commitDelayMs,
   });
   const port = await server.listen(config.host, config.port);
   log.info({ port, host: config.host }, "listening");

@@ -7,7 +7,14 @@ export {
 } from "./equipment-client.js";
 export { getPhoto, type PhotoView } from "./get-photo.js";
 export { type ApiMetrics, createApiMetrics } from "./metrics.js";
-export { type NewPhoto, newPhoto, type PostedPhoto, postPhoto } from "./post-photo.js";
+export {
+  type NewPhoto,
+  newPhoto,
+  type PostedPhoto,
+  type PostPhoto,
+  type PostPhotoDependencies,
+  postPhoto,
+} from "./post-photo.js";
 export {
   type ReconcileConfig,
   type ReconcileOptions,

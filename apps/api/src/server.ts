@@ -3,10 +3,9 @@ import { type Database, Deadline, type Logger, REQUEST_TIMEOUT_HEADER, requestBu
 import Fastify, { type FastifyError, LogController } from "fastify";
 import type { Kysely } from "kysely";
 import { z } from "zod";
-import type { EquipmentClient } from "./equipment-client.js";
 import { getPhoto } from "./get-photo.js";
 import type { ApiMetrics } from "./metrics.js";
-import { newPhoto, postPhoto } from "./post-photo.js";
+import { newPhoto, type PostPhoto } from "./post-photo.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -18,16 +17,14 @@ declare module "fastify" {
 
 export interface PhotoServerSettings {
   readonly db: Kysely<Database>;
-  readonly equipment: EquipmentClient;
+  /** What POST /photos does once its body is valid: `postPhoto` bound to its dependencies. */
+  readonly postPhoto: PostPhoto;
   readonly metrics: ApiMetrics;
   readonly log: Logger;
   readonly headersTimeoutMs: number;
   readonly handlerTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
-  readonly equipmentTimeoutMs: number;
-  readonly photoTopic: string;
-  readonly commitDelayMs: number;
 }
 
 /** What a stop reports on its `graceful shutdown complete` line (and runDaemon's `drained`). */
@@ -136,17 +133,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   app.post("/photos", async (request, reply) => {
     const body = newPhoto.safeParse(request.body);
     if (!body.success) return reply.code(400).send({ error: z.prettifyError(body.error) });
-    const posted = await postPhoto(
-      {
-        db: settings.db,
-        equipment: settings.equipment,
-        equipmentTimeoutMs: settings.equipmentTimeoutMs,
-        topic: settings.photoTopic,
-        commitDelayMs: settings.commitDelayMs,
-      },
-      body.data,
-      request.deadline,
-    );
+    const posted = await settings.postPhoto(body.data, request.deadline);
     metrics.gearLinks.inc({ outcome: posted.gearLink });
     return reply.code(201).send(posted);
   });

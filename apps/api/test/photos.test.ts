@@ -9,6 +9,7 @@ import {
   createEquipmentClient,
   createPhotoServer,
   type PhotoServer,
+  postPhoto,
   reconcilePendingLinks,
 } from "../src/index.js";
 
@@ -35,16 +36,24 @@ beforeAll(async () => {
   stub = await startEquipmentStub();
   server = createPhotoServer({
     db: database.db,
-    equipment: equipment(),
+    postPhoto: (photo, deadline) =>
+      postPhoto(
+        {
+          db: database.db,
+          equipment: equipment(),
+          equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
+          topic: "photos",
+          commitDelayMs: 0,
+        },
+        photo,
+        deadline,
+      ),
     metrics: createApiMetrics(new Registry(), database.db),
     log,
     headersTimeoutMs: 5_000,
     handlerTimeoutMs: 25_000,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 65_000,
-    equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
-    photoTopic: "photos",
-    commitDelayMs: 0,
   });
   baseUrl = `http://127.0.0.1:${await server.listen("127.0.0.1", 0)}`;
 });

@@ -10,6 +10,7 @@ import {
   createEquipmentClient,
   createPhotoServer,
   type PhotoServer,
+  postPhoto,
 } from "../src/index.js";
 
 // The drain itself, in this process: what happens to idle keep-alive connections, and to requests
@@ -32,16 +33,24 @@ async function startServer(
 ): Promise<{ server: PhotoServer; port: number }> {
   const server = createPhotoServer({
     db: database.db,
-    equipment: createEquipmentClient({ baseUrl: stub.url, timeoutMs: equipmentTimeoutMs }),
+    postPhoto: (photo, deadline) =>
+      postPhoto(
+        {
+          db: database.db,
+          equipment: createEquipmentClient({ baseUrl: stub.url, timeoutMs: equipmentTimeoutMs }),
+          equipmentTimeoutMs,
+          topic: "photos",
+          commitDelayMs,
+        },
+        photo,
+        deadline,
+      ),
     metrics: createApiMetrics(new Registry(), database.db),
     log: createLogger({ service: "api-test", version: "0", level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     headersTimeoutMs,
     handlerTimeoutMs: 25_000,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 65_000,
-    equipmentTimeoutMs,
-    photoTopic: "photos",
-    commitDelayMs,
   });
   return { server, port: await server.listen("127.0.0.1", 0) };
 }

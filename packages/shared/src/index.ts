@@ -75,7 +75,12 @@ export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js"
 export { maskSecretsInText } from "./log/redaction.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
-export { enqueue, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export {
+  enqueue,
+  enqueueWith,
+  type NewEvent,
+  OutboxValidationError,
+} from "./outbox/enqueue.js";
 export {
   headersProblem,
   MAX_MESSAGE_BYTES,

@@ -7,6 +7,7 @@ import {
   createDatabase,
   type DatabaseHandle,
   enqueue,
+  enqueueWith,
   MAX_MESSAGE_BYTES,
   migrateToLatest,
   OUTBOX_CHANNEL,
@@ -191,6 +192,55 @@ describe("enqueue", () => {
     });
     await expect.poll(() => received, { timeout: 2_000 }).toEqual([OUTBOX_CHANNEL]);
     await listener.end();
+  });
+});
+
+describe("enqueueWith", () => {
+  const photoCount = async (id: string) =>
+    (await handle.db.selectFrom("photos").select("id").where("id", "=", id).execute()).length;
+  const withPhoto = (photoId: string) => (rows: Parameters<Parameters<typeof enqueueWith>[1]>[0]) =>
+    handle.db
+      .with("photo", (db) => db.insertInto("photos").values({ id: photoId, title: "cte" }))
+      .insertInto("outbox")
+      .values(rows)
+      .execute();
+
+  it("writes the business row and the events in the caller's one statement, all or nothing", async () => {
+    const photoId = uuidv7();
+    const [eventId = ""] = await enqueueWith(
+      [{ topic: "photos", eventType: "photo.posted", payload: { photoId } }],
+      withPhoto(photoId),
+    );
+    expect(await photoCount(photoId)).toBe(1);
+    const event = await handle.db
+      .selectFrom("outbox")
+      .selectAll()
+      .where("id", "=", eventId)
+      .executeTakeFirst();
+    expect(event).toMatchObject({ event_type: "photo.posted", payload: { photoId } });
+
+    // The same event id again: the outbox part of the statement fails, so its photo is not written.
+    const second = uuidv7();
+    await expect(
+      enqueueWith(
+        [{ id: eventId, topic: "photos", eventType: "photo.posted", payload: {} }],
+        withPhoto(second),
+      ),
+    ).rejects.toMatchObject({ code: "23505" });
+    expect(await photoCount(second)).toBe(0);
+  });
+
+  it("checks the events before the statement runs: a bad one writes nothing", async () => {
+    const photoId = uuidv7();
+    let wrote = false;
+    await expect(
+      enqueueWith([{ topic: "no spaces allowed", eventType: "x", payload: {} }], async (rows) => {
+        wrote = true;
+        await withPhoto(photoId)(rows);
+      }),
+    ).rejects.toBeInstanceOf(OutboxValidationError);
+    expect(wrote).toBe(false);
+    expect(await photoCount(photoId)).toBe(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import { context, type Span } from "@opentelemetry/api";
 import type { Kysely, Transaction } from "kysely";
-import type { Database } from "../db/schema.js";
+import type { Database, NewOutboxRow } from "../db/schema.js";
 import { type EnqueueSpan, endFailed, enqueueTracer, startEnqueueSpan } from "./enqueue-span.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
@@ -144,12 +144,26 @@ export async function enqueue(
   trx: Transaction<Database> | Kysely<Database>,
   events: readonly NewEvent[],
 ): Promise<string[]> {
+  return enqueueWith(events, (rows) => trx.insertInto("outbox").values(rows).execute());
+}
+
+/**
+ * `enqueue`, with the caller writing the rows in a statement of its own: the outbox INSERT as the last
+ * part of a CTE that also writes the business rows makes the whole change one round trip, e.g.
+ * `trx.with("photo", (db) => db.insertInto("photos").values(photo)).insertInto("outbox").values(rows)`.
+ * The events are checked and their spans started before `write` runs; nothing is written when a
+ * check fails.
+ */
+export async function enqueueWith(
+  events: readonly NewEvent[],
+  write: (rows: NewOutboxRow[]) => Promise<unknown>,
+): Promise<string[]> {
   if (events.length === 0) return [];
   const tracer = enqueueTracer();
   const parent = context.active();
   const spans: Span[] = [];
   try {
-    const rows = events.map((event, index) => {
+    const rows = events.map((event, index): NewOutboxRow => {
       const id = event.id ?? uuidv7();
       const eventId = storedUuid(id);
       const traced = startEnqueueSpan(tracer, parent, event, eventId);
@@ -165,7 +179,7 @@ export async function enqueue(
         headers: JSON.stringify(headers),
       };
     });
-    await trx.insertInto("outbox").values(rows).execute();
+    await write(rows);
     for (const span of spans) span.end();
     return rows.map((row) => row.id);
   } catch (error) {
