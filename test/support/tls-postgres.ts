@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDatabaseOn, type RunningPostgres, startEmbeddedPostgres } from "@outbox/devstack";
+import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
 import forge from "node-forge";
 
 interface Issued {
@@ -75,6 +76,8 @@ export interface TlsPostgres {
   readonly wrongCaFile: string;
   /** Creates a database and returns its URL, without `sslmode`: the TLS settings under test decide. */
   createDatabase(label: string): Promise<string>;
+  /** `createDatabase`, migrated, with the test's own handle on it, connected verify-full. */
+  createMigratedDatabase(label: string, service: string): Promise<{ url: string; handle: DatabaseHandle }>;
   stop(): Promise<void>;
 }
 
@@ -92,15 +95,28 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
   const wrongCaFile = join(dir, "wrong-ca.pem");
   await writeFile(caFile, ca.certPem);
   await writeFile(wrongCaFile, wrongCa.certPem);
+  const createDatabaseWithoutTlsSettings = async (label: string) => {
+    const name = `t_${label}_${randomBytes(4).toString("hex")}`;
+    const url = new URL(await createDatabaseOn(server.adminUrl, name));
+    url.search = "";
+    return url.toString();
+  };
   return {
     server,
     caFile,
     wrongCaFile,
-    async createDatabase(label) {
-      const name = `t_${label}_${randomBytes(4).toString("hex")}`;
-      const url = new URL(await createDatabaseOn(server.adminUrl, name));
-      url.search = "";
-      return url.toString();
+    createDatabase: createDatabaseWithoutTlsSettings,
+    async createMigratedDatabase(label, service) {
+      const url = await createDatabaseWithoutTlsSettings(label);
+      const handle = createDatabase({
+        url,
+        service,
+        statementTimeoutMs: 5_000,
+        idleInTransactionTimeoutMs: 5_000,
+        ssl: { mode: "verify-full", caFile },
+      });
+      await migrateToLatest(handle.db);
+      return { url, handle };
     },
     async stop() {
       await server.stop();

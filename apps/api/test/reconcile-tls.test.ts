@@ -1,4 +1,4 @@
-import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
+import type { DatabaseHandle } from "@outbox/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runEntryPoint } from "../../../test/support/run-entry-point.js";
 import { startTlsPostgres, type TlsPostgres } from "../../../test/support/tls-postgres.js";
@@ -11,15 +11,7 @@ describe("api reconcile on a Postgres that accepts TLS only (RDS)", () => {
   let handle: DatabaseHandle;
   beforeAll(async () => {
     tls = await startTlsPostgres();
-    url = await tls.createDatabase("api_reconcile_tls");
-    handle = createDatabase({
-      url,
-      service: "api-reconcile-tls-test",
-      statementTimeoutMs: 5_000,
-      idleInTransactionTimeoutMs: 5_000,
-      ssl: { mode: "verify-full", caFile: tls.caFile },
-    });
-    await migrateToLatest(handle.db);
+    ({ url, handle } = await tls.createMigratedDatabase("api_reconcile_tls", "api-reconcile-tls-test"));
   });
   afterAll(async () => {
     await handle?.close(5_000);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
+import type { DatabaseHandle } from "@outbox/shared";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stack } from "../../../test/support/aws.js";
@@ -17,15 +17,7 @@ describe("the relay daemon on a Postgres that accepts TLS only (RDS)", () => {
   let topic: BootstrappedResources;
   beforeAll(async () => {
     tls = await startTlsPostgres();
-    url = await tls.createDatabase("relay_tls");
-    handle = createDatabase({
-      url,
-      service: "relay-tls-test",
-      statementTimeoutMs: 5_000,
-      idleInTransactionTimeoutMs: 5_000,
-      ssl: { mode: "verify-full", caFile: tls.caFile },
-    });
-    await migrateToLatest(handle.db);
+    ({ url, handle } = await tls.createMigratedDatabase("relay_tls", "relay-tls-test"));
     topic = await topicWithQueue("relay-tls");
   });
   afterAll(async () => {

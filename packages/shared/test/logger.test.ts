@@ -1,21 +1,9 @@
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/index.js";
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ service: "relay", version: "1.2.3", destination }) };
-}
+import { capturedLogger } from "./fixtures/captured-logger.js";
 
 describe("logger", () => {
   it("puts service and version on every line and uses label levels", () => {
-    const { lines, log } = capture();
+    const { lines, log } = capturedLogger();
     log.info({ unsent: 50 }, "drained");
     expect(lines[0]).toMatchObject({
       service: "relay",
@@ -27,7 +15,7 @@ describe("logger", () => {
   });
 
   it("redacts passwords in database URLs, AWS keys and auth headers", () => {
-    const { lines, log } = capture();
+    const { lines, log } = capturedLogger();
     log.info(
       {
         config: { databaseUrl: "postgres://app:hunter2@db:5432/app", awsRegion: "eu-west-1" },

@@ -1,11 +1,9 @@
-import { Writable } from "node:stream";
 import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import {
-  createLogger,
   type DatabaseHandle,
   enqueue,
   MAX_MESSAGE_BYTES,
@@ -15,6 +13,7 @@ import {
   tracingConfig,
   uuidv7,
 } from "../src/index.js";
+import { capturedLogger } from "./fixtures/captured-logger.js";
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -23,17 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await handle.close(5_000);
 });
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ service: "relay", version: "1.2.3", destination }) };
-}
 
 async function storedHeaders(id: string): Promise<Record<string, string>> {
   const row = await handle.db
@@ -144,7 +132,7 @@ describe("with no OTEL_* variables: no SDK, and enqueue and the logs as without 
   });
 
   it("startTracing starts nothing and logs nothing; spans are the API's non-recording no-ops", async () => {
-    const { lines, log } = capture();
+    const { lines, log } = capturedLogger();
     const tracing = await startTracing({ service: "relay", version: "1.2.3", log });
     expect(tracing.enabled).toBe(false);
     expect(await tracing.shutdown(100)).toBe(true);
@@ -165,7 +153,7 @@ describe("with no OTEL_* variables: no SDK, and enqueue and the logs as without 
   });
 
   it("log lines carry no trace_id or span_id, even inside a span", () => {
-    const { lines, log } = capture();
+    const { lines, log } = capturedLogger();
     trace.getTracer("test").startActiveSpan("request", (span) => {
       log.info("inside");
       span.end();
@@ -240,7 +228,7 @@ describe("with an SDK registered", () => {
   });
 
   it("log lines written inside a span carry its trace_id and span_id; outside, neither", () => {
-    const { lines, log } = capture();
+    const { lines, log } = capturedLogger();
     const child = log.child({ eventId: "e1" });
     log.info("before");
     const ids = trace.getTracer("test").startActiveSpan("handler", (span) => {
