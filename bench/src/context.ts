@@ -21,6 +21,8 @@ export interface Sizes {
   scaleMessages: number;
   /** autocannon's run against POST /photos, per side and run. */
   apiSeconds: number;
+  /** Unmeasured load before it: the first requests compile code and open the pool's connections. */
+  apiWarmUpSeconds: number;
 }
 
 export const FULL: Sizes = {
@@ -40,6 +42,7 @@ export const FULL: Sizes = {
   scaleEvents: 50_000,
   scaleMessages: 20_000,
   apiSeconds: 15,
+  apiWarmUpSeconds: 3,
 };
 
 export const QUICK: Sizes = {
@@ -59,6 +62,7 @@ export const QUICK: Sizes = {
   scaleEvents: 5_000,
   scaleMessages: 1_000,
   apiSeconds: 4,
+  apiWarmUpSeconds: 2,
 };
 
 /** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
@@ -78,6 +82,7 @@ export const SMOKE: Sizes = {
   scaleEvents: 400,
   scaleMessages: 60,
   apiSeconds: 1,
+  apiWarmUpSeconds: 1,
 };
 
 export type ScenarioName = "relay" | "latency" | "consumer" | "stop" | "scale" | "api";

@@ -56,7 +56,7 @@ async function startStackProcess(): Promise<StackEnv> {
         const match = /^export (\w+)=(.*)$/.exec(line);
         if (match?.[1] && match[2] !== undefined) env[match[1]] = match[2];
       }
-      if (env.DLQ_URL) resolve();
+      if (env.CONSUMER_DLQ_URL) resolve();
     });
     child.once("exit", (code) => reject(new Error(`stack exited with ${code}: ${stderr}`)));
   });

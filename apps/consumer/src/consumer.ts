@@ -2,13 +2,13 @@ import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
-import { Deadline, type Logger, type Setting } from "@outbox/shared";
+import { Deadline, type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { decodeMessage } from "./decode-message.js";
 import { DeleteBuffer } from "./delete-buffer.js";
-import { DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
+import { ConsumerOptionsError, DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
 import type { ConsumedEvent, HandlerEntry, HandlerSet } from "./handlers.js";
 import { GroupLanes } from "./message-groups.js";
 import { type ConsumerMetrics, createConsumerMetrics, type MessageResult } from "./metrics.js";
@@ -90,9 +90,30 @@ export interface Consumer {
   stats(): ConsumerStats;
 }
 
-function defaultOf(definition: Setting<number>): number {
-  if (definition.default === undefined) throw new Error(`${definition.env} has no default`);
-  return definition.default;
+/** Each numeric option and the CONSUMER_… (or DB_/AWS_) setting the daemon fills it from. */
+const optionSettings = {
+  pollers: consumerSettings.pollers,
+  concurrency: consumerSettings.concurrency,
+  waitTimeSeconds: consumerSettings.waitTimeSeconds,
+  visibilityTimeoutSeconds: consumerSettings.visibilityTimeoutSeconds,
+  handlerTimeoutMs: consumerSettings.handlerTimeoutMs,
+  visibilityMarginMs: consumerSettings.visibilityMarginMs,
+  drainTimeoutMs: consumerSettings.drainTimeoutMs,
+  deleteFlushMs: consumerSettings.deleteFlushMs,
+  retryBaseSeconds: consumerSettings.retryBaseSeconds,
+  retryMaxSeconds: consumerSettings.retryMaxSeconds,
+  statementTimeoutMs: consumerSettings.dbStatementTimeoutMs,
+  requestTimeoutMs: consumerSettings.awsRequestTimeoutMs,
+} satisfies { [K in keyof ConsumerOptions<unknown>]?: Setting<number> };
+
+/** The option as given, checked by its setting's rules, or that setting's default. */
+function optionValue<DB>(options: ConsumerOptions<DB>, name: keyof typeof optionSettings): number {
+  return numericOption(
+    optionSettings[name],
+    options[name],
+    name,
+    (message) => new ConsumerOptionsError(message),
+  );
 }
 
 /** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */
@@ -121,19 +142,22 @@ async function within(work: Promise<void>, ms: number): Promise<boolean> {
  * finishes (or gives back) everything it received.
  */
 export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
-  const settings = consumerSettings;
-  const pollers = options.pollers ?? defaultOf(settings.pollers);
-  const concurrency = options.concurrency ?? defaultOf(settings.concurrency);
-  const waitTimeSeconds = options.waitTimeSeconds ?? defaultOf(settings.waitTimeSeconds);
-  const visibilityTimeoutSeconds =
-    options.visibilityTimeoutSeconds ?? defaultOf(settings.visibilityTimeoutSeconds);
-  const handlerTimeoutMs = options.handlerTimeoutMs ?? defaultOf(settings.handlerTimeoutMs);
-  const marginMs = options.visibilityMarginMs ?? defaultOf(settings.visibilityMarginMs);
-  const drainTimeoutMs = options.drainTimeoutMs ?? defaultOf(settings.drainTimeoutMs);
-  const retryBaseSeconds = options.retryBaseSeconds ?? defaultOf(settings.retryBaseSeconds);
-  const retryMaxSeconds = options.retryMaxSeconds ?? defaultOf(settings.retryMaxSeconds);
-  const statementTimeoutMs = options.statementTimeoutMs ?? defaultOf(settings.dbStatementTimeoutMs);
-  const requestTimeoutMs = options.requestTimeoutMs ?? defaultOf(settings.awsRequestTimeoutMs);
+  const pollers = optionValue(options, "pollers");
+  const concurrency = optionValue(options, "concurrency");
+  const waitTimeSeconds = optionValue(options, "waitTimeSeconds");
+  const visibilityTimeoutSeconds = optionValue(options, "visibilityTimeoutSeconds");
+  const handlerTimeoutMs = optionValue(options, "handlerTimeoutMs");
+  const marginMs = optionValue(options, "visibilityMarginMs");
+  const drainTimeoutMs = optionValue(options, "drainTimeoutMs");
+  const retryBaseSeconds = optionValue(options, "retryBaseSeconds");
+  const retryMaxSeconds = optionValue(options, "retryMaxSeconds");
+  const statementTimeoutMs = optionValue(options, "statementTimeoutMs");
+  const requestTimeoutMs = optionValue(options, "requestTimeoutMs");
+  if (retryBaseSeconds > retryMaxSeconds) {
+    throw new ConsumerOptionsError(
+      `retryBaseSeconds (${retryBaseSeconds}) must not exceed retryMaxSeconds (${retryMaxSeconds})`,
+    );
+  }
   const name = options.name ?? "consumer";
   const { sqs, queueUrl, pool, handlers, log } = options;
   const fifo = queueUrl.endsWith(".fifo");
@@ -156,7 +180,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const deletes = new DeleteBuffer({
     sqs,
     queueUrl,
-    flushMs: options.deleteFlushMs ?? defaultOf(settings.deleteFlushMs),
+    flushMs: optionValue(options, "deleteFlushMs"),
     inFlight: () => handling,
     log,
     metrics,

@@ -34,3 +34,8 @@ export class PoisonReason {
 export class DrainExpiredError extends Error {
   override readonly name = "DrainExpiredError";
 }
+
+/** `createConsumer` was given an option the daemon would refuse in its CONSUMER_… form. */
+export class ConsumerOptionsError extends Error {
+  override readonly name = "ConsumerOptionsError";
+}

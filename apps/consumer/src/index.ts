@@ -7,7 +7,7 @@ export {
 } from "./consumer.js";
 export { consumerTimeouts } from "./consumer-timeouts.js";
 export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
-export { type PoisonKind, PoisonMessageError } from "./errors.js";
+export { ConsumerOptionsError, type PoisonKind, PoisonMessageError } from "./errors.js";
 export { photoPostedHandler } from "./example-handlers.js";
 export {
   type ConsumedEvent,

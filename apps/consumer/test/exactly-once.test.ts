@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
-import { defineHandlers } from "../src/index.js";
+import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
 import {
   effectCount,
   effectRowsOf,
@@ -100,5 +100,23 @@ describe("exactly-once effects", () => {
       .select(["event_id", "photo_id", "title"])
       .execute();
     expect(feed).toEqual([{ event_id: posted.id, photo_id: photoId, title: "Dusk" }]);
+  });
+});
+
+describe("createConsumer options", () => {
+  it("refuses what the daemon would refuse in its CONSUMER_… form, instead of waiting forever", async () => {
+    const queue = await queueFor("options");
+    const consumer = (options: {
+      concurrency?: number;
+      retryBaseSeconds?: number;
+      retryMaxSeconds?: number;
+    }) => bed.consumer(queue, { handlers: exampleHandlers, ...options });
+    // No capacity at all: the pollers would wait for a free slot that never comes.
+    expect(() => consumer({ concurrency: 0 })).toThrow(
+      new ConsumerOptionsError("concurrency must be between 1 and 500, got 0"),
+    );
+    expect(() => consumer({ retryBaseSeconds: 60, retryMaxSeconds: 10 })).toThrow(
+      "retryBaseSeconds (60) must not exceed retryMaxSeconds (10)",
+    );
   });
 });

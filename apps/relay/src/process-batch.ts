@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import { markFailed, type RowFailure, releaseRows } from "./mark-results.js";
-import type { RelayMetrics } from "./metrics.js";
+import type { FailureReason, RelayMetrics } from "./metrics.js";
 import { type Chunk, planChunks, type ReadyRow } from "./plan-chunks.js";
 import { planWaves } from "./plan-waves.js";
 import { publishChunk } from "./publish-chunk.js";
@@ -77,7 +77,7 @@ export async function processBatch(
   // Announced (log, event, metric) only once markFailed has committed: whoever hears "dead" must
   // find the row dead.
   const deadRows: { row: ClaimedRow; reason: string; cause: "attempts" | "unsendable" }[] = [];
-  const fail = (row: ClaimedRow, reason: string, kind: "entry" | "request") => {
+  const fail = (row: ClaimedRow, reason: string, kind: Exclude<FailureReason, "unsendable">) => {
     const attempts = row.attempts + 1;
     const isDead = attempts >= settings.maxAttempts;
     failures.push({

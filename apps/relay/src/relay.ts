@@ -6,6 +6,7 @@ import {
   type DatabaseClientConfig,
   forwardAbort,
   type Logger,
+  numericOption,
   sleep,
 } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
@@ -16,6 +17,7 @@ import { createRelayMetrics } from "./metrics.js";
 import { type BatchReport, processBatch } from "./process-batch.js";
 import type { Publisher } from "./publisher.js";
 import { type RetentionOptions, startRetention } from "./retention.js";
+import { relaySettings } from "./settings.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
 export interface RelayOptions {
@@ -32,21 +34,21 @@ export interface RelayOptions {
   readonly defaultTopicArn?: string;
   /** Written to `locked_by`; defaults to host, pid and a random suffix. */
   readonly relayId?: string;
-  /** Default 100. */
+  /** RELAY_BATCH_SIZE's default and range (docs/relay.md), like every option read from a setting. */
   readonly batchSize?: number;
-  /** Default 60 000. */
+  /** As RELAY_LEASE_MS. */
   readonly leaseMs?: number;
   /** Lease time kept back for the batch's final marks; default 5 000 (the statement timeout). */
   readonly leaseMarginMs?: number;
-  /** PublishBatch requests in flight; default 8. */
+  /** PublishBatch requests in flight, as RELAY_PUBLISH_CONCURRENCY. */
   readonly publishConcurrency?: number;
   /** Bound of one PublishBatch with its retries; a timeout is a failed attempt. Default 15 000. */
   readonly publishTimeoutMs?: number;
-  /** Default 10. */
+  /** As RELAY_MAX_ATTEMPTS. */
   readonly maxAttempts?: number;
-  /** Default 1 s doubling to 5 min. */
-  readonly backoff?: BackoffPolicy;
-  /** Default 1 000. */
+  /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS (1 s doubling to 5 min); base ≤ max. */
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** As RELAY_POLL_INTERVAL_MS. */
   readonly pollIntervalMs?: number;
   /** Delete old published rows; `null` (default) keeps them. */
   readonly retention?: RetentionOptions | null;
@@ -98,28 +100,51 @@ export interface Relay extends EventEmitter<RelayEvents> {
 
 function positive(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1)
-    throw new RelayOptionsError(`${name} must be a positive integer`);
+    throw new RelayOptionsError(`${name} must be a positive integer, got ${value}`);
   return value;
+}
+
+const optionsError = (message: string) => new RelayOptionsError(message);
+
+/** An option the daemon reads from RELAY_…: its default and its range come from that setting. */
+function fromSetting(
+  name: "batchSize" | "leaseMs" | "publishConcurrency" | "maxAttempts" | "pollIntervalMs",
+  given: number | undefined,
+): number {
+  return numericOption(relaySettings[name], given, name, optionsError);
 }
 
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
 export function createRelay(options: RelayOptions): Relay {
   const settings = {
     relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
-    batchSize: positive("batchSize", options.batchSize ?? 100),
-    leaseMs: positive("leaseMs", options.leaseMs ?? 60_000),
+    batchSize: fromSetting("batchSize", options.batchSize),
+    leaseMs: fromSetting("leaseMs", options.leaseMs),
     leaseMarginMs: options.leaseMarginMs ?? 5_000,
-    publishConcurrency: positive("publishConcurrency", options.publishConcurrency ?? 8),
+    publishConcurrency: fromSetting("publishConcurrency", options.publishConcurrency),
     publishTimeoutMs: positive("publishTimeoutMs", options.publishTimeoutMs ?? 15_000),
-    maxAttempts: positive("maxAttempts", options.maxAttempts ?? 10),
-    backoff: options.backoff ?? { baseMs: 1_000, maxMs: 300_000 },
+    maxAttempts: fromSetting("maxAttempts", options.maxAttempts),
+    backoff: {
+      baseMs: numericOption(
+        relaySettings.backoffBaseMs,
+        options.backoff?.baseMs,
+        "backoff.baseMs",
+        optionsError,
+      ),
+      maxMs: numericOption(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs", optionsError),
+    },
   };
+  if (settings.backoff.baseMs > settings.backoff.maxMs) {
+    throw new RelayOptionsError(
+      `backoff.baseMs (${settings.backoff.baseMs}) must not exceed backoff.maxMs (${settings.backoff.maxMs})`,
+    );
+  }
   if (settings.leaseMarginMs + settings.publishTimeoutMs >= settings.leaseMs) {
     throw new RelayOptionsError(
       "leaseMs must exceed publishTimeoutMs + leaseMarginMs, or no chunk could start",
     );
   }
-  const pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? 1_000);
+  const pollIntervalMs = fromSetting("pollIntervalMs", options.pollIntervalMs);
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;

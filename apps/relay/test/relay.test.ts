@@ -1,6 +1,7 @@
 import { uuidv7 } from "@outbox/shared";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
+import { RelayOptionsError } from "../src/index.js";
 import { clearOutbox, countRows, enqueueAll, events, receiveAll, useRelayTestBed } from "./harness.js";
 
 const bed = useRelayTestBed("lib", { defaults: { pollIntervalMs: 200 } });
@@ -109,5 +110,17 @@ describe("createRelay against the local SNS → SQS stack", () => {
     `.execute(bed.handle.db);
     expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).toMatch(/outbox_pending_by_seq/);
     await clearOutbox(bed.handle);
+  });
+});
+
+describe("createRelay options", () => {
+  it("refuses what the daemon would refuse in its RELAY_… form, with the same reason", () => {
+    expect(() => start({ batchSize: 0 })).toThrow(
+      new RelayOptionsError("batchSize must be between 1 and 1000, got 0"),
+    );
+    expect(() => start({ pollIntervalMs: 2.5 })).toThrow("pollIntervalMs expected a whole number, got 2.5");
+    expect(() => start({ backoff: { baseMs: 5_000, maxMs: 1_000 } })).toThrow(
+      "backoff.baseMs (5000) must not exceed backoff.maxMs (1000)",
+    );
   });
 });

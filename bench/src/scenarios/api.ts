@@ -20,7 +20,6 @@ const PEER_NAME = "same server without the outbox event";
 /** No gear: the equipment call is not the outbox's cost, and it would time the stub, not the route. */
 const BODY = JSON.stringify({ title: "bench photo", gearIds: [] });
 const CONNECTIONS = 16;
-const WARM_UP_SECONDS = 2;
 
 interface Server {
   readonly child: ChildProcess;
@@ -115,8 +114,7 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
         const daemon = spawnDaemon(side === "ours" ? OURS : PEER, env, "listening");
         try {
           const server: Server = { child: daemon.child, port: Number((await daemon.ready).port) };
-          // Unmeasured: the first requests compile code and open the pool's connections.
-          await load(server.port, WARM_UP_SECONDS);
+          await load(server.port, ctx.sizes.apiWarmUpSeconds);
           const figure = await load(server.port, seconds);
           figures[side].push(figure);
           ctx.log(

@@ -27,9 +27,10 @@ try {
   const env: Record<string, string> = {
     DATABASE_URL: stack.postgres.adminUrl,
     ...awsEnvironment(stack.aws),
-    TOPIC_ARN: demo.topicArn,
-    QUEUE_URL: demo.queueUrl,
-    DLQ_URL: demo.dlqUrl,
+    // The names the daemons read: `eval` the output and the relay and the consumer run on the demo.
+    RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
+    CONSUMER_QUEUE_URL: demo.queueUrl,
+    CONSUMER_DLQ_URL: demo.dlqUrl,
   };
   for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);
   if (stack.faultControlUrl) console.error(`# fault control: ${stack.faultControlUrl}`);

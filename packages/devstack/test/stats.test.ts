@@ -70,7 +70,7 @@ describe.runIf(stats)("emulator publish statistics", () => {
     }
     expect(await client.topic(r.topicArn)).toMatchObject({ published: 2, delivered: 2, distinctEventIds: 2 });
     // Also reachable through the FaultClient drills already hold.
-    expect((await faults?.stats())?.topics[r.topicArn]).toMatchObject({ published: 2 });
+    expect((await faults?.statsClient.get())?.topics[r.topicArn]).toMatchObject({ published: 2 });
     expect(await client.topic(lonely.topicArn)).toMatchObject({ published: 0 });
   });
 });

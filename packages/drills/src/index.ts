@@ -14,7 +14,7 @@ export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.
 export { runChaos } from "./scenarios/chaos.js";
 export { runDeadlineDrill } from "./scenarios/deadline.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";
-export { defaultDrills, drills, runDrills } from "./scenarios/index.js";
+export { drills, runDrills } from "./scenarios/index.js";
 export { runPhotoChain } from "./scenarios/photo-chain.js";
 export { runRollingRestart } from "./scenarios/rolling-restart.js";
 export { runSigkillDrill } from "./scenarios/sigkill.js";

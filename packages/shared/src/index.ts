@@ -7,6 +7,7 @@ export {
   reportConfigErrors,
 } from "./config/config-error.js";
 export { loadConfig } from "./config/load-config.js";
+export { numericOption } from "./config/numeric-option.js";
 export {
   CONFIG_TABLE_END,
   CONFIG_TABLE_START,
@@ -52,6 +53,7 @@ export {
   requestDeadline,
 } from "./deadline/request-deadline.js";
 export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
+export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
   type ConfigChecks,
@@ -64,10 +66,6 @@ export {
   type DaemonContext,
   type DaemonDefinition,
   type DrainSummary,
-  EXIT_CONFIG,
-  EXIT_CRASH,
-  EXIT_FORCED,
-  EXIT_OK,
   runDaemon,
   type Worker,
 } from "./lifecycle/run-daemon.js";

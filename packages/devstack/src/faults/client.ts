@@ -1,6 +1,5 @@
 import { StatsClient } from "../stats/client.js";
 import { STATS_PATH } from "../stats/control.js";
-import type { EmulatorStats } from "../stats/stats.js";
 import type { FaultConfig, FaultRules, FaultScope } from "./config.js";
 
 /**
@@ -47,15 +46,6 @@ export class FaultClient {
   /** Every rule the emulator holds, whoever set it. */
   get(): Promise<FaultRules> {
     return this.#call("GET");
-  }
-
-  /** Publish/delivery counts per topic since the emulator's start or the last {@link resetStats}. */
-  stats(): Promise<EmulatorStats> {
-    return this.statsClient.get();
-  }
-
-  resetStats(): Promise<void> {
-    return this.statsClient.reset();
   }
 
   /**

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
+import { EXIT_FORCED } from "@outbox/shared";
 import { killRunningDaemons, repoPath } from "../daemon-process.js";
 import { type DrillContext, type DrillScale, drillContext } from "../drill-context.js";
 import { startProgressBoard } from "../progress-board.js";
@@ -59,13 +60,13 @@ export async function runDrillSession(options: DrillSessionOptions): Promise<num
   let endKeepRunning: (() => void) | undefined;
   const interrupt = async () => {
     if (endKeepRunning) return endKeepRunning();
-    if (interrupted) process.exit(130);
+    if (interrupted) process.exit(EXIT_FORCED);
     interrupted = true;
     board.say("interrupted: stopping daemons and the stack…");
     board.stop();
     await killRunningDaemons();
     await stack.stop();
-    process.exit(130);
+    process.exit(EXIT_FORCED);
   };
   for (const signal of SIGNALS) process.on(signal, interrupt);
 

@@ -32,8 +32,6 @@ export const drills: Readonly<Record<string, Drill>> = {
   "termination-race": runTerminationRace,
 };
 
-export const defaultDrills = ["relay-sigterm", "sigkill"] as const;
-
 /** Runs the named drills in order, each underlying drill once. */
 export async function runDrills(context: DrillContext, names: readonly string[]): Promise<ScenarioResult[]> {
   const unknown = names.filter((name) => !(name in drills));

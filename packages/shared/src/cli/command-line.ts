@@ -3,6 +3,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { SettingsSpec } from "../config/setting.js";
 import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
+import { EXIT_USAGE } from "../lifecycle/exit-codes.js";
 import { packageVersion } from "../lifecycle/package-version.js";
 
 /**
@@ -29,7 +30,6 @@ export interface CommandLine {
 }
 
 /** sysexits' EX_USAGE, beside the daemons' EX_CONFIG (78): the command was called wrongly. */
-export const USAGE_ERROR_EXIT_CODE = 64;
 
 const CONVENTIONS: Options = {
   help: { type: "boolean", short: "h" },
@@ -71,7 +71,7 @@ export function parseCommandLine(
 
 export function usageError(usage: string, reason: string): never {
   process.stderr.write(`${reason}\n${usage}\n`);
-  process.exit(USAGE_ERROR_EXIT_CODE);
+  process.exit(EXIT_USAGE);
 }
 
 /** One command of a program with several (`relay status`); its usage and help are derived from these. */

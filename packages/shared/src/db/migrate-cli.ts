@@ -1,9 +1,9 @@
 import { parseCommandLine, settingsUsage, usageError } from "../cli/command-line.js";
 import { commonSettings, databaseSettings } from "../config/common-settings.js";
 import { reportConfigErrors } from "../config/config-error.js";
+import { EXIT_CONFIG, EXIT_CRASH } from "../lifecycle/exit-codes.js";
 import { packageVersion } from "../lifecycle/package-version.js";
 import { resolveConfig } from "../lifecycle/resolve-daemon-config.js";
-import { EXIT_CONFIG } from "../lifecycle/run-daemon.js";
 import { createLogger } from "../log/logger.js";
 import { createDatabase } from "./create-database.js";
 import { migrateToLatest } from "./migrate.js";
@@ -41,7 +41,7 @@ try {
   log.info({ applied: results.length }, "migrations up to date");
 } catch (error) {
   log.error({ err: error }, "migration failed");
-  process.exitCode = 1;
+  process.exitCode = EXIT_CRASH;
 } finally {
   await handle.close(5_000);
 }

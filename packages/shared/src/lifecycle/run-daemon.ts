@@ -10,14 +10,9 @@ import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
 import { startTracing } from "../telemetry/start-tracing.js";
 import { timedSignal } from "./abort-links.js";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "./exit-codes.js";
 import { type DaemonTimeouts, resolveDaemonConfig } from "./resolve-daemon-config.js";
 import { listenForStopRequests } from "./stop-requests.js";
-
-export const EXIT_OK = 0;
-export const EXIT_CRASH = 1;
-/** sysexits' EX_CONFIG: the platform should not restart-loop on it as if it were a crash. */
-export const EXIT_CONFIG = 78;
-export const EXIT_FORCED = 130;
 
 /** What a worker reports once drained; the fields go on the daemon's final log line as they are. */
 export interface DrainSummary {
@@ -72,10 +67,12 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
 
 /**
  * Runs a worker as a daemon and owns its whole life. The stop order is fixed here, once:
- * readiness 503 → stop intake → drain (bounded by its own timeout) → close the ops server (after
+ * readiness 503 → the worker's `drain` (which stops taking work first; bounded by the drain
+ * deadline, a signal of its own that the stop request does not abort) → close the ops server (after
  * the drain, so the stop stays observable on /metrics) → close the pool and flush the spans (side by
  * side, each bounded by the shutdown overhead) → exit.
- * Exit codes: 0 for any signal-initiated stop, 1 for a crash, 78 for bad config, 130 for a forced exit.
+ * Exit codes (exit-codes.ts): EXIT_OK for any signal-initiated stop, EXIT_CRASH for a crash,
+ * EXIT_CONFIG for bad config; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
  */
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,

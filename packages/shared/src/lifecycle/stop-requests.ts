@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.js";
 import { takeEarlyStopSignal } from "./early-stop.js";
+import { EXIT_FORCED } from "./exit-codes.js";
 
 export interface StopRequests {
   /** Aborts at the first SIGTERM or SIGINT: stop taking new work. */
@@ -30,7 +31,7 @@ export function listenForStopRequests(log: Logger, onForcedExit: () => void): St
     }
     if (signal === "SIGINT") {
       onForcedExit();
-      process.exit(130);
+      process.exit(EXIT_FORCED);
     }
     log.warn({ signal }, "already stopping; signal ignored");
   };
