@@ -1,4 +1,4 @@
-import type { Deadline, Logger } from "@outbox/shared";
+import { beginWithStatementTimeout, type Deadline, type Logger } from "@outbox/shared";
 import {
   type CompiledQuery,
   type ConnectionProvider,
@@ -147,13 +147,9 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     //    is still in flight, the INSERT waits on its uncommitted key and then sees its outcome, so two
     //    consumers never both run the handler. The key is our event id, never the SQS MessageId, which
     //    changes when the relay re-publishes.
-    const statementTimeoutMs = Math.max(
-      1,
-      Math.min(options.statementTimeoutMs, Math.floor(deadline.remainingMs())),
-    );
+    const begin = beginWithStatementTimeout(Math.min(options.statementTimeoutMs, deadline.remainingMs()));
     const results: unknown = await client.query(
-      `BEGIN;
-       SET LOCAL statement_timeout = ${statementTimeoutMs};
+      `${begin};
        INSERT INTO inbox (consumer, event_id, message_id)
        VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
        ON CONFLICT (consumer, event_id) DO NOTHING

@@ -7,6 +7,7 @@ import {
   forwardAbort,
   type Logger,
   numericOption,
+  type Setting,
   sleep,
 } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
@@ -106,24 +107,30 @@ function positive(name: string, value: number): number {
 
 const optionsError = (message: string) => new RelayOptionsError(message);
 
-/** An option the daemon reads from RELAY_…: its default and its range come from that setting. */
-function fromSetting(
-  name: "batchSize" | "leaseMs" | "publishConcurrency" | "maxAttempts" | "pollIntervalMs",
-  given: number | undefined,
-): number {
-  return numericOption(relaySettings[name], given, name, optionsError);
+/** Each numeric option and the RELAY_… setting the daemon fills it from (backoff's two aside). */
+const optionSettings = {
+  batchSize: relaySettings.batchSize,
+  leaseMs: relaySettings.leaseMs,
+  publishConcurrency: relaySettings.publishConcurrency,
+  maxAttempts: relaySettings.maxAttempts,
+  pollIntervalMs: relaySettings.pollIntervalMs,
+} satisfies { [K in keyof RelayOptions]?: Setting<number> };
+
+/** The option as given, checked by its setting's rules, or that setting's default. */
+function optionValue(options: RelayOptions, name: keyof typeof optionSettings): number {
+  return numericOption(optionSettings[name], options[name], name, optionsError);
 }
 
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
 export function createRelay(options: RelayOptions): Relay {
   const settings = {
     relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
-    batchSize: fromSetting("batchSize", options.batchSize),
-    leaseMs: fromSetting("leaseMs", options.leaseMs),
+    batchSize: optionValue(options, "batchSize"),
+    leaseMs: optionValue(options, "leaseMs"),
     leaseMarginMs: options.leaseMarginMs ?? 5_000,
-    publishConcurrency: fromSetting("publishConcurrency", options.publishConcurrency),
+    publishConcurrency: optionValue(options, "publishConcurrency"),
     publishTimeoutMs: positive("publishTimeoutMs", options.publishTimeoutMs ?? 15_000),
-    maxAttempts: fromSetting("maxAttempts", options.maxAttempts),
+    maxAttempts: optionValue(options, "maxAttempts"),
     backoff: {
       baseMs: numericOption(
         relaySettings.backoffBaseMs,
@@ -144,7 +151,7 @@ export function createRelay(options: RelayOptions): Relay {
       "leaseMs must exceed publishTimeoutMs + leaseMarginMs, or no chunk could start",
     );
   }
-  const pollIntervalMs = fromSetting("pollIntervalMs", options.pollIntervalMs);
+  const pollIntervalMs = optionValue(options, "pollIntervalMs");
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;

@@ -32,7 +32,7 @@ export {
   type DatabaseSsl,
   type DatabaseSslMode,
 } from "./db/create-database.js";
-export { deadlineTransaction } from "./db/deadline-transaction.js";
+export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
 export { MigrationError, migrateToLatest } from "./db/migrate.js";
 export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
 export type {

@@ -2,6 +2,15 @@ import { CompiledQuery, type Kysely } from "kysely";
 import { type Deadline, DeadlineExceededError } from "../deadline/deadline.js";
 
 /**
+ * `BEGIN` and a `SET LOCAL statement_timeout` of `ms` as one simple-protocol statement list: one round
+ * trip, not two. Whole milliseconds, at least 1 (statement_timeout = 0 would mean "no limit at all").
+ * The number is ours, an integer, so nothing is spliced into SQL; callers may append statements.
+ */
+export function beginWithStatementTimeout(ms: number): string {
+  return `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms))}`;
+}
+
+/**
  * A transaction bounded by a request's deadline: `SET LOCAL statement_timeout` to the time left, so
  * the server gives up on a statement when the caller has, not after the pool's fixed timeout. With
  * no time left it throws before opening anything.
@@ -16,12 +25,9 @@ export async function deadlineTransaction<DB, T>(
 ): Promise<T> {
   deadline.throwIfExpired();
   return db.connection().execute(async (connection) => {
-    // Whole milliseconds, at least 1: statement_timeout = 0 would mean "no limit at all".
-    const remainingMs = Math.max(1, Math.floor(deadline.remainingMs()));
-    // BEGIN and the timeout in one round trip, not kysely's two: on a busy request path every round
-    // trip costs both processes CPU. A query without parameters goes over the simple protocol, which
-    // takes several statements; the number is ours, an integer, so nothing is spliced into SQL.
-    await connection.executeQuery(CompiledQuery.raw(`BEGIN; SET LOCAL statement_timeout = ${remainingMs}`));
+    // One round trip, not kysely's two: on a busy request path every round trip costs both
+    // processes CPU. A query without parameters goes over the simple protocol, which takes several.
+    await connection.executeQuery(CompiledQuery.raw(beginWithStatementTimeout(deadline.remainingMs())));
     let result: T;
     try {
       result = await work(connection);
