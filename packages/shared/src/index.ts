@@ -35,6 +35,11 @@ export {
 export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
 export { MigrationError, migrateToLatest } from "./db/migrate.js";
 export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
+export {
+  INSERT_IN_FLIGHT_LOCK,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "./db/migrations/0007_notify_sleeping_relays.js";
 export type {
   Database,
   GearLinkState,

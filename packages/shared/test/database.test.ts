@@ -8,10 +8,13 @@ import {
   type DatabaseHandle,
   enqueue,
   enqueueWith,
+  INSERT_IN_FLIGHT_LOCK,
   MAX_MESSAGE_BYTES,
   migrateToLatest,
   OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
   OutboxValidationError,
+  RELAY_ASLEEP_LOCK,
   uuidv7,
 } from "../src/index.js";
 
@@ -63,18 +66,18 @@ describe("migrations", () => {
     expect([await column(), await text()]).toEqual(["json", '{"b":1, "a" :2}']);
 
     const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-    const { error, results } = await migrator.migrateDown();
+    const { error, results } = await migrator.migrateTo("0005_photo_service");
     expect(error).toBeUndefined();
-    expect(results).toEqual([
+    expect(results).toContainEqual(
       expect.objectContaining({
         migrationName: "0006_outbox_payload_verbatim",
         direction: "Down",
         status: "Success",
       }),
-    ]);
+    );
     expect([await column(), await text()]).toEqual(["jsonb", '{"a": 2, "b": 1}']);
 
-    expect(await migrateToLatest(handle.db)).toHaveLength(1);
+    expect(await migrateToLatest(handle.db)).toHaveLength(results?.length ?? 0);
     expect([await column(), await text()]).toEqual(["json", '{"a": 2, "b": 1}']);
     await sql`DELETE FROM outbox WHERE id = ${id}`.execute(handle.db);
   });
@@ -90,6 +93,38 @@ describe("migrations", () => {
       statement_timeout: "5s",
       idle: "10s",
     });
+  });
+});
+
+describe("prepared statements", () => {
+  it("prepare each parameterised statement once per connection, and again after a migration changed its result", async () => {
+    const single = createDatabase({
+      url,
+      service: "prepared-test",
+      poolMax: 1,
+      statementTimeoutMs: 5_000,
+      idleInTransactionTimeoutMs: 10_000,
+    });
+    await sql`CREATE TABLE prepared_probe (id int PRIMARY KEY, label int)`.execute(single.db);
+    await sql`INSERT INTO prepared_probe VALUES (1, 7)`.execute(single.db);
+    const read = () =>
+      sql<{ label: unknown }>`SELECT label FROM prepared_probe WHERE id = ${1}`.execute(single.db);
+    const prepared = async () =>
+      (
+        await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(single.db)
+      ).rows.filter((row) => row.statement.includes("prepared_probe")).length;
+    try {
+      await read();
+      await read();
+      expect(await prepared()).toBe(1);
+      await sql`ALTER TABLE prepared_probe ALTER COLUMN label TYPE text`.execute(single.db);
+      await expect(read()).rejects.toThrow("cached plan must not change result type");
+      expect((await read()).rows).toEqual([{ label: "7" }]);
+      expect(await prepared()).toBe(2);
+    } finally {
+      await sql`DROP TABLE prepared_probe`.execute(single.db);
+      await single.close(5_000);
+    }
   });
 });
 
@@ -176,21 +211,50 @@ describe("enqueue", () => {
     );
   });
 
-  it("notifies a LISTEN connection once per insert statement, at commit", async () => {
+  const listen = async () => {
     const listener = new pg.Client({ connectionString: url });
     await listener.connect();
     const received: string[] = [];
     listener.on("notification", (message) => received.push(message.channel));
     await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    await handle.db.transaction().execute(async (trx) => {
+    return { listener, received };
+  };
+  const twoEventsThen = (whileOpen: () => Promise<void>) =>
+    handle.db.transaction().execute(async (trx) => {
       await enqueue(trx, [
         { topic: "orders", eventType: "a", payload: {} },
         { topic: "orders", eventType: "b", payload: {} },
       ]);
+      await whileOpen();
+    });
+
+  it("notifies a LISTEN connection while a relay is asleep: once per insert statement, at commit", async () => {
+    const { listener, received } = await listen();
+    await listener.query("SELECT pg_advisory_lock_shared($1, $2)", [OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK]);
+    await twoEventsThen(async () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(received).toEqual([]);
     });
     await expect.poll(() => received, { timeout: 2_000 }).toEqual([OUTBOX_CHANNEL]);
+    await listener.end();
+  });
+
+  it("sends no NOTIFY while no relay is asleep, and holds the in-flight lock until it commits", async () => {
+    const { listener, received } = await listen();
+    const inFlightFree = async () => {
+      const { rows } = await listener.query<{ free: boolean }>(
+        "SELECT pg_try_advisory_lock($1, $2) AND pg_advisory_unlock($1, $2) AS free",
+        [OUTBOX_LOCK_SPACE, INSERT_IN_FLIGHT_LOCK],
+      );
+      return rows[0]?.free;
+    };
+    await twoEventsThen(async () => {
+      expect(await inFlightFree()).toBe(false);
+    });
+    expect(await inFlightFree()).toBe(true);
+    // A NOTIFY would arrive within milliseconds of the commit.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(received).toEqual([]);
     await listener.end();
   });
 });

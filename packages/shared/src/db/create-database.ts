@@ -181,9 +181,46 @@ function isCertificateError(code: string): boolean {
 
 type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
 
-/** pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}). */
+/**
+ * Statements a connection keeps parsed. Kysely builds one text per query shape, so a daemon uses a few
+ * dozen; the cap only matters for shapes that vary with their input (a multi-row INSERT per row count),
+ * which past it run unnamed as before.
+ */
+const PREPARED_PER_CONNECTION = 100;
+
+/** Postgres refusing a prepared statement whose result columns a migration changed since. */
+const STALE_PREPARED_STATEMENT = "0A000";
+
+/**
+ * pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}), and
+ * every parameterised statement prepared once per connection: Postgres then skips parsing and
+ * analysing it again, which for a statement writing three tables costs as much as running it.
+ */
 function explainingClient(explain: (error: Error) => Error): typeof pg.Client {
   return class DatabaseClient extends pg.Client {
+    readonly #prepared = new Map<string, string>();
+    #named = 0;
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
+    override query(config: any, values?: any, callback?: any): any {
+      if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || callback)
+        return super.query(config, values, callback);
+      let name = this.#prepared.get(config);
+      if (name === undefined && this.#prepared.size < PREPARED_PER_CONNECTION) {
+        name = `outbox_${this.#named++}`;
+        this.#prepared.set(config, name);
+      }
+      if (name === undefined) return super.query(config, values);
+      return (super.query({ name, text: config, values }) as Promise<pg.QueryResult>).catch(
+        (error: unknown) => {
+          // After an ALTER that changed what it returns, the statement fails once; its next run is
+          // prepared again, under a new name.
+          if ((error as { code?: string }).code === STALE_PREPARED_STATEMENT) this.#prepared.delete(config);
+          throw error;
+        },
+      );
+    }
+
     override connect(): Promise<pg.Client>;
     override connect(callback: ConnectCallback): void;
     override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
@@ -228,6 +265,9 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     // Server-side limits: they hold even when this process is frozen or its timers are late.
     statement_timeout: settings.statementTimeoutMs,
     idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
+    // A prepared statement is still planned for its parameters each time, exactly as before: a generic
+    // plan could ignore how many rows are pending when the claim picks its index.
+    options: "-c plan_cache_mode=force_custom_plan",
   });
   // A server restart or failover makes every connection emit 'error'. The pool re-emits it for idle
   // clients, and a checked-out client emits it on itself; unheard, either crashes the process. The

@@ -5,6 +5,7 @@ import * as consumerExampleEffects from "./0003_consumer_example_effects.js";
 import * as relayHotClaims from "./0004_relay_hot_claims.js";
 import * as photoService from "./0005_photo_service.js";
 import * as outboxPayloadVerbatim from "./0006_outbox_payload_verbatim.js";
+import * as notifySleepingRelays from "./0007_notify_sleeping_relays.js";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so a bundled or deployed
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   "0004_relay_hot_claims": relayHotClaims,
   "0005_photo_service": photoService,
   "0006_outbox_payload_verbatim": outboxPayloadVerbatim,
+  "0007_notify_sleeping_relays": notifySleepingRelays,
 };
