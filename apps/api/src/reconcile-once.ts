@@ -18,6 +18,7 @@ import { apiSettings, reconcileBackoffProblems } from "./settings.js";
 export const reconcileSettings = {
   databaseUrl: apiSettings.databaseUrl,
   dbStatementTimeoutMs: apiSettings.dbStatementTimeoutMs,
+  dbPreparedStatements: apiSettings.dbPreparedStatements,
   dbSslMode: apiSettings.dbSslMode,
   dbSslCaFile: apiSettings.dbSslCaFile,
   logLevel: apiSettings.logLevel,
@@ -49,6 +50,7 @@ export async function runReconcileOnce(): Promise<number> {
     poolMax: 4,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
+    preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
   const equipment = createEquipmentClient({

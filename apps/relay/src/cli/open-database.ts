@@ -27,6 +27,7 @@ export function openDatabase(command: string): DatabaseHandle | null {
     poolMax: 1,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
+    preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
 }

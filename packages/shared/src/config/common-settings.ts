@@ -37,6 +37,12 @@ export const commonSettings = {
     description:
       "Server-side idle_in_transaction_session_timeout: a stuck client cannot hold row locks longer.",
   }),
+  dbPreparedStatements: setting.boolean({
+    env: "DB_PREPARED_STATEMENTS",
+    default: true,
+    description:
+      "Prepare each parameterised statement once per connection, so Postgres does not parse it again. Turn off behind a pooler in transaction mode that does not track prepared statements (PgBouncer before 1.21 or without max_prepared_statements).",
+  }),
   dbSslMode: setting.oneOf({
     env: "DB_SSL_MODE",
     values: ["auto", "disable", "require", "verify-full"],
@@ -136,6 +142,7 @@ export const commonSettings = {
 export const databaseSettings = {
   databaseUrl: commonSettings.databaseUrl,
   dbStatementTimeoutMs: commonSettings.dbStatementTimeoutMs,
+  dbPreparedStatements: commonSettings.dbPreparedStatements,
   dbSslMode: commonSettings.dbSslMode,
   dbSslCaFile: commonSettings.dbSslCaFile,
 };

@@ -24,6 +24,8 @@ export interface DatabaseSettings {
   readonly poolMax?: number;
   readonly statementTimeoutMs: number;
   readonly idleInTransactionTimeoutMs: number;
+  /** DB_PREPARED_STATEMENTS: prepare parameterised statements once per connection. Default true. */
+  readonly preparedStatements?: boolean;
   /** Default: `auto` with the RDS bundle, i.e. exactly what the URL says, plain text without `sslmode`. */
   readonly ssl?: DatabaseSsl;
 }
@@ -196,14 +198,14 @@ const STALE_PREPARED_STATEMENT = "0A000";
  * every parameterised statement prepared once per connection: Postgres then skips parsing and
  * analysing it again, which for a statement writing three tables costs as much as running it.
  */
-function explainingClient(explain: (error: Error) => Error): typeof pg.Client {
+function explainingClient(explain: (error: Error) => Error, prepare: boolean): typeof pg.Client {
   return class DatabaseClient extends pg.Client {
     readonly #prepared = new Map<string, string>();
     #named = 0;
 
     // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
     override query(config: any, values?: any, callback?: any): any {
-      if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || callback)
+      if (!prepare || typeof config !== "string" || !Array.isArray(values) || values.length === 0 || callback)
         return super.query(config, values, callback);
       let name = this.#prepared.get(config);
       if (name === undefined && this.#prepared.size < PREPARED_PER_CONNECTION) {
@@ -254,7 +256,7 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   if (problems.length > 0) throw new ConfigError(problems);
   const pool = new pg.Pool({
     ...clientConfig,
-    Client: explainingClient(explain),
+    Client: explainingClient(explain, settings.preparedStatements ?? true),
     max: settings.poolMax ?? 25,
     // Recycle connections so a failover or a DNS change is picked up without a restart.
     maxLifetimeSeconds: 300,

@@ -29,6 +29,7 @@ const handle = createDatabase({
   // DDL can wait on locks held by running daemons; give it longer than a daemon's statements.
   statementTimeoutMs: Math.max(config.dbStatementTimeoutMs, 60_000),
   idleInTransactionTimeoutMs: 60_000,
+  preparedStatements: config.dbPreparedStatements,
   ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
 });
 const log = createLogger({

@@ -91,6 +91,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       poolMax: common.dbPoolMax,
       statementTimeoutMs: common.dbStatementTimeoutMs,
       idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
+      preparedStatements: common.dbPreparedStatements,
       ssl: { mode: common.dbSslMode, caFile: common.dbSslCaFile },
     }),
   );
