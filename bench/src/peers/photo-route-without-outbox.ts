@@ -5,16 +5,19 @@
  * ours costs more is the outbox's cost. On SIGTERM it exits at once, the way a server without a
  * graceful stop goes (the source document's "before").
  */
-import { createApiMetrics, createPhotoServer, type PostPhoto } from "@outbox/api";
-import { createDatabase, createLogger, deadlineTransaction, uuidv7 } from "@outbox/shared";
+import { apiSettings, createApiMetrics, createPhotoServer, type PostPhoto } from "@outbox/api";
+import { createDatabase, createLogger, deadlineTransaction, loadConfig, uuidv7 } from "@outbox/shared";
 import { Registry } from "prom-client";
 
+// The daemon's own settings from the same environment: pool and timeouts cannot drift from ours.
+const config = loadConfig(apiSettings, process.env);
 const database = createDatabase({
-  url: process.env.DATABASE_URL ?? "",
+  url: config.databaseUrl,
   service: "bench-peer",
-  poolMax: 25,
-  statementTimeoutMs: 5_000,
-  idleInTransactionTimeoutMs: 10_000,
+  poolMax: config.dbPoolMax,
+  statementTimeoutMs: config.dbStatementTimeoutMs,
+  idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+  preparedStatements: config.dbPreparedStatements,
 });
 const { db } = database;
 
@@ -35,12 +38,12 @@ const server = createPhotoServer({
   db,
   postPhoto: postPhotoWithoutEvent,
   metrics: createApiMetrics(new Registry(), db),
-  log: createLogger({ service: "bench-peer", version: "0", level: "info" }),
-  headersTimeoutMs: 5_000,
-  handlerTimeoutMs: 25_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 65_000,
+  log: createLogger({ service: "bench-peer", version: "0", level: config.logLevel }),
+  headersTimeoutMs: config.headersTimeoutMs,
+  handlerTimeoutMs: config.handlerTimeoutMs,
+  requestTimeoutMs: config.requestTimeoutMs,
+  keepAliveTimeoutMs: config.keepAliveTimeoutMs,
 });
 process.on("SIGTERM", () => process.exit(0));
-const port = await server.listen("127.0.0.1", 0);
+const port = await server.listen(config.host, config.port);
 process.stdout.write(`${JSON.stringify({ msg: "listening", port })}\n`);
