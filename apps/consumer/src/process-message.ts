@@ -1,0 +1,111 @@
+import { performance } from "node:perf_hooks";
+import type { Message } from "@aws-sdk/client-sqs";
+import { context } from "@opentelemetry/api";
+import type { Logger } from "@outbox/shared";
+import type { PostgresPool } from "kysely";
+import type { ResultCounts } from "./count-results.js";
+import { decodeMessage } from "./decode-message.js";
+import type { DrainDeadline } from "./drain.js";
+import { DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
+import { findHandler } from "./find-handler.js";
+import type { ConsumedEvent, HandlerSet } from "./handlers.js";
+import { runInboxTransaction } from "./inbox-transaction.js";
+import type { MessageResult } from "./metrics.js";
+import { startProcessSpan } from "./process-span.js";
+import { type MessageSettler, receiveCountOf } from "./settle-message.js";
+import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
+
+export interface MessageSettings {
+  /** Key of this consumer in the inbox. */
+  readonly consumer: string;
+  /** For the process span's destination. */
+  readonly queueUrl: string;
+  readonly handlerTimeoutMs: number;
+  /** DB_STATEMENT_TIMEOUT_MS: the per-message limit only ever tightens it. */
+  readonly statementTimeoutMs: number;
+}
+
+export interface MessageDeps<DB> {
+  readonly pool: PostgresPool;
+  readonly handlers: HandlerSet<DB>;
+  /** Keeps the message's lease ahead of its deadline while its transaction runs. */
+  readonly heartbeat: Pick<VisibilityHeartbeat, "track" | "untrack">;
+  readonly settle: MessageSettler;
+  readonly drain: DrainDeadline;
+  readonly counts: ResultCounts;
+  readonly log: Logger;
+}
+
+/**
+ * One received message, start to end: decode it, find its handler, run the inbox transaction, then
+ * settle it (delete after the commit, retry, release or quarantine). Resolves how it ended; rejects
+ * only on a bug, every failing message has an outcome.
+ */
+export async function processMessage<DB>(
+  settings: MessageSettings,
+  deps: MessageDeps<DB>,
+  message: Message,
+  leaseExpiresAt: number,
+): Promise<MessageResult> {
+  const { settle } = deps;
+  // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and the
+  // dispatcher already checked for them).
+  if (deps.drain.tooLateToStart()) return settle.release(message);
+  const decoded = decodeMessage(message);
+  if (decoded instanceof PoisonReason) return settle.quarantine(message, decoded);
+  const found = findHandler(deps.handlers, decoded);
+  if (found instanceof PoisonReason) return settle.quarantine(message, found);
+  const event: ConsumedEvent = {
+    id: decoded.eventId,
+    type: decoded.eventType,
+    payload: found.payload,
+    headers: decoded.headers,
+    messageId: message.MessageId ?? "",
+    receiveCount: receiveCountOf(message),
+  };
+
+  const deadline = deps.drain.messageDeadline(settings.handlerTimeoutMs);
+  const lease: Lease = {
+    messageId: message.MessageId ?? "",
+    receiptHandle: message.ReceiptHandle ?? "",
+    deadline,
+    expiresAt: leaseExpiresAt,
+  };
+  deps.heartbeat.track(lease);
+  const started = performance.now();
+  // Continues the trace the message carries. Only the handler and the retry's log line run in its
+  // context: a flush timer the delete buffer starts (settle.delete, quarantine) serves many messages
+  // and must not inherit this one's trace.
+  const span = startProcessSpan(event, settings.queueUrl, settings.consumer);
+  let result: MessageResult | undefined;
+  try {
+    result = await context.with(span.context, () =>
+      runInboxTransaction({
+        pool: deps.pool,
+        consumer: settings.consumer,
+        event,
+        handle: found.handle,
+        deadline,
+        statementTimeoutMs: settings.statementTimeoutMs,
+        log: () => deps.log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
+      }),
+    );
+    deps.heartbeat.untrack(lease);
+    settle.delete(lease);
+  } catch (error) {
+    deps.heartbeat.untrack(lease);
+    span.fail(error);
+    if (error instanceof PoisonMessageError) {
+      result = await settle.quarantine(message, new PoisonReason("rejected_by_handler", error.message));
+    } else if (error instanceof DrainExpiredError) {
+      result = await settle.release(message);
+    } else {
+      result = await context.with(span.context, () => settle.retry(message, error));
+    }
+  } finally {
+    deadline.dispose();
+    span.end(result);
+  }
+  deps.counts.observeHandler(result, (performance.now() - started) / 1_000);
+  return result;
+}
