@@ -108,7 +108,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     counts,
     metrics,
     log,
-    fail: (error) => fail(error),
+    fail,
   });
   let polling: Promise<void> = Promise.resolve();
 

@@ -40,7 +40,7 @@ export function sqsSettleQueue(options: {
   };
 }
 
-export function held(message: Message): Held {
+function held(message: Message): Held {
   return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
 }
 
