@@ -1,10 +1,5 @@
-export {
-  type Consumer,
-  type ConsumerOptions,
-  type ConsumerStats,
-  type ConsumerSummary,
-  createConsumer,
-} from "./consumer.js";
+export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
+export type { ConsumerOptions } from "./consumer-options.js";
 export { consumerTimeouts } from "./consumer-timeouts.js";
 export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
 export { ConsumerOptionsError, type PoisonKind, PoisonMessageError } from "./errors.js";

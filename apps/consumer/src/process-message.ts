@@ -1,201 +1,111 @@
-import { beginWithStatementTimeout, type Deadline, type Logger } from "@outbox/shared";
-import {
-  type CompiledQuery,
-  type ConnectionProvider,
-  type DatabaseConnection,
-  DefaultQueryExecutor,
-  Kysely,
-  PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type PostgresQueryResult,
-  type QueryResult,
-} from "kysely";
-import type { ConsumedEvent, EventHandler, HandlerContext } from "./handlers.js";
+import { performance } from "node:perf_hooks";
+import type { Message } from "@aws-sdk/client-sqs";
+import { context } from "@opentelemetry/api";
+import type { Logger } from "@outbox/shared";
+import type { PostgresPool } from "kysely";
+import type { ResultCounts } from "./count-results.js";
+import { decodeMessage } from "./decode-message.js";
+import type { DrainDeadline } from "./drain.js";
+import { DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
+import { findHandler } from "./find-handler.js";
+import type { ConsumedEvent, HandlerSet } from "./handlers.js";
+import { runInboxTransaction } from "./inbox-transaction.js";
+import type { MessageResult } from "./metrics.js";
+import { startProcessSpan } from "./process-span.js";
+import { type MessageSettler, receiveCountOf } from "./settle-message.js";
+import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
-export type TransactionOutcome = "processed" | "duplicate";
-
-export interface InboxTransaction<DB> {
-  /** The pg pool (DatabaseHandle.pool); one client is held for the whole transaction. */
-  readonly pool: PostgresPool;
-  /** The inbox key's first half: which consumer processed the event. */
+export interface MessageSettings {
+  /** Key of this consumer in the inbox. */
   readonly consumer: string;
-  readonly event: ConsumedEvent;
-  readonly handle: EventHandler<string, unknown, DB>;
-  readonly deadline: Deadline;
+  /** For the process span's destination. */
+  readonly queueUrl: string;
+  readonly handlerTimeoutMs: number;
   /** DB_STATEMENT_TIMEOUT_MS: the per-message limit only ever tightens it. */
   readonly statementTimeoutMs: number;
-  /** Made on first use: most handlers never log, and a pino child per message is not free. */
-  readonly log: () => Logger;
 }
 
-export class TransactionFinishedError extends Error {
-  override readonly name = "TransactionFinishedError";
-}
-
-// What kysely sends for trx.transaction() and friends: a COMMIT from a handler would commit the inbox
-// row before the handler is done, so the consumer alone ends the transaction.
-const transactionControl = /^\s*(begin|commit|rollback|start\s+transaction|end)\b/i;
-
-/**
- * A SQL string literal (what pg's escapeLiteral does). Only for the claim statement below, whose
- * values are our consumer name, a UUID we validated and an SQS message id.
- */
-function literal(value: string): string {
-  const quoted = `'${value.replaceAll("'", "''").replaceAll("\\", "\\\\")}'`;
-  return value.includes("\\") ? `E${quoted}` : quoted;
+export interface MessageDeps<DB> {
+  readonly pool: PostgresPool;
+  readonly handlers: HandlerSet<DB>;
+  /** Keeps the message's lease ahead of its deadline while its transaction runs. */
+  readonly heartbeat: Pick<VisibilityHeartbeat, "track" | "untrack">;
+  readonly settle: MessageSettler;
+  readonly drain: DrainDeadline;
+  readonly counts: ResultCounts;
+  readonly log: Logger;
 }
 
 /**
- * The handler's view of the transaction's connection: the one connection of a Kysely over this one
- * client, refusing every query once the transaction is over. A handler still running after its
- * deadline cannot write outside the (rolled back) transaction, nor on a connection already back in
- * the pool. The check and pg's enqueue happen in one synchronous step, so nothing slips in behind
- * ROLLBACK.
+ * One received message, start to end: decode it, find its handler, run the inbox transaction, then
+ * settle it (delete after the commit, retry, release or quarantine). Resolves how it ended; rejects
+ * only on a bug, every failing message has an outcome.
  */
-class TransactionLane implements DatabaseConnection, ConnectionProvider {
-  #open = true;
+export async function processMessage<DB>(
+  settings: MessageSettings,
+  deps: MessageDeps<DB>,
+  message: Message,
+  leaseExpiresAt: number,
+): Promise<MessageResult> {
+  const { settle } = deps;
+  // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and the
+  // dispatcher already checked for them).
+  if (deps.drain.tooLateToStart()) return settle.release(message);
+  const decoded = decodeMessage(message);
+  if (decoded instanceof PoisonReason) return settle.quarantine(message, decoded);
+  const found = findHandler(deps.handlers, decoded);
+  if (found instanceof PoisonReason) return settle.quarantine(message, found);
+  const event: ConsumedEvent = {
+    id: decoded.eventId,
+    type: decoded.eventType,
+    payload: found.payload,
+    headers: decoded.headers,
+    messageId: message.MessageId ?? "",
+    receiveCount: receiveCountOf(message),
+  };
 
-  constructor(readonly client: PostgresPoolClient) {}
-
-  close(): void {
-    this.#open = false;
-  }
-
-  provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
-    return consumer(this);
-  }
-
-  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const { sql } = compiledQuery;
-    // What kysely's driver sends for trx.transaction() and friends comes through here too.
-    if (transactionControl.test(sql)) {
-      throw new Error("handlers run inside the inbox transaction and must not begin or end one");
-    }
-    if (!this.#open) throw new TransactionFinishedError("the message's transaction is already over");
-    const { command, rowCount, rows } = await this.client.query<R>(sql, compiledQuery.parameters);
-    // As kysely's PostgresConnection reports it.
-    const changed =
-      command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
-    return { numAffectedRows: changed ? BigInt(rowCount) : undefined, rows: rows ?? [] };
-  }
-
-  // biome-ignore lint/correctness/useYield: refuses before the first row
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("cursors are not available in handlers");
-  }
-}
-
-// Shared by every message's Kysely: building a Kysely from a dialect per message (driver, compiler,
-// adapter, connection provider) cost more than the handler's query. The pool is never used: each
-// message's queries go to its TransactionLane, and the driver only turns trx.transaction() and
-// friends into BEGIN/COMMIT/SAVEPOINT statements, which the lane refuses.
-const handlerDialect = new PostgresDialect({
-  pool: async () => {
-    throw new Error("handlers use the inbox transaction's connection only");
-  },
-});
-const handlerDriver = handlerDialect.createDriver();
-const handlerCompiler = handlerDialect.createQueryCompiler();
-const handlerAdapter = handlerDialect.createAdapter();
-
-function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
-  return new Kysely<DB>({
-    config: { dialect: handlerDialect },
-    dialect: handlerDialect,
-    driver: handlerDriver,
-    executor: new DefaultQueryExecutor(handlerCompiler, handlerAdapter, lane),
-  });
-}
-
-/**
- * Rejects with the signal's reason when it aborts before `work` settles. The handler itself cannot be
- * stopped from outside; what matters is that its transaction is rolled back and its later queries
- * are refused.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
-/**
- * The exactly-once step: the inbox row and the handler's writes commit in one transaction, or
- * neither does. The caller deletes the message only after this resolves. Three round trips in all:
- * claim, the handler's own statements, COMMIT.
- */
-export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Promise<TransactionOutcome> {
-  const { consumer, event, deadline } = options;
-  deadline.throwIfExpired();
-  const client = await options.pool.connect();
-  const lane = new TransactionLane(client);
-  let committed = false;
+  const deadline = deps.drain.messageDeadline(settings.handlerTimeoutMs);
+  const lease: Lease = {
+    messageId: message.MessageId ?? "",
+    receiptHandle: message.ReceiptHandle ?? "",
+    deadline,
+    expiresAt: leaseExpiresAt,
+  };
+  deps.heartbeat.track(lease);
+  const started = performance.now();
+  // Continues the trace the message carries. Only the handler and the retry's log line run in its
+  // context: a flush timer the delete buffer starts (settle.delete, quarantine) serves many messages
+  // and must not inherit this one's trace.
+  const span = startProcessSpan(event, settings.queueUrl, settings.consumer);
+  let result: MessageResult | undefined;
   try {
-    // One simple-protocol round trip (no parameters, hence the literals) instead of three:
-    //  - BEGIN: the inbox row and the effect commit together or not at all.
-    //  - SET LOCAL statement_timeout: what is left of the message's deadline bounds every statement
-    //    on the server, even if this process stalls; a statement running when the deadline fires is
-    //    cancelled, so the ROLLBACK queued behind it runs at once.
-    //  - The claim. ON CONFLICT DO NOTHING RETURNING returns no row when another delivery of the same
-    //    event already committed: a duplicate, and the handler must not run again. If that delivery
-    //    is still in flight, the INSERT waits on its uncommitted key and then sees its outcome, so two
-    //    consumers never both run the handler. The key is our event id, never the SQS MessageId, which
-    //    changes when the relay re-publishes.
-    const begin = beginWithStatementTimeout(Math.min(options.statementTimeoutMs, deadline.remainingMs()));
-    const results: unknown = await client.query(
-      `${begin};
-       INSERT INTO inbox (consumer, event_id, message_id)
-       VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
-       ON CONFLICT (consumer, event_id) DO NOTHING
-       RETURNING event_id`,
-      [],
+    result = await context.with(span.context, () =>
+      runInboxTransaction({
+        pool: deps.pool,
+        consumer: settings.consumer,
+        event,
+        handle: found.handle,
+        deadline,
+        statementTimeoutMs: settings.statementTimeoutMs,
+        log: () => deps.log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
+      }),
     );
-    const claim = Array.isArray(results) ? (results[2] as PostgresQueryResult<unknown>) : undefined;
-    if (claim === undefined) throw new Error("the claim returned no result for its INSERT");
-    if (claim.rowCount === 0) return "duplicate";
-
-    // The effect, in the same transaction: if the handler throws or the deadline passes, the
-    // rollback removes the inbox row too and a redelivery runs the handler again.
-    const trx = handlerKysely<DB>(lane);
-    let log: Logger | undefined;
-    const context: HandlerContext<DB> = {
-      trx,
-      deadline,
-      get log() {
-        log ??= options.log();
-        return log;
-      },
-    };
-    await untilAborted(options.handle(event, context), deadline.signal);
-    deadline.throwIfExpired();
-    lane.close();
-    const commit = await client.query("COMMIT", []);
-    // Postgres answers COMMIT with ROLLBACK when a statement failed inside the transaction (a handler
-    // that caught its own error): nothing was written, so this is a failure, not a success.
-    if (commit.command !== "COMMIT") throw new Error(`transaction ended with ${commit.command}, not COMMIT`);
-    committed = true;
-    return "processed";
+    deps.heartbeat.untrack(lease);
+    settle.delete(lease);
+  } catch (error) {
+    deps.heartbeat.untrack(lease);
+    span.fail(error);
+    if (error instanceof PoisonMessageError) {
+      result = await settle.quarantine(message, new PoisonReason("rejected_by_handler", error.message));
+    } else if (error instanceof DrainExpiredError) {
+      result = await settle.release(message);
+    } else {
+      result = await context.with(span.context, () => settle.retry(message, error));
+    }
   } finally {
-    lane.close();
-    // Duplicates, failures and timeouts all end here; a duplicate's rollback undoes nothing.
-    const ended = committed || (await rollback(client));
-    // A client whose ROLLBACK failed is destroyed: the server ends its transaction on disconnect.
-    client.release(!ended);
+    deadline.dispose();
+    span.end(result);
   }
-}
-
-/** Ends the transaction, behind whatever the handler still has queued on the client. */
-async function rollback(client: PostgresPoolClient): Promise<boolean> {
-  try {
-    await client.query("ROLLBACK", []);
-    return true;
-  } catch {
-    return false;
-  }
+  deps.counts.observeHandler(result, (performance.now() - started) / 1_000);
+  return result;
 }

@@ -1,0 +1,82 @@
+import { Deadline } from "@outbox/shared";
+import { DrainExpiredError } from "./errors.js";
+
+/** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */
+const AFTER_DEADLINE_GRACE_MS = 1_000;
+
+/** Waits for `work`, at most `ms`; resolves false on timeout. Leaves no timer behind either way. */
+async function within(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The drain deadline, enforced: once `drain()` starts, no message starts with less than the safety
+ * margin left, none runs past the deadline, and when it passes every message still running is
+ * rolled back and given back.
+ */
+export class DrainDeadline {
+  readonly #marginMs: number;
+  readonly #expired = new AbortController();
+  #budget: Deadline | undefined;
+
+  constructor(marginMs: number) {
+    this.#marginMs = marginMs;
+  }
+
+  /** Aborts when the drain deadline passes: every message deadline is linked to it. */
+  get expired(): AbortSignal {
+    return this.#expired.signal;
+  }
+
+  /** During the drain: too little time left to give a message more than the safety margin. */
+  tooLateToStart(): boolean {
+    return this.#budget !== undefined && this.#budget.remainingMs() <= this.#marginMs;
+  }
+
+  /** A message's deadline: its handler timeout, cut to what the drain has left. */
+  messageDeadline(handlerTimeoutMs: number): Deadline {
+    const remaining =
+      this.#budget === undefined ? handlerTimeoutMs : Math.min(handlerTimeoutMs, this.#budget.remainingMs());
+    return Deadline.after(remaining, this.#expired.signal);
+  }
+
+  /** Starts the clock: `timeoutMs` from now, or sooner if `deadline` aborts first. */
+  start(timeoutMs: number, deadline: AbortSignal | undefined): void {
+    this.#budget = Deadline.after(timeoutMs, deadline);
+  }
+
+  /**
+   * Waits for `finished` until the deadline. Past it, aborts every message deadline and gives
+   * `settled` a short grace: a message released now is picked up at once elsewhere, one abandoned
+   * would wait for its lease to run out. Resolves whether everything finished in time.
+   */
+  async finish(finished: Promise<void>, settled: () => Promise<void>): Promise<boolean> {
+    const inTime = await within(finished, this.#remainingMs());
+    if (!inTime) {
+      this.#expired.abort(new DrainExpiredError("drain timed out"));
+      await within(settled(), AFTER_DEADLINE_GRACE_MS);
+    }
+    return inTime;
+  }
+
+  /** Waits for the last deletes: what is left of the deadline, plus the grace. */
+  flush(flushed: Promise<void>): Promise<boolean> {
+    return within(flushed, this.#remainingMs() + AFTER_DEADLINE_GRACE_MS);
+  }
+
+  end(): void {
+    this.#budget?.dispose();
+  }
+
+  #remainingMs(): number {
+    return this.#budget?.remainingMs() ?? 0;
+  }
+}

@@ -1,0 +1,31 @@
+import type { DecodedMessage } from "./decode-message.js";
+import { PoisonReason } from "./errors.js";
+import type { EventHandler, HandlerSet } from "./handlers.js";
+
+/** The handler an event goes to, with its payload as that handler's `parse` returned it. */
+export interface FoundHandler<DB> {
+  readonly handle: EventHandler<string, unknown, DB>;
+  readonly payload: unknown;
+}
+
+/**
+ * Picks the handler of a decoded message's event type and checks its payload, or says why the
+ * message is poison: no handler for the type, or a payload its `parse` refuses. Either way retrying
+ * cannot help, so nothing here throws.
+ */
+export function findHandler<DB>(
+  handlers: HandlerSet<DB>,
+  decoded: DecodedMessage,
+): FoundHandler<DB> | PoisonReason {
+  const entry = handlers.find(decoded.eventType);
+  if (entry === undefined) {
+    return new PoisonReason("unknown_event_type", `no handler for "${decoded.eventType}"`);
+  }
+  if (typeof entry === "function") return { handle: entry, payload: decoded.payload };
+  try {
+    return { handle: entry.handle, payload: entry.parse(decoded.payload) };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new PoisonReason("payload_rejected", detail);
+  }
+}

@@ -1,0 +1,141 @@
+import type { Message, SQSClient } from "@aws-sdk/client-sqs";
+import type { Logger } from "@outbox/shared";
+import type { DeleteBuffer } from "./delete-buffer.js";
+import type { PoisonReason } from "./errors.js";
+import type { ConsumerMetrics, MessageResult } from "./metrics.js";
+import { sendToDeadLetterQueue } from "./poison.js";
+import { giveBack, type Held, retryDelaySeconds, retryLater } from "./release-messages.js";
+
+/**
+ * The queue side of settling a message: SQS in the consumer (sqsSettleQueue), a recording stand-in
+ * in the pipeline's tests.
+ */
+export interface SettleQueue {
+  /** Buffered: deletes go out in batches (DeleteBuffer). */
+  delete(message: Held): void;
+  /** Hides one failed message for its retry delay. */
+  retryLater(message: Held, delaySeconds: number): Promise<void>;
+  /** Makes messages visible again after `visibilitySeconds`. */
+  giveBack(messages: readonly Held[], visibilitySeconds: number): Promise<void>;
+  /** Copies a poison message to the DLQ; undefined without one. */
+  readonly sendToDeadLetterQueue: ((message: Message, reason: PoisonReason) => Promise<void>) | undefined;
+}
+
+export function sqsSettleQueue(options: {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly dlqUrl: string | undefined;
+  readonly deletes: DeleteBuffer;
+}): SettleQueue {
+  const { sqs, queueUrl, dlqUrl, deletes } = options;
+  return {
+    delete: (message) => deletes.add(message),
+    retryLater: (message, delaySeconds) => retryLater(sqs, queueUrl, message, delaySeconds),
+    giveBack: async (messages, visibilitySeconds) => {
+      await giveBack(sqs, queueUrl, messages, visibilitySeconds);
+    },
+    sendToDeadLetterQueue: dlqUrl
+      ? (message, reason) => sendToDeadLetterQueue(sqs, dlqUrl, message, reason)
+      : undefined,
+  };
+}
+
+function held(message: Message): Held {
+  return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
+}
+
+export function receiveCountOf(message: Message): number {
+  return Number(message.Attributes?.ApproximateReceiveCount ?? "1");
+}
+
+export interface SettleOptions {
+  readonly queue: SettleQueue;
+  readonly retryBaseSeconds: number;
+  readonly retryMaxSeconds: number;
+  readonly log: Logger;
+  readonly metrics: ConsumerMetrics;
+}
+
+/**
+ * How a message leaves our hands: deleted after its commit, retried later, released untouched, or
+ * quarantined as poison. A failing SQS call here never fails the message twice: the lease running
+ * out returns it instead.
+ */
+export class MessageSettler {
+  readonly #options: SettleOptions;
+
+  constructor(options: SettleOptions) {
+    this.#options = options;
+  }
+
+  /** Only after the commit: deleting first would lose the event if the commit then failed. */
+  delete(message: Held): void {
+    this.#options.queue.delete(message);
+  }
+
+  retryDelayOf(message: Message): number {
+    const { retryBaseSeconds, retryMaxSeconds } = this.#options;
+    return retryDelaySeconds(receiveCountOf(message), retryBaseSeconds, retryMaxSeconds);
+  }
+
+  async quarantine(message: Message, reason: PoisonReason): Promise<MessageResult> {
+    const { queue, log, metrics } = this.#options;
+    metrics.poison.inc({ kind: reason.kind });
+    log.warn({ messageId: message.MessageId, reason: reason.toString() }, "poison message");
+    if (queue.sendToDeadLetterQueue === undefined) return this.retry(message, reason);
+    try {
+      await queue.sendToDeadLetterQueue(message, reason);
+    } catch (error) {
+      log.warn(
+        { err: error, messageId: message.MessageId },
+        "poison message not moved to the DLQ; retrying later",
+      );
+      return this.retry(message, error);
+    }
+    queue.delete(held(message));
+    return "poison";
+  }
+
+  /** Gives the message back for a later attempt; the redrive policy ends it in the DLQ. */
+  async retry(message: Message, cause: unknown): Promise<MessageResult> {
+    const { queue, log } = this.#options;
+    const receiveCount = receiveCountOf(message);
+    const delaySeconds = this.retryDelayOf(message);
+    log.warn(
+      { messageId: message.MessageId, receiveCount, retryInSeconds: delaySeconds, err: cause },
+      "message failed; retrying later",
+    );
+    try {
+      await queue.retryLater(held(message), delaySeconds);
+    } catch (error) {
+      // The lease runs out instead: the retry only comes later than planned.
+      log.warn({ err: error, messageId: message.MessageId }, "retry delay not set");
+    }
+    return "failed";
+  }
+
+  /** Gives back a message the drain has no time left for: another consumer takes it at once. */
+  async release(message: Message): Promise<MessageResult> {
+    try {
+      await this.#options.queue.giveBack([held(message)], 0);
+    } catch (error) {
+      this.#options.log.warn(
+        { err: error, messageId: message.MessageId },
+        "release failed; the lease will run out",
+      );
+    }
+    return "released";
+  }
+
+  /** Gives back messages never started, visible again after `visibilitySeconds`. */
+  async releaseUntouched(messages: readonly Message[], visibilitySeconds: number): Promise<void> {
+    try {
+      await this.#options.queue.giveBack(messages.map(held), visibilitySeconds);
+    } catch (error) {
+      this.#options.log.warn(
+        { err: error, messages: messages.length },
+        "release failed; the lease will run out",
+      );
+    }
+  }
+}

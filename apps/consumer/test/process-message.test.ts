@@ -1,0 +1,317 @@
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Message } from "@aws-sdk/client-sqs";
+import type { Database, DatabaseHandle } from "@outbox/shared";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMigratedTestDatabase } from "../../../test/support/database.js";
+import { ResultCounts } from "../src/count-results.js";
+import { DrainDeadline } from "../src/drain.js";
+import type { PoisonReason } from "../src/errors.js";
+import exampleHandlers from "../src/example-handlers.js";
+import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
+import { createConsumerMetrics } from "../src/metrics.js";
+import { type MessageSettings, processMessage } from "../src/process-message.js";
+import type { Held } from "../src/release-messages.js";
+import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
+import type { Lease } from "../src/visibility-heartbeat.js";
+import { effectRowsOf, exampleEvent, inboxRowsOf, type TestEvent, testLogger } from "./harness.js";
+
+// The per-message pipeline against a real inbox, with the SQS side recorded instead of sent.
+
+let database: DatabaseHandle;
+
+beforeAll(async () => {
+  ({ handle: database } = await createMigratedTestDatabase("consumer_pipeline", {
+    service: "consumer-test",
+    poolMax: 5,
+  }));
+});
+afterAll(async () => {
+  await database.close(5_000);
+});
+
+/** What the pipeline asked of the queue, in order of kind. */
+class RecordingQueue implements SettleQueue {
+  readonly deleted: Held[] = [];
+  readonly retried: { message: Held; delaySeconds: number }[] = [];
+  readonly givenBack: { messages: readonly Held[]; visibilitySeconds: number }[] = [];
+  readonly deadLettered: { messageId: string | undefined; reason: string }[] = [];
+  readonly sendToDeadLetterQueue: SettleQueue["sendToDeadLetterQueue"];
+
+  constructor(withDlq: boolean) {
+    this.sendToDeadLetterQueue = withDlq
+      ? async (message: Message, reason: PoisonReason) => {
+          this.deadLettered.push({ messageId: message.MessageId, reason: reason.toString() });
+        }
+      : undefined;
+  }
+
+  delete(message: Held): void {
+    this.deleted.push({ messageId: message.messageId, receiptHandle: message.receiptHandle });
+  }
+
+  async retryLater(message: Held, delaySeconds: number): Promise<void> {
+    this.retried.push({ message: { ...message }, delaySeconds });
+  }
+
+  async giveBack(messages: readonly Held[], visibilitySeconds: number): Promise<void> {
+    this.givenBack.push({ messages: messages.map((message) => ({ ...message })), visibilitySeconds });
+  }
+
+  get calls(): number {
+    return this.deleted.length + this.retried.length + this.givenBack.length + this.deadLettered.length;
+  }
+}
+
+/** A pipeline over the test database: retry delays 2 s doubling to 300 s, handler timeout 5 s. */
+function pipeline(handlers: HandlerSet<Database>, options: { consumer: string; withDlq?: boolean }) {
+  const queue = new RecordingQueue(options.withDlq ?? true);
+  const log = testLogger();
+  const metrics = createConsumerMetrics(new Registry());
+  const tracked = new Set<Lease>();
+  const everTracked: string[] = [];
+  const drain = new DrainDeadline(1_000);
+  const settings: MessageSettings = {
+    consumer: options.consumer,
+    queueUrl: "http://localhost/000000000000/pipeline",
+    handlerTimeoutMs: 5_000,
+    statementTimeoutMs: 5_000,
+  };
+  const deps = {
+    pool: database.pool,
+    handlers,
+    heartbeat: {
+      track(lease: Lease) {
+        tracked.add(lease);
+        everTracked.push(lease.messageId);
+      },
+      untrack(lease: Lease) {
+        tracked.delete(lease);
+      },
+    },
+    settle: new MessageSettler({ queue, retryBaseSeconds: 2, retryMaxSeconds: 300, log, metrics }),
+    drain,
+    counts: new ResultCounts(metrics),
+    log,
+  };
+  return {
+    queue,
+    drain,
+    tracked,
+    everTracked,
+    process: (message: Message) => processMessage(settings, deps, message, performance.now() + 30_000),
+  };
+}
+
+/** A message as SQS hands it over with raw delivery. */
+function received(event: TestEvent, receiveCount = 1, body = JSON.stringify(event.payload)): Message {
+  return {
+    MessageId: randomUUID(),
+    ReceiptHandle: `receipt-${randomUUID()}`,
+    Body: body,
+    MessageAttributes: {
+      event_id: { DataType: "String", StringValue: event.id },
+      event_type: { DataType: "String", StringValue: event.type },
+    },
+    Attributes: { ApproximateReceiveCount: String(receiveCount) },
+  };
+}
+
+function heldOf(message: Message): Held {
+  return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
+}
+
+/** The example handler, counting its runs. */
+function countingHandlers(): { handlers: HandlerSet<Database>; runs: () => number } {
+  const entry = exampleHandlers.find("example.created");
+  if (entry === undefined || typeof entry === "function") throw new Error("example handler changed shape");
+  let runs = 0;
+  const handlers = defineHandlers<{ "example.created": { name: string } }>({
+    "example.created": {
+      parse: (payload) => entry.parse(payload) as { name: string },
+      handle: (event, context) => {
+        runs += 1;
+        return entry.handle(event, context);
+      },
+    },
+  });
+  return { handlers, runs: () => runs };
+}
+
+/** One handler for every event type: writes the effect, then does what `then` says. */
+function effectThen(then: () => Promise<void>): HandlerSet<Database> {
+  const handle: EventHandler<string, unknown, Database> = async (event, { trx }) => {
+    await trx
+      .insertInto("example_effects")
+      .values({ event_id: event.id, event_type: event.type, payload: "{}" })
+      .execute();
+    await then();
+  };
+  return defineHandlers<object>({}, { fallback: handle });
+}
+
+describe("processMessage", () => {
+  it("applies a new event once, commits its inbox row and deletes the message after the commit", async () => {
+    const { handlers, runs } = countingHandlers();
+    const { queue, process, tracked, everTracked } = pipeline(handlers, { consumer: "new" });
+    const event = exampleEvent("new");
+    const message = received(event);
+
+    await expect(process(message)).resolves.toBe("processed");
+
+    expect(runs()).toBe(1);
+    expect(await effectRowsOf(database, event.id)).toHaveLength(1);
+    expect(await inboxRowsOf(database, "new")).toEqual([{ event_id: event.id }]);
+    expect(queue.deleted).toEqual([heldOf(message)]);
+    expect(queue.calls).toBe(1);
+    // Its lease was kept while the transaction ran, and let go after.
+    expect(everTracked).toEqual([message.MessageId]);
+    expect(tracked.size).toBe(0);
+  });
+
+  it("detects a second delivery of the same event, skips the handler and deletes it too", async () => {
+    const { handlers, runs } = countingHandlers();
+    const { queue, process } = pipeline(handlers, { consumer: "dup" });
+    const event = exampleEvent("twice");
+    // A re-publish: same event id, new SQS MessageId and receipt handle.
+    const first = received(event);
+    const second = received(event);
+
+    await expect(process(first)).resolves.toBe("processed");
+    await expect(process(second)).resolves.toBe("duplicate");
+
+    expect(runs()).toBe(1);
+    expect(await effectRowsOf(database, event.id)).toHaveLength(1);
+    expect(await inboxRowsOf(database, "dup")).toHaveLength(1);
+    expect(queue.deleted).toEqual([heldOf(first), heldOf(second)]);
+    expect(queue.retried).toEqual([]);
+    expect(queue.givenBack).toEqual([]);
+  });
+
+  it("sends a malformed message to the DLQ with its reason and deletes it, without touching the inbox", async () => {
+    const { handlers, runs } = countingHandlers();
+    const { queue, process } = pipeline(handlers, { consumer: "malformed" });
+    const notJson = received(exampleEvent("not-json"), 1, "{not json");
+    const unknownType = received({ ...exampleEvent("unknown"), type: "nobody.handles" });
+    const badPayload = received({ ...exampleEvent(), payload: { name: "" } });
+
+    await expect(process(notJson)).resolves.toBe("poison");
+    await expect(process(unknownType)).resolves.toBe("poison");
+    await expect(process(badPayload)).resolves.toBe("poison");
+
+    expect(queue.deadLettered.map(({ messageId, reason }) => [messageId, reason.split(":")[0]])).toEqual([
+      [notJson.MessageId, "body_not_json"],
+      [unknownType.MessageId, "unknown_event_type"],
+      [badPayload.MessageId, "payload_rejected"],
+    ]);
+    expect(queue.deleted).toEqual([heldOf(notJson), heldOf(unknownType), heldOf(badPayload)]);
+    expect(runs()).toBe(0);
+    expect(await inboxRowsOf(database, "malformed")).toEqual([]);
+  });
+
+  it("quarantines a message its handler rejects as poison, rolling back what the handler wrote", async () => {
+    const { queue, process } = pipeline(
+      effectThen(async () => {
+        throw new PoisonMessageError("never valid");
+      }),
+      { consumer: "rejected" },
+    );
+    const event = exampleEvent("rejected");
+    const message = received(event);
+
+    await expect(process(message)).resolves.toBe("poison");
+
+    expect(queue.deadLettered).toEqual([
+      { messageId: message.MessageId, reason: "rejected_by_handler: never valid" },
+    ]);
+    expect(queue.deleted).toEqual([heldOf(message)]);
+    expect(await effectRowsOf(database, event.id)).toEqual([]);
+    expect(await inboxRowsOf(database, "rejected")).toEqual([]);
+  });
+
+  it("without a DLQ leaves a malformed message to the redrive policy: retried later, not deleted", async () => {
+    const { handlers } = countingHandlers();
+    const { queue, process } = pipeline(handlers, { consumer: "no-dlq", withDlq: false });
+    const message = received(exampleEvent("not-json"), 2, "{not json");
+
+    await expect(process(message)).resolves.toBe("failed");
+
+    expect(queue.retried).toEqual([{ message: heldOf(message), delaySeconds: 4 }]);
+    expect(queue.deleted).toEqual([]);
+  });
+
+  it("rolls back a failing handler and hides the message for its retry delay, doubling per receive", async () => {
+    const { queue, process } = pipeline(
+      effectThen(async () => {
+        throw new Error("downstream said no");
+      }),
+      { consumer: "failing" },
+    );
+    const event = exampleEvent("failing");
+    const third = received(event, 3);
+    const tenth = received(event, 10);
+
+    await expect(process(third)).resolves.toBe("failed");
+    await expect(process(tenth)).resolves.toBe("failed");
+
+    // 2 s · 2^(receives − 1), capped at 300 s.
+    expect(queue.retried).toEqual([
+      { message: heldOf(third), delaySeconds: 8 },
+      { message: heldOf(tenth), delaySeconds: 300 },
+    ]);
+    expect(queue.deleted).toEqual([]);
+    expect(queue.givenBack).toEqual([]);
+    expect(await effectRowsOf(database, event.id)).toEqual([]);
+    expect(await inboxRowsOf(database, "failing")).toEqual([]);
+  });
+
+  it("rolls back a handler still running at the drain deadline and gives the message back at once", async () => {
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const { queue, process, drain } = pipeline(
+      effectThen(async () => {
+        started();
+        // Past any drain deadline: only the rollback ends this message.
+        await new Promise((resolve) => setTimeout(resolve, 10_000).unref());
+      }),
+      { consumer: "drained" },
+    );
+    const event = exampleEvent("drained");
+    const message = received(event);
+
+    const result = process(message);
+    await running;
+    drain.start(50, undefined);
+    const inTime = await drain.finish(
+      result.then(() => undefined),
+      () => result.then(() => undefined),
+    );
+
+    expect(inTime).toBe(false);
+    await expect(result).resolves.toBe("released");
+    expect(queue.givenBack).toEqual([{ messages: [heldOf(message)], visibilitySeconds: 0 }]);
+    expect(queue.retried).toEqual([]);
+    expect(queue.deleted).toEqual([]);
+    expect(await effectRowsOf(database, event.id)).toEqual([]);
+    expect(await inboxRowsOf(database, "drained")).toEqual([]);
+    drain.end();
+  });
+
+  it("gives back untouched a message whose turn comes when the drain has no time left for it", async () => {
+    const { handlers, runs } = countingHandlers();
+    const { queue, process, drain } = pipeline(handlers, { consumer: "late" });
+    const message = received(exampleEvent("late"));
+    // Less than the 1 s safety margin left.
+    drain.start(500, undefined);
+
+    await expect(process(message)).resolves.toBe("released");
+
+    expect(runs()).toBe(0);
+    expect(queue.givenBack).toEqual([{ messages: [heldOf(message)], visibilitySeconds: 0 }]);
+    expect(queue.calls).toBe(1);
+    drain.end();
+  });
+});
