@@ -7,7 +7,14 @@ import { PublishCommand } from "@aws-sdk/client-sns";
 import type { Message } from "@aws-sdk/client-sqs";
 import { createConsumer, defineHandlers } from "@outbox/consumer";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
-import { createDatabase, createLogger, createSnsClient, createSqsClient } from "@outbox/shared";
+import {
+  createDatabase,
+  createLogger,
+  createSnsClient,
+  createSqsClient,
+  EXIT_CRASH,
+  EXIT_OK,
+} from "@outbox/shared";
 import type pg from "pg";
 import {
   createReplicationFullConcurrencyController,
@@ -414,8 +421,8 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
 try {
   if (job.kind === "relay") await runRelay(job);
   else await runConsumer(job);
-  process.exit(0);
+  process.exit(EXIT_OK);
 } catch (error) {
   await emit({ t: "log", msg: `job failed: ${(error as Error).stack ?? String(error)}` });
-  process.exit(1);
+  process.exit(EXIT_CRASH);
 }

@@ -6,7 +6,6 @@ export {
   createConsumer,
 } from "./consumer.js";
 export { consumerTimeouts } from "./consumer-timeouts.js";
-export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
 export { ConsumerOptionsError, type PoisonKind, PoisonMessageError } from "./errors.js";
 export { photoPostedHandler } from "./example-handlers.js";
 export {
@@ -21,6 +20,7 @@ export {
   type HandlerSetOptions,
   type ParsingHandler,
 } from "./handlers.js";
+export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";
 export { consumerSettings } from "./settings.js";

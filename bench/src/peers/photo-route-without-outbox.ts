@@ -6,7 +6,7 @@
  * graceful stop goes (the source document's "before").
  */
 import { createApiMetrics, createPhotoServer, type PostPhoto } from "@outbox/api";
-import { createDatabase, createLogger, deadlineTransaction, uuidv7 } from "@outbox/shared";
+import { createDatabase, createLogger, deadlineTransaction, EXIT_OK, uuidv7 } from "@outbox/shared";
 import { Registry } from "prom-client";
 
 const database = createDatabase({
@@ -41,6 +41,6 @@ const server = createPhotoServer({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
 });
-process.on("SIGTERM", () => process.exit(0));
+process.on("SIGTERM", () => process.exit(EXIT_OK));
 const port = await server.listen("127.0.0.1", 0);
 process.stdout.write(`${JSON.stringify({ msg: "listening", port })}\n`);
