@@ -12,6 +12,8 @@ import {
   createLogger,
   createSnsClient,
   createSqsClient,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
   EXIT_CRASH,
   EXIT_OK,
 } from "@outbox/shared";
@@ -193,8 +195,8 @@ async function runRelay(job: RelayJob): Promise<void> {
               TopicArn: job.topicArn,
               Message: JSON.stringify(message.payload),
               MessageAttributes: {
-                event_id: { DataType: "String", StringValue: message.id },
-                event_type: { DataType: "String", StringValue: message.messageType },
+                [EVENT_ID_ATTRIBUTE]: { DataType: "String", StringValue: message.id },
+                [EVENT_TYPE_ATTRIBUTE]: { DataType: "String", StringValue: message.messageType },
               },
             }),
           );
@@ -326,8 +328,8 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     let dups = 0;
     duplicates = () => dups;
     const inbox = async (message: Message): Promise<boolean> => {
-      const eventId = message.MessageAttributes?.event_id?.StringValue;
-      const eventType = message.MessageAttributes?.event_type?.StringValue ?? "unknown";
+      const eventId = message.MessageAttributes?.[EVENT_ID_ATTRIBUTE]?.StringValue;
+      const eventType = message.MessageAttributes?.[EVENT_TYPE_ATTRIBUTE]?.StringValue ?? "unknown";
       const client = await database.pool.connect();
       try {
         await client.query("BEGIN");

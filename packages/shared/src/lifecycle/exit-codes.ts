@@ -2,7 +2,7 @@
 export const EXIT_OK = 0;
 /**
  * Any failure without a code of its own below: a crash, a failed migration, a failed drill check,
- * no dead event with the id `relay requeue-dead --id` was given.
+ * `relay requeue-dead --id` finding no such dead event.
  */
 export const EXIT_CRASH = 1;
 /** sysexits' EX_USAGE: a wrong command line; the usage goes to stderr. */
