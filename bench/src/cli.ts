@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { EXIT_OK } from "@outbox/shared";
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { FULL, QUICK, SCENARIOS, type ScenarioName } from "./context.js";
 import { waitForLowLoad } from "./measure.js";
@@ -61,4 +62,4 @@ process.stdout.write(
     `Node ${report.versions.node}, Postgres ${report.versions.postgres}, pg-transactional-outbox ${report.versions["pg-transactional-outbox"]}, sqs-consumer ${report.versions["sqs-consumer"]}\n\n` +
     `${markdownTable(report.rows)}\n\nmedian (min–max) of the runs; ratio = ours / peer on the medians. Raw figures: ${file}\n`,
 );
-process.exit(0);
+process.exit(EXIT_OK);

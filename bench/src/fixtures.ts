@@ -5,7 +5,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { createDatabaseOn } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest, type NewEvent } from "@outbox/shared";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  enqueue,
+  MAX_BATCH_ENTRIES,
+  migrateToLatest,
+  type NewEvent,
+} from "@outbox/shared";
 import { sql } from "kysely";
 import pg from "pg";
 import { DatabaseSetup } from "pg-transactional-outbox";
@@ -166,7 +175,7 @@ export async function countRows(url: string, query: string): Promise<number> {
 
 // ---- SQS ----
 
-/** Fills a queue with `total` messages as the relay would publish them (raw delivery, event_id). */
+/** Fills a queue with `total` messages as the relay would publish them (raw delivery, the event id attribute). */
 export async function fillQueue(
   sqs: SQSClient,
   queueUrl: string,
@@ -176,16 +185,16 @@ export async function fillQueue(
   let next = 0;
   const sender = async () => {
     for (let start = next; start < total; start = next) {
-      next += 10;
+      next += MAX_BATCH_ENTRIES;
       await sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: Array.from({ length: Math.min(10, total - start) }, (_, index) => ({
+          Entries: Array.from({ length: Math.min(MAX_BATCH_ENTRIES, total - start) }, (_, index) => ({
             Id: String(index),
             MessageBody: JSON.stringify({ name: `event-${start + index}` }),
             MessageAttributes: {
-              event_id: { DataType: "String", StringValue: randomUUID() },
-              event_type: { DataType: "String", StringValue: "example.created" },
+              [EVENT_ID_ATTRIBUTE]: { DataType: "String", StringValue: randomUUID() },
+              [EVENT_TYPE_ATTRIBUTE]: { DataType: "String", StringValue: "example.created" },
               traceparent: { DataType: "String", StringValue: TRACEPARENT },
             },
           })),

@@ -7,7 +7,16 @@ import { PublishCommand } from "@aws-sdk/client-sns";
 import type { Message } from "@aws-sdk/client-sqs";
 import { createConsumer, defineHandlers } from "@outbox/consumer";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
-import { createDatabase, createLogger, createSnsClient, createSqsClient } from "@outbox/shared";
+import {
+  createDatabase,
+  createLogger,
+  createSnsClient,
+  createSqsClient,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  EXIT_CRASH,
+  EXIT_OK,
+} from "@outbox/shared";
 import type pg from "pg";
 import {
   createReplicationFullConcurrencyController,
@@ -186,8 +195,8 @@ async function runRelay(job: RelayJob): Promise<void> {
               TopicArn: job.topicArn,
               Message: JSON.stringify(message.payload),
               MessageAttributes: {
-                event_id: { DataType: "String", StringValue: message.id },
-                event_type: { DataType: "String", StringValue: message.messageType },
+                [EVENT_ID_ATTRIBUTE]: { DataType: "String", StringValue: message.id },
+                [EVENT_TYPE_ATTRIBUTE]: { DataType: "String", StringValue: message.messageType },
               },
             }),
           );
@@ -319,8 +328,8 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     let dups = 0;
     duplicates = () => dups;
     const inbox = async (message: Message): Promise<boolean> => {
-      const eventId = message.MessageAttributes?.event_id?.StringValue;
-      const eventType = message.MessageAttributes?.event_type?.StringValue ?? "unknown";
+      const eventId = message.MessageAttributes?.[EVENT_ID_ATTRIBUTE]?.StringValue;
+      const eventType = message.MessageAttributes?.[EVENT_TYPE_ATTRIBUTE]?.StringValue ?? "unknown";
       const client = await database.pool.connect();
       try {
         await client.query("BEGIN");
@@ -414,8 +423,8 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
 try {
   if (job.kind === "relay") await runRelay(job);
   else await runConsumer(job);
-  process.exit(0);
+  process.exit(EXIT_OK);
 } catch (error) {
   await emit({ t: "log", msg: `job failed: ${(error as Error).stack ?? String(error)}` });
-  process.exit(1);
+  process.exit(EXIT_CRASH);
 }

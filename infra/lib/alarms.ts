@@ -10,7 +10,7 @@ export interface OutboxAlarmsProps {
   readonly deadLetterQueue: sqs.IQueue;
   /** The subscription's DLQ: what SNS could not deliver to the queue. */
   readonly subscriptionDeadLetterQueue: sqs.IQueue;
-  /** The relay's lag (relay_oldest_unsent_age_seconds in CloudWatch), when a metric path exists. */
+  /** The relay's lag (`RELAY_METRICS.lag` in CloudWatch), when a metric path exists. */
   readonly relayLag?: cloudwatch.IMetric;
   /** Outbox rows the relay marked dead, per minute. */
   readonly relayDeadEvents: cloudwatch.IMetric;

@@ -1,3 +1,4 @@
+import { RELAY_METRICS } from "@outbox/relay";
 import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
@@ -33,9 +34,6 @@ import { ReconcileSchedule } from "./reconcile-schedule.js";
 import { ServiceAlarms } from "./service-alarms.js";
 import { workerVpc } from "./worker-vpc.js";
 
-/** The relay's lag gauge (apps/relay/src/metrics.ts) and the backlog size next to it. */
-export const RELAY_LAG_METRIC = "relay_oldest_unsent_age_seconds";
-export const RELAY_UNSENT_METRIC = "relay_unsent_events";
 export const METRICS_NAMESPACE = "OutboxWorkers";
 
 export interface RelayServiceOptions {
@@ -340,7 +338,7 @@ export class OutboxWorkersStack extends Stack {
         ? new PrometheusEmfSidecar(this, "RelayMetrics", {
             taskDefinition: this.relay.taskDefinition,
             opsPort: relayBudgetValues.opsPort,
-            metricNames: [RELAY_LAG_METRIC, RELAY_UNSENT_METRIC],
+            metricNames: [RELAY_METRICS.lag, RELAY_METRICS.unsent],
             namespace: METRICS_NAMESPACE,
             service: "relay",
             ...(relayOptions.collectorImage ? { collectorImage: relayOptions.collectorImage } : {}),
@@ -512,7 +510,7 @@ export class OutboxWorkersStack extends Stack {
       queue,
       deadLetterQueue,
       subscriptionDeadLetterQueue,
-      ...(this.relayMetrics ? { relayLag: this.relayMetrics.metric(RELAY_LAG_METRIC) } : {}),
+      ...(this.relayMetrics ? { relayLag: this.relayMetrics.metric(RELAY_METRICS.lag) } : {}),
       relayDeadEvents: relayDeadEvents.metric(),
       consumerHandlerFailures: consumerHandlerFailures.metric(),
       oldestMessageAgeThreshold: props.oldestMessageAgeAlarm ?? Duration.minutes(5),

@@ -1,12 +1,12 @@
 import { consumerSettings } from "@outbox/consumer";
-import { relaySettings } from "@outbox/relay";
+import { RELAY_METRICS, relaySettings } from "@outbox/relay";
 import type { CfnElement } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
 import { LOG_BUFFER_SIZE } from "../lib/daemon-service.js";
-import { METRICS_NAMESPACE, RELAY_LAG_METRIC } from "../lib/outbox-workers-stack.js";
+import { METRICS_NAMESPACE } from "../lib/outbox-workers-stack.js";
 import { container, environmentOf, synth } from "./support/synth.js";
 
 const { stack, template } = synth();
@@ -298,7 +298,7 @@ describe("alarms", () => {
 
   it("fires on the relay's lag, forwarded from /metrics by a collector sidecar as EMF", () => {
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: RELAY_LAG_METRIC,
+      MetricName: RELAY_METRICS.lag,
       Namespace: METRICS_NAMESPACE,
       Dimensions: [{ Name: "service", Value: "relay" }],
       Threshold: 60,
@@ -309,11 +309,11 @@ describe("alarms", () => {
     expect(sidecar.Image).toMatch(/^public\.ecr\.aws\/aws-observability\/aws-otel-collector:/);
     const config = JSON.stringify(environmentOf(sidecar).AOT_CONFIG_CONTENT);
     expect(config).toContain(`127.0.0.1:${relay.opsPort}`);
-    expect(config).toContain(RELAY_LAG_METRIC);
+    expect(config).toContain(RELAY_METRICS.lag);
     expect(config).toContain("awsemf");
     expect(
       synth({ relay: { lagMetric: false } }).template.findResources("AWS::CloudWatch::Alarm", {
-        Properties: { MetricName: RELAY_LAG_METRIC },
+        Properties: { MetricName: RELAY_METRICS.lag },
       }),
     ).toEqual({});
   });

@@ -6,7 +6,7 @@ export {
   type LinkOutcome,
 } from "./equipment-client.js";
 export { getPhoto, type PhotoView } from "./get-photo.js";
-export { type ApiMetrics, createApiMetrics } from "./metrics.js";
+export { API_METRICS, type ApiMetrics, createApiMetrics } from "./metrics.js";
 export {
   type NewPhoto,
   newPhoto,

@@ -2,6 +2,7 @@ import {
   createDatabase,
   createLogger,
   EXIT_CONFIG,
+  EXIT_OK,
   packageVersion,
   reportConfigErrors,
   resolveConfig,
@@ -67,7 +68,7 @@ export async function runReconcileOnce(): Promise<number> {
       if (pass.attempted < config.reconcileBatchSize) break;
     }
     log.info(totals, "reconciliation done");
-    return 0;
+    return EXIT_OK;
   } finally {
     await database.close(5_000);
   }

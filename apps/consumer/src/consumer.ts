@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { MAX_BATCH_ENTRIES } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, consumerNumbers } from "./consumer-options.js";
@@ -7,7 +8,7 @@ import { DeleteBuffer } from "./delete-buffer.js";
 import { MessageDispatcher } from "./dispatch-messages.js";
 import { DrainDeadline } from "./drain.js";
 import { createConsumerMetrics } from "./metrics.js";
-import { MAX_BATCH, startPollers } from "./poll-messages.js";
+import { startPollers } from "./poll-messages.js";
 import { processMessage } from "./process-message.js";
 import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
 import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
@@ -130,7 +131,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
         // Wait for half the slots (at most a full batch) before polling: receives stay near full
         // (one receive costs about the same CPU for 1 message as for 10) while the next batch is
         // already on its way when the current one is half done.
-        minBatch: Math.max(1, Math.min(MAX_BATCH, Math.floor(concurrency / 2))),
+        minBatch: Math.max(1, Math.min(MAX_BATCH_ENTRIES, Math.floor(concurrency / 2))),
         stopping: intake.signal,
         onBatch: (batch) => dispatcher.onBatch(batch),
         log,

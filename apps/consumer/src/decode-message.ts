@@ -1,4 +1,5 @@
 import type { Message } from "@aws-sdk/client-sqs";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
 import { PoisonReason } from "./errors.js";
 
 /** A message whose body and attributes make sense; which handler takes it is decided later. */
@@ -8,10 +9,6 @@ export interface DecodedMessage {
   readonly payload: unknown;
   readonly headers: Record<string, string>;
 }
-
-/** Attributes the relay sets on every message; the rest travel to the handler as headers. */
-export const EVENT_ID_ATTRIBUTE = "event_id";
-export const EVENT_TYPE_ATTRIBUTE = "event_type";
 
 // The inbox column is uuid: a malformed id must be poison here, not a failing INSERT retried forever.
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { type Logger, sleep } from "@outbox/shared";
+import { type BackoffPolicy, backoffMs, type Logger, MAX_BATCH_ENTRIES, sleep } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
 
 export interface DeleteEntry {
@@ -25,9 +25,8 @@ export interface DeleteBufferOptions {
   readonly metrics: ConsumerMetrics;
 }
 
-const BATCH_SIZE = 10;
 const MAX_ATTEMPTS = 4;
-const RETRY_DELAY_MS = 200;
+const RETRY_BACKOFF: BackoffPolicy = { baseMs: 400, maxMs: 1_600 };
 /** A partial batch waits at most this many flush periods while messages in flight could fill it. */
 const HOLD_FACTOR = 4;
 
@@ -73,7 +72,7 @@ export class DeleteBuffer {
 
   #enqueue(entries: Pending[]): void {
     for (const entry of entries) this.#pending.push(entry);
-    if (this.#pending.length >= BATCH_SIZE) this.#sendAll();
+    if (this.#pending.length >= MAX_BATCH_ENTRIES) this.#sendAll();
     else if (this.#timer === undefined && this.#pending.length > 0) {
       this.#waited = 0;
       this.#timer = setTimeout(this.#onTimer, this.#options.flushMs);
@@ -86,7 +85,7 @@ export class DeleteBuffer {
     // One DeleteMessageBatch costs about as much for 1 entry as for 10: hold a partial batch a little
     // longer if the messages being handled could fill it. A late delete is harmless (the message is
     // committed and stays invisible); drain() flushes at once anyway.
-    const fill = BATCH_SIZE - this.#pending.length;
+    const fill = MAX_BATCH_ENTRIES - this.#pending.length;
     if (this.#waited < HOLD_FACTOR && (this.#options.inFlight?.() ?? 0) >= fill) {
       this.#timer = setTimeout(this.#onTimer, this.#options.flushMs);
       return;
@@ -98,7 +97,7 @@ export class DeleteBuffer {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     while (this.#pending.length > 0) {
-      const batch = this.#pending.splice(0, BATCH_SIZE);
+      const batch = this.#pending.splice(0, MAX_BATCH_ENTRIES);
       const sending = this.#send(batch).finally(() => this.#sending.delete(sending));
       this.#sending.add(sending);
     }
@@ -133,7 +132,7 @@ export class DeleteBuffer {
       return false;
     });
     if (again.length > 0) {
-      await sleep(RETRY_DELAY_MS * 2 ** (again[0]?.attempts ?? 1));
+      await sleep(backoffMs(again[0]?.attempts ?? 1, RETRY_BACKOFF));
       this.#enqueue(again);
     }
   }

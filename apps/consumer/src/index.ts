@@ -1,7 +1,6 @@
 export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
 export type { ConsumerOptions } from "./consumer-options.js";
 export { consumerTimeouts } from "./consumer-timeouts.js";
-export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./decode-message.js";
 export { ConsumerOptionsError, type PoisonKind, PoisonMessageError } from "./errors.js";
 export { photoPostedHandler } from "./example-handlers.js";
 export {
@@ -16,6 +15,7 @@ export {
   type HandlerSetOptions,
   type ParsingHandler,
 } from "./handlers.js";
+export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";
 export { consumerSettings } from "./settings.js";

@@ -6,12 +6,9 @@ import {
   type ReceiveMessageCommandInput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { type Logger, sleep } from "@outbox/shared";
+import { type BackoffPolicy, backoffMs, type Logger, MAX_BATCH_ENTRIES, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { ConsumerMetrics } from "./metrics.js";
-
-/** SQS's ceiling for one ReceiveMessage. */
-export const MAX_BATCH = 10;
 
 export interface ReceivedBatch {
   readonly messages: readonly Message[];
@@ -58,15 +55,14 @@ const STANDARD_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount"]);
 const FIFO_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount", "MessageGroupId"]);
 const ALL = ["All"];
 
-const FIRST_ERROR_BACKOFF_MS = 500;
-const MAX_ERROR_BACKOFF_MS = 20_000;
+const ERROR_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 20_000 };
 
 async function poll(options: PollerOptions): Promise<void> {
   const { sqs, capacity, stopping, log, metrics } = options;
   const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
-  let errorBackoffMs = FIRST_ERROR_BACKOFF_MS;
+  let consecutiveErrors = 0;
   while (!stopping.aborted) {
-    const reserved = await capacity.reserve(options.minBatch, MAX_BATCH, stopping);
+    const reserved = await capacity.reserve(options.minBatch, MAX_BATCH_ENTRIES, stopping);
     if (reserved === 0) break;
     const sentAt = performance.now();
     try {
@@ -90,7 +86,7 @@ async function poll(options: PollerOptions): Promise<void> {
       );
       const messages = output.Messages ?? [];
       capacity.release(reserved - messages.length);
-      errorBackoffMs = FIRST_ERROR_BACKOFF_MS;
+      consecutiveErrors = 0;
       if (messages.length > 0) {
         metrics.received.inc(messages.length);
         options.onBatch({ messages, sentAt });
@@ -98,9 +94,10 @@ async function poll(options: PollerOptions): Promise<void> {
     } catch (error) {
       capacity.release(reserved);
       metrics.receiveErrors.inc();
-      log.warn({ err: error, retryInMs: errorBackoffMs }, "receive failed");
-      await sleep(errorBackoffMs, stopping);
-      errorBackoffMs = Math.min(errorBackoffMs * 2, MAX_ERROR_BACKOFF_MS);
+      consecutiveErrors += 1;
+      const retryInMs = backoffMs(consecutiveErrors, ERROR_BACKOFF);
+      log.warn({ err: error, retryInMs }, "receive failed");
+      await sleep(retryInMs, stopping);
     }
   }
 }

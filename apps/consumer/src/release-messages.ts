@@ -3,6 +3,7 @@ import {
   ChangeMessageVisibilityCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { backoffMs, MAX_BATCH_ENTRIES } from "@outbox/shared";
 
 export interface Held {
   readonly messageId: string;
@@ -22,8 +23,8 @@ export async function giveBack(
   visibilitySeconds = 0,
 ): Promise<number> {
   let changed = 0;
-  for (let start = 0; start < messages.length; start += 10) {
-    const chunk = messages.slice(start, start + 10);
+  for (let start = 0; start < messages.length; start += MAX_BATCH_ENTRIES) {
+    const chunk = messages.slice(start, start + MAX_BATCH_ENTRIES);
     const output = await sqs.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
@@ -41,11 +42,12 @@ export async function giveBack(
 
 /**
  * Retry delay after the `receiveCount`-th failed delivery: base · 2^(count-1), capped. SQS's redrive
- * policy moves the message to the DLQ once maxReceiveCount deliveries have failed.
+ * policy moves the message to the DLQ once maxReceiveCount deliveries have failed. No jitter: this
+ * is the schedule docs/consumer.md gives for sizing maxReceiveCount.
  */
 export function retryDelaySeconds(receiveCount: number, baseSeconds: number, maxSeconds: number): number {
-  const exponent = Math.min(Math.max(receiveCount - 1, 0), 20);
-  return Math.min(maxSeconds, baseSeconds * 2 ** exponent);
+  const policy = { baseMs: baseSeconds * 1_000, maxMs: maxSeconds * 1_000 };
+  return backoffMs(receiveCount, policy, { jitter: "none" }) / 1_000;
 }
 
 /** Hides a failed message for its retry delay; the receipt handle stays valid until then. */

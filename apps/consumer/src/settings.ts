@@ -1,4 +1,4 @@
-import { commonSettings, setting } from "@outbox/shared";
+import { commonSettings, MAX_VISIBILITY_SECONDS, setting } from "@outbox/shared";
 
 /**
  * Everything the consumer daemon reads from its environment. The defaults are chosen to pass the
@@ -57,7 +57,7 @@ export const consumerSettings = {
   visibilityTimeoutSeconds: setting.integer({
     env: "CONSUMER_VISIBILITY_TIMEOUT_SECONDS",
     min: 1,
-    max: 43_200,
+    max: MAX_VISIBILITY_SECONDS,
     unit: "s",
     default: 30,
     description:
@@ -66,7 +66,7 @@ export const consumerSettings = {
   handlerTimeoutMs: setting.milliseconds({
     env: "CONSUMER_HANDLER_TIMEOUT_MS",
     min: 100,
-    max: 43_200_000,
+    max: MAX_VISIBILITY_SECONDS * 1_000,
     default: 60_000,
     description:
       "A message's deadline (handler + transaction); heartbeats extend the lease up to it, then the work is rolled back.",
@@ -98,7 +98,7 @@ export const consumerSettings = {
   retryBaseSeconds: setting.integer({
     env: "CONSUMER_RETRY_BASE_SECONDS",
     min: 0,
-    max: 43_200,
+    max: MAX_VISIBILITY_SECONDS,
     unit: "s",
     default: 2,
     description: "Visibility after a handler's first failure; doubles with each ApproximateReceiveCount.",
@@ -106,7 +106,7 @@ export const consumerSettings = {
   retryMaxSeconds: setting.integer({
     env: "CONSUMER_RETRY_MAX_SECONDS",
     min: 0,
-    max: 43_200,
+    max: MAX_VISIBILITY_SECONDS,
     unit: "s",
     default: 300,
     description: "Cap of the retry backoff (SQS allows at most 12 h).",

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { Deadline, Logger } from "@outbox/shared";
+import { type Deadline, type Logger, MAX_BATCH_ENTRIES } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
 
 /** A message we hold: its lease (visibility) must stay ahead of its deadline by the safety margin. */
@@ -69,8 +69,8 @@ export class VisibilityHeartbeat {
       const wantedMs = Math.min(visibilityTimeoutSeconds * 1_000, lease.deadline.expiresAt + marginMs - now);
       due.push({ lease, seconds: Math.ceil(wantedMs / 1_000) });
     }
-    for (let start = 0; start < due.length; start += 10) {
-      const renewing = this.#renew(due.slice(start, start + 10), now).finally(() =>
+    for (let start = 0; start < due.length; start += MAX_BATCH_ENTRIES) {
+      const renewing = this.#renew(due.slice(start, start + MAX_BATCH_ENTRIES), now).finally(() =>
         this.#renewing.delete(renewing),
       );
       this.#renewing.add(renewing);

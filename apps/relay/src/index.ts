@@ -1,5 +1,5 @@
-export { MAX_MESSAGE_BYTES } from "@outbox/shared";
 export type { ClaimedRow } from "./claim-batch.js";
+export { RELAY_METRICS } from "./metrics.js";
 export type { BatchReport } from "./process-batch.js";
 export {
   type FailedEntry,

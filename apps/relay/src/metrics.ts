@@ -2,6 +2,21 @@ import type { Database } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
+/**
+ * The names the relay's metrics are served under. Infra forwards `unsent` and `lag` to CloudWatch and
+ * alarms on the lag, the drills read others: they all take the names from here.
+ */
+export const RELAY_METRICS = {
+  unsent: "relay_unsent_events",
+  lag: "relay_oldest_unsent_age_seconds",
+  published: "relay_published_total",
+  failed: "relay_publish_failures_total",
+  dead: "relay_dead_total",
+  batchSeconds: "relay_batch_duration_seconds",
+  publishSeconds: "relay_publish_duration_seconds",
+  requestsInFlight: "relay_publish_requests_in_flight",
+} as const;
+
 export type FailureReason = "entry" | "request" | "unsendable";
 
 export interface RelayMetrics {
@@ -40,7 +55,7 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
     return backlog;
   };
   new Gauge({
-    name: "relay_unsent_events",
+    name: RELAY_METRICS.unsent,
     help: "Outbox rows neither published nor dead (all replicas).",
     registers: [registry],
     async collect() {
@@ -48,7 +63,7 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
     },
   });
   new Gauge({
-    name: "relay_oldest_unsent_age_seconds",
+    name: RELAY_METRICS.lag,
     help: "Age of the oldest unsent outbox row: the relay's lag (0 when nothing is pending).",
     registers: [registry],
     async collect() {
@@ -57,37 +72,37 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
   });
   return {
     published: new Counter({
-      name: "relay_published_total",
+      name: RELAY_METRICS.published,
       help: "Events published by this process, by logical topic.",
       labelNames: ["topic"],
       registers: [registry],
     }),
     failed: new Counter({
-      name: "relay_publish_failures_total",
+      name: RELAY_METRICS.failed,
       help: "Failed publish attempts of single events, by reason (entry, request, unsendable).",
       labelNames: ["reason"],
       registers: [registry],
     }),
     dead: new Counter({
-      name: "relay_dead_total",
+      name: RELAY_METRICS.dead,
       help: "Events marked dead by this process, by reason (attempts, unsendable).",
       labelNames: ["reason"],
       registers: [registry],
     }),
     batchSeconds: new Histogram({
-      name: "relay_batch_duration_seconds",
+      name: RELAY_METRICS.batchSeconds,
       help: "Claim-to-last-mark time of one batch.",
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
     publishSeconds: new Histogram({
-      name: "relay_publish_duration_seconds",
+      name: RELAY_METRICS.publishSeconds,
       help: "Duration of one PublishBatch request.",
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
     requestsInFlight: new Gauge({
-      name: "relay_publish_requests_in_flight",
+      name: RELAY_METRICS.requestsInFlight,
       help: "PublishBatch requests currently in flight.",
       registers: [registry],
     }),

@@ -1,9 +1,6 @@
-import { MAX_MESSAGE_BYTES } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
-
-/** SNS takes at most 10 entries per PublishBatch. */
-const MAX_ENTRIES = 10;
 
 export interface ReadyRow {
   readonly row: ClaimedRow;
@@ -26,7 +23,10 @@ export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
   const open = new Map<string, Chunk>();
   for (const item of ready) {
     let chunk = open.get(item.topicArn);
-    if (chunk && (chunk.entries.length === MAX_ENTRIES || chunk.bytes + item.bytes > MAX_MESSAGE_BYTES)) {
+    if (
+      chunk &&
+      (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > MAX_MESSAGE_BYTES)
+    ) {
       done.push(chunk);
       chunk = undefined;
     }

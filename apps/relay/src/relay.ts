@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import os from "node:os";
 import {
   type BackoffPolicy,
+  backoffMs,
   type Database,
   type DatabaseClientConfig,
   forwardAbort,
@@ -106,6 +107,8 @@ function positive(name: string, value: number): number {
 }
 
 const optionsError = (message: string) => new RelayOptionsError(message);
+/** The longest wait between retries of a failing batch: how late a recovered database or bus is noticed. */
+const BATCH_FAILURE_MAX_MS = 30_000;
 
 /** Each numeric option and the RELAY_… setting the daemon fills it from (backoff's two aside). */
 const optionSettings = {
@@ -208,7 +211,10 @@ export function createRelay(options: RelayOptions): Relay {
           "batch failed; rows stay leased until their lease ends",
         );
         emitter.emit("batchFailed", error);
-        await sleep(Math.min(pollIntervalMs * 2 ** (consecutiveErrors - 1), 30_000), stopping.signal);
+        await sleep(
+          backoffMs(consecutiveErrors, { baseMs: pollIntervalMs, maxMs: BATCH_FAILURE_MAX_MS }),
+          stopping.signal,
+        );
         continue;
       }
       published += report.published;

@@ -1,4 +1,6 @@
 import {
+  type BackoffPolicy,
+  backoffMs,
   type DatabaseClientConfig,
   INSERT_IN_FLIGHT_LOCK,
   type Logger,
@@ -19,8 +21,7 @@ export interface Wakeup {
   close(): Promise<void>;
 }
 
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
+const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 5_000 };
 /**
  * How soon to claim again while transactions that inserted without notifying are still open: their
  * rows appear when they commit, and nothing else would say so.
@@ -57,7 +58,8 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
   /** `client` once it is LISTENing: only then can the sleep be announced. */
   let listening: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = RECONNECT_MIN_MS;
+  /** Reconnects since the last LISTEN that worked. */
+  let failedConnects = 0;
   /** This connection holds the asleep lock: writers notify. */
   let announced = false;
   /** Announced, every earlier writer ended, and the caller has claimed since: blocking is safe. */
@@ -70,12 +72,13 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
 
   const scheduleReconnect = (error: unknown) => {
     if (closed || retryTimer) return;
-    log?.warn({ err: error, retryInMs: retryMs }, "insert notifications lost; reconnecting");
+    failedConnects += 1;
+    const retryInMs = backoffMs(failedConnects, RECONNECT_BACKOFF);
+    log?.warn({ err: error, retryInMs }, "insert notifications lost; reconnecting");
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       if (connection !== null) void connect(connection);
-    }, retryMs);
-    retryMs = Math.min(retryMs * 2, RECONNECT_MAX_MS);
+    }, retryInMs);
   };
 
   const connect = async (to: string | DatabaseClientConfig) => {
@@ -103,7 +106,7 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
         await next.end();
         return;
       }
-      retryMs = RECONNECT_MIN_MS;
+      failedConnects = 0;
       listening = next;
       wake();
     } catch (error) {

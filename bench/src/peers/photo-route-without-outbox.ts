@@ -6,7 +6,14 @@
  * graceful stop goes (the source document's "before").
  */
 import { apiSettings, createApiMetrics, createPhotoServer, type PostPhoto } from "@outbox/api";
-import { createDatabase, createLogger, deadlineTransaction, loadConfig, uuidv7 } from "@outbox/shared";
+import {
+  createDatabase,
+  createLogger,
+  deadlineTransaction,
+  EXIT_OK,
+  loadConfig,
+  uuidv7,
+} from "@outbox/shared";
 import { Registry } from "prom-client";
 
 // The daemon's own settings from the same environment: pool and timeouts cannot drift from ours.
@@ -44,6 +51,6 @@ const server = createPhotoServer({
   requestTimeoutMs: config.requestTimeoutMs,
   keepAliveTimeoutMs: config.keepAliveTimeoutMs,
 });
-process.on("SIGTERM", () => process.exit(0));
+process.on("SIGTERM", () => process.exit(EXIT_OK));
 const port = await server.listen(config.host, config.port);
 process.stdout.write(`${JSON.stringify({ msg: "listening", port })}\n`);

@@ -1,3 +1,4 @@
+import { EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { awsEnvironment } from "./aws-environment.js";
 import { bootstrapResources } from "./bootstrap.js";
 import { startStack } from "./stack.js";
@@ -12,10 +13,10 @@ async function shutdown(): Promise<void> {
   console.error("stopping local stack…");
   try {
     await stack.stop();
-    process.exit(0);
+    process.exit(EXIT_OK);
   } catch (error) {
     console.error(error);
-    process.exit(1);
+    process.exit(EXIT_CRASH);
   }
 }
 process.on("SIGINT", shutdown);

@@ -1,3 +1,4 @@
+import { CONSUMER_METRICS } from "@outbox/consumer";
 import { readMetric } from "./daemon-metrics.js";
 import { isRunning, startedDaemons } from "./daemon-process.js";
 import type { DrillEnvironment } from "./drill-environment.js";
@@ -16,7 +17,7 @@ async function duplicatesSoFar(firstDaemon: number): Promise<number> {
     else if (isRunning(daemon)) {
       const port = daemon.lines.find((line) => line.msg === "started")?.opsPort;
       if (typeof port === "number")
-        total += await readMetric(port, "consumer_duplicates_total").catch(() => 0);
+        total += await readMetric(port, CONSUMER_METRICS.duplicates).catch(() => 0);
     }
   }
   return total;

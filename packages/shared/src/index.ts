@@ -85,14 +85,21 @@ export {
   OutboxValidationError,
 } from "./outbox/enqueue.js";
 export {
-  headersProblem,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  MAX_BATCH_ENTRIES,
+  MAX_MESSAGE_ATTRIBUTES,
   MAX_MESSAGE_BYTES,
+  MAX_VISIBILITY_SECONDS,
+} from "./outbox/message-contract.js";
+export {
+  headersProblem,
   type MessageSize,
   measureMessage,
   messageAttributes,
 } from "./outbox/sns-message.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
-export { type BackoffPolicy, backoffMs } from "./retry/backoff.js";
+export { type BackoffOptions, type BackoffPolicy, backoffMs } from "./retry/backoff.js";
 export { type TraceFields, traceFields } from "./telemetry/log-trace-fields.js";
 export { contextFromHeaders, linkFromHeaders, traceHeaders } from "./telemetry/message-trace-context.js";
 export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";

@@ -1,4 +1,4 @@
-import { EXIT_CONFIG } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { usageError } from "@outbox/shared/command-line";
 import { sql } from "kysely";
 import { openDatabase } from "./open-database.js";
@@ -21,7 +21,7 @@ export async function runRequeueDead(id: string | boolean | undefined, usage: st
     `.execute(database.db);
     const requeued = Number(result.numAffectedRows ?? 0);
     process.stdout.write(`${JSON.stringify({ requeued })}\n`);
-    return id !== undefined && requeued === 0 ? 1 : 0;
+    return id !== undefined && requeued === 0 ? EXIT_CRASH : EXIT_OK;
   } finally {
     await database.close(5_000);
   }

@@ -1,4 +1,4 @@
-import { EXIT_CONFIG } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_OK } from "@outbox/shared";
 import { sql } from "kysely";
 import { openDatabase } from "./open-database.js";
 
@@ -46,7 +46,7 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
     process.stdout.write(
       options.json ? `${JSON.stringify({ total, topics })}\n` : renderTable(topics, total),
     );
-    return 0;
+    return EXIT_OK;
   } finally {
     await database.close(5_000);
   }

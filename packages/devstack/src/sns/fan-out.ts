@@ -1,6 +1,6 @@
+import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/shared/message-contract";
 import type { PublishStats } from "../stats/stats.js";
 import { notificationEnvelope, type PublishedMessage } from "./envelope.js";
-import { MAX_MESSAGE_BYTES } from "./message.js";
 import type { Subscription } from "./registry.js";
 import type { SqsJsonClient } from "./sqs-json.js";
 
@@ -117,7 +117,7 @@ function chunkBySize(entries: SqsEntry[]): SqsEntry[][] {
   let bytes = 0;
   for (const entry of entries) {
     const size = Buffer.byteLength(entry.MessageBody) + attributeBytes(entry.MessageAttributes);
-    if (current.length > 0 && (current.length === 10 || bytes + size > MAX_MESSAGE_BYTES)) {
+    if (current.length > 0 && (current.length === MAX_BATCH_ENTRIES || bytes + size > MAX_MESSAGE_BYTES)) {
       chunks.push(current);
       current = [];
       bytes = 0;

@@ -1,10 +1,8 @@
 import { createHash } from "node:crypto";
+import { MAX_MESSAGE_BYTES } from "@outbox/shared/message-contract";
 import { invalidParameter } from "./errors.js";
 import { type QueryParams, queryStructMap } from "./query.js";
 import type { Topic } from "./registry.js";
-
-/** SNS's limit for a message, counted as body plus every attribute name, type and value. */
-export const MAX_MESSAGE_BYTES = 262_144;
 
 export interface MessageAttribute {
   readonly name: string;

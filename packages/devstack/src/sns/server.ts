@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { EVENT_ID_ATTRIBUTE } from "@outbox/shared/message-contract";
 import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
 import { FaultInjector } from "../faults/injector.js";
 import { handleStatsControl, STATS_PATH } from "../stats/control.js";
@@ -97,7 +98,7 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
   const registry = new Registry(options.region, options.accountId);
   const faults = new FaultInjector();
   const stats = new PublishStats(
-    options.statsEventIdAttribute ?? "event_id",
+    options.statsEventIdAttribute ?? EVENT_ID_ATTRIBUTE,
     options.statsMaxTrackedEventIds ?? DEFAULT_MAX_TRACKED_EVENT_IDS,
   );
   const sqs = new SqsJsonClient(options.sqsEndpoint);

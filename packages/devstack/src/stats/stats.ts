@@ -1,3 +1,5 @@
+import { EVENT_ID_ATTRIBUTE } from "@outbox/shared/message-contract";
+
 /** Publish statistics of one topic, counted since the emulator started or the last reset. */
 export interface TopicStats {
   /** Messages accepted: successful Publish calls plus successful PublishBatch entries. */
@@ -51,7 +53,7 @@ export class PublishStats {
   #topics = new Map<string, TopicCounter>();
 
   constructor(
-    readonly eventIdAttribute = "event_id",
+    readonly eventIdAttribute = EVENT_ID_ATTRIBUTE,
     readonly maxTrackedEventIds = DEFAULT_MAX_TRACKED_EVENT_IDS,
   ) {}
 

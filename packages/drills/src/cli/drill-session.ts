@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
-import { EXIT_FORCED } from "@outbox/shared";
+import { EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
 import { killRunningDaemons, repoPath } from "../daemon-process.js";
 import { type DrillContext, type DrillScale, drillContext } from "../drill-context.js";
 import { startProgressBoard } from "../progress-board.js";
@@ -92,11 +92,11 @@ export async function runDrillSession(options: DrillSessionOptions): Promise<num
       });
       process.stderr.write("stopping daemons and the stack…\n");
     }
-    return passed ? 0 : 1;
+    return passed ? EXIT_OK : EXIT_CRASH;
   } catch (error) {
     board.stop();
     process.stderr.write(`drill failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return EXIT_CRASH;
   } finally {
     await killRunningDaemons();
     await stack.stop();

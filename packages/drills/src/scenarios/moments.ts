@@ -1,3 +1,6 @@
+import { API_METRICS } from "@outbox/api";
+import { CONSUMER_METRICS } from "@outbox/consumer";
+import { RELAY_METRICS } from "@outbox/relay";
 import { readMetric } from "../daemon-metrics.js";
 import type { DaemonProcess } from "../daemon-process.js";
 import type { DrillEnvironment } from "../drill-environment.js";
@@ -23,7 +26,7 @@ export async function relayIsPublishing(environment: DrillEnvironment, relay: Da
     // reading that matters by as little as possible.
     async () =>
       (await countTables(environment)).published > 0 &&
-      (await readMetric(opsPort, "relay_publish_requests_in_flight")) > 0,
+      (await readMetric(opsPort, RELAY_METRICS.requestsInFlight)) > 0,
     { alive: [relay], intervalMs: 5 },
   );
 }
@@ -35,7 +38,7 @@ export async function consumerIsHandling(consumer: DaemonProcess): Promise<numbe
   await waitUntil(
     "messages inside the consumer's handler",
     async () => {
-      inHandlers = await readMetric(opsPort, "consumer_in_flight_messages");
+      inHandlers = await readMetric(opsPort, CONSUMER_METRICS.inFlight);
       return inHandlers > 0;
     },
     { alive: [consumer] },
@@ -48,7 +51,7 @@ export async function apiHoldsRequests(api: DaemonProcess, count: number): Promi
   const opsPort = Number((await api.waitForLog("started")).opsPort);
   await waitUntil(
     `${count} requests in flight at the photo service`,
-    async () => (await readMetric(opsPort, "api_http_requests_in_flight")) >= count,
+    async () => (await readMetric(opsPort, API_METRICS.inFlight)) >= count,
     { alive: [api] },
   );
 }

@@ -3,7 +3,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { SettingsSpec } from "../config/setting.js";
 import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
-import { EXIT_USAGE } from "../lifecycle/exit-codes.js";
+import { EXIT_OK, EXIT_USAGE } from "../lifecycle/exit-codes.js";
 import { packageVersion } from "../lifecycle/package-version.js";
 
 /**
@@ -44,7 +44,7 @@ function programVersion(): string {
 
 function exitWith(text: string): never {
   process.stdout.write(`${text}\n`);
-  process.exit(0);
+  process.exit(EXIT_OK);
 }
 
 /**
@@ -119,7 +119,7 @@ after listing every problem. Exit 0 after a signal-initiated stop, 1 on a crash.
     async run() {
       captureEarlyStopSignals();
       await options.load();
-      return 0;
+      return EXIT_OK;
     },
   };
 }

@@ -1,5 +1,9 @@
 // How every process of ours ends, in one place: platforms and tests read these numbers.
 export const EXIT_OK = 0;
+/**
+ * Any failure without a code of its own below: a crash, a failed migration, a failed drill check,
+ * `relay requeue-dead --id` finding no such dead event.
+ */
 export const EXIT_CRASH = 1;
 /** sysexits' EX_USAGE: a wrong command line; the usage goes to stderr. */
 export const EXIT_USAGE = 64;

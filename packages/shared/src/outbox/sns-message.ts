@@ -4,23 +4,28 @@
  * so an event `enqueue` accepts is one the relay can send.
  */
 
-/** SNS's limit for one message, body and attributes together; also the limit of a whole PublishBatch. */
-export const MAX_MESSAGE_BYTES = 256 * 1024;
-/** SNS accepts at most 10 message attributes; two are the relay's own (`event_id`, `event_type`). */
-const MAX_ATTRIBUTES = 10;
+import {
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  MAX_MESSAGE_ATTRIBUTES,
+  MAX_MESSAGE_BYTES,
+} from "./message-contract.js";
+
+/** The attributes the relay sets itself, whatever the headers say. */
+const OWN_ATTRIBUTES: readonly string[] = [EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE];
 const ATTRIBUTE_NAME = /^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.-]{1,256}$/;
 const RESERVED_PREFIX = /^(aws|amazon)\./i;
 
-/** An event's headers without `event_id` and `event_type`, which the relay sets itself. */
+/** An event's headers without the attributes the relay sets itself. */
 function headerEntries<T>(headers: Readonly<Record<string, T>>): [string, T][] {
-  return Object.entries(headers).filter(([name]) => name !== "event_id" && name !== "event_type");
+  return Object.entries(headers).filter(([name]) => !OWN_ATTRIBUTES.includes(name));
 }
 
 /** Why these headers cannot travel as SNS message attributes, or `undefined` when they can. */
 export function headersProblem(headers: Readonly<Record<string, unknown>>): string | undefined {
   const entries = headerEntries(headers);
-  if (entries.length + 2 > MAX_ATTRIBUTES) {
-    return `${entries.length} headers: SNS takes ${MAX_ATTRIBUTES} message attributes, 2 of them event_id and event_type`;
+  if (entries.length + OWN_ATTRIBUTES.length > MAX_MESSAGE_ATTRIBUTES) {
+    return `${entries.length} headers: SNS takes ${MAX_MESSAGE_ATTRIBUTES} message attributes, ${OWN_ATTRIBUTES.length} of them ${OWN_ATTRIBUTES.join(" and ")}`;
   }
   for (const [name, value] of entries) {
     if (!ATTRIBUTE_NAME.test(name) || RESERVED_PREFIX.test(name)) {
@@ -32,8 +37,8 @@ export function headersProblem(headers: Readonly<Record<string, unknown>>): stri
 }
 
 /**
- * The String message attributes an event is published with: its headers, then `event_id` and
- * `event_type` last, so a header cannot impersonate the event's id or type. Check `headersProblem` first.
+ * The String message attributes an event is published with: its headers, then the event's id and
+ * type last, so a header cannot impersonate them. Check `headersProblem` first.
  */
 export function messageAttributes(
   id: string,
@@ -41,8 +46,8 @@ export function messageAttributes(
   headers: Readonly<Record<string, string>>,
 ): Record<string, string> {
   const attributes: Record<string, string> = Object.fromEntries(headerEntries(headers));
-  attributes.event_id = id;
-  attributes.event_type = eventType;
+  attributes[EVENT_ID_ATTRIBUTE] = id;
+  attributes[EVENT_TYPE_ATTRIBUTE] = eventType;
   return attributes;
 }
 

@@ -1,6 +1,7 @@
+import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/shared/message-contract";
 import { acceptMessage, type PublishedMessage } from "../envelope.js";
 import { SnsError } from "../errors.js";
-import { checkFifoParameters, eventId, MAX_MESSAGE_BYTES, prepareMessage } from "../message.js";
+import { checkFifoParameters, eventId, prepareMessage } from "../message.js";
 import { queryList, queryStructMap } from "../query.js";
 import type { XmlObject } from "../xml.js";
 import type { Action } from "./context.js";
@@ -29,7 +30,7 @@ export const publishBatch: Action = async ({ params, registry, fanOut, faults, s
   if (entries.length === 0) {
     throw new SnsError("EmptyBatchRequest", "The batch request doesn't contain any entries.");
   }
-  if (entries.length > 10) {
+  if (entries.length > MAX_BATCH_ENTRIES) {
     throw new SnsError(
       "TooManyEntriesInBatchRequest",
       "The batch request contains more entries than permissible.",

@@ -1,0 +1,25 @@
+/**
+ * What the relay and the consumer agree on about a message on the bus, and the SNS/SQS limits both
+ * work within. The relay, the consumer and the local SNS emulator read them from here; tests spell the
+ * attribute names out on purpose, so that a rename here shows up as a changed wire format.
+ */
+
+/** The message attribute carrying the outbox row's id: the consumer's inbox key. */
+export const EVENT_ID_ATTRIBUTE = "event_id";
+/** The message attribute carrying the event type: it picks the consumer's handler. */
+export const EVENT_TYPE_ATTRIBUTE = "event_type";
+
+/**
+ * SNS's limit for one message, body and attributes together; also the limit of a whole PublishBatch,
+ * and the one the emulator applies to each SQS batch it fans a publish out in.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+/** SNS accepts at most 10 message attributes per message. */
+export const MAX_MESSAGE_ATTRIBUTES = 10;
+/**
+ * Entries per batch call: SNS PublishBatch and SQS ReceiveMessage, SendMessageBatch, DeleteMessageBatch
+ * and ChangeMessageVisibilityBatch all take at most 10.
+ */
+export const MAX_BATCH_ENTRIES = 10;
+/** SQS's longest visibility timeout (12 h): no lease nor retry delay can be longer. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
