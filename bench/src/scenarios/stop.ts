@@ -9,7 +9,7 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
-import { spawnDaemon } from "../daemon-process.js";
+import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 import { countRows, dropDatabase, PTO_TABLE } from "../fixtures.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
 import { summarize, wallMs } from "../measure.js";
@@ -55,8 +55,8 @@ async function stopWhileBusy(
 ): Promise<{ exitMs: number; exitCode: number | null; killed: boolean }> {
   let child: ChildProcess;
   if ("daemon" in subject) {
-    const started = spawnDaemon(subject.daemon, subject.env);
-    await started.ready;
+    const started = startBenchDaemon(subject.daemon, subject.env);
+    await started.waitForLog("started", {}, READY_TIMEOUT_MS);
     child = started.child;
   } else {
     const peer = new MeasuredChild(subject.peer);

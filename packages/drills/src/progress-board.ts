@@ -1,5 +1,5 @@
+import { isRunning, startedDaemons } from "@outbox/test-kit/process";
 import { readMetric } from "./daemon-metrics.js";
-import { isRunning, startedDaemons } from "./daemon-process.js";
 import type { DrillEnvironment } from "./drill-environment.js";
 import { countTables, queueDepths } from "./observe.js";
 
