@@ -1,8 +1,8 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
 import { createDatabase } from "@outbox/shared";
+import { wallMs } from "@outbox/test-kit/bench";
 import type { RelayJob } from "../jobs.js";
-import { wallMs } from "../measure.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
 /** Our relay as a library, on a pool of its own; `times` gets each event's publish time if asked. */

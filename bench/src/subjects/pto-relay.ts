@@ -1,4 +1,5 @@
 import { PublishCommand, type SNSClient } from "@aws-sdk/client-sns";
+import { wallMs } from "@outbox/test-kit/bench";
 import type pg from "pg";
 import {
   createReplicationFullConcurrencyController,
@@ -8,9 +9,8 @@ import {
   initializeReplicationMessageListener,
   type TransactionalMessage,
 } from "pg-transactional-outbox";
-import { PTO_NEXT_FUNCTION, PTO_TABLE } from "../fixtures.js";
 import type { RelayJob } from "../jobs.js";
-import { wallMs } from "../measure.js";
+import { PTO_NEXT_FUNCTION, PTO_TABLE } from "../pto-fixtures.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
 /**
