@@ -1,6 +1,6 @@
 import fs from "node:fs";
-import { repoPath } from "@outbox/drills";
 import { renderConfigTable, withConfigTable } from "@outbox/shared";
+import { repoPath } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import { configPages } from "./docs/config-pages.js";
 

@@ -1,4 +1,4 @@
-import { type StackInfo, stackInfo, startStack } from "@outbox/devstack";
+import { stackInfo, startStack } from "@outbox/devstack";
 import type { TestProject } from "vitest/node";
 
 // One local stack per test run (backend chosen by env STACK, else Docker if it answers, else
@@ -12,11 +12,4 @@ export default async function setup(project: TestProject) {
   return async () => {
     await stack.stop();
   };
-}
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    stack: StackInfo;
-    postgresAdminUrl: string;
-  }
 }

@@ -7,16 +7,11 @@
  * writes `go` (start measuring) and `finish` (stop and report) lines on its stdin.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { wallMs } from "./measure.js";
+import { fileURLToPath } from "node:url";
+import { wallMs } from "@outbox/test-kit/bench";
+import { TSX_IMPORT } from "@outbox/test-kit/process";
 
-// tsx's loader as a file URL for `--import` (import.meta.resolve is not there under vitest).
-export const TSX_IMPORT = pathToFileURL(
-  join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/loader.mjs"),
-).href;
 const WORKER = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
 /** What every job reports. */

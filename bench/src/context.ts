@@ -1,5 +1,5 @@
 import type { LocalStack } from "@outbox/devstack";
-import type { Summary } from "./measure.js";
+import type { Summary } from "@outbox/test-kit/bench";
 
 export interface Sizes {
   relayEvents: number;

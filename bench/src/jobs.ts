@@ -1,6 +1,6 @@
 /** Job descriptions the parent sends to a measured child (see worker.ts). */
 import type { AwsEndpoints } from "@outbox/devstack";
-import type { PtoNames } from "./fixtures.js";
+import type { PtoNames } from "./pto-fixtures.js";
 
 export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
 export type Sink = "null" | "sns";

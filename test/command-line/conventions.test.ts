@@ -1,11 +1,5 @@
+import { configRefusal, expectAnswer, expectUsageError, runEntryPoint, versionOf } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import {
-  configRefusal,
-  expectAnswer,
-  expectUsageError,
-  runEntryPoint,
-  versionOf,
-} from "../support/run-entry-point.js";
 
 /**
  * The one-shot programs that share @outbox/shared/command-line follow its conventions (the daemons'

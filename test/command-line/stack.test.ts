@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { apiSettings } from "@outbox/api";
 import { consumerSettings } from "@outbox/consumer";
-import { repoPath } from "@outbox/drills";
 import { relaySettings } from "@outbox/relay";
+import { repoPath } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 
 /** Every variable some daemon reads from its environment. */

@@ -1,6 +1,6 @@
 import fs from "node:fs";
-import { repoPath } from "@outbox/drills";
 import { renderConfigTable, withConfigTable } from "@outbox/shared";
+import { repoPath } from "@outbox/test-kit/process";
 import { configPages } from "./config-pages.js";
 
 // `pnpm docs:config`: regenerates the config tables in docs/ from the settings definitions.

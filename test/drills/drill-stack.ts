@@ -1,6 +1,6 @@
 import { type LocalStack, type StackInfo, stackInfo, startStack } from "@outbox/devstack";
+import { stack } from "@outbox/test-kit";
 import { afterAll, beforeAll } from "vitest";
-import { stack } from "../support/aws.js";
 
 /**
  * The stack a drill test runs on. The drills time their stops with the SNS emulator's fault

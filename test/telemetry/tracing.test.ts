@@ -3,12 +3,18 @@ import { SpanKind, trace } from "@opentelemetry/api";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { consumerEnv, relayEnv } from "@outbox/drills";
 import { createLogger, type DatabaseHandle, enqueue, startTracing } from "@outbox/shared";
+import {
+  createMigratedTestDatabase,
+  DaemonFleet,
+  type DaemonProcess,
+  type LogLine,
+  type OtlpReceiver,
+  type ReceivedSpan,
+  stack,
+  startOtlpReceiver,
+  uniqueName,
+} from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { stack } from "../support/aws.js";
-import { DaemonFleet, type DaemonProcess, type LogLine } from "../support/daemon-process.js";
-import { createMigratedTestDatabase } from "../support/database.js";
-import { uniqueName } from "../support/names.js";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
 
 // OTLP's span kinds are the API's plus one (0 is "unspecified" there).
 const PRODUCER = SpanKind.PRODUCER + 1;

@@ -1,21 +1,18 @@
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  apiEnv,
   apiPort,
-  DaemonFleet,
-  startDaemonProcess,
-  waitUntil,
-} from "../../../test/support/daemon-process.js";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
-import {
   configRefusal,
+  createMigratedTestDatabase,
+  DaemonFleet,
   expectAnswer,
   expectUsageError,
   runEntryPoint,
+  startDaemonProcess,
   versionOf,
-} from "../../../test/support/run-entry-point.js";
+  waitUntil,
+} from "@outbox/test-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileSettings } from "../src/reconcile-once.js";
 
 const ENTRY = "apps/api/src/main.ts";
@@ -151,6 +148,14 @@ describe("api daemon stop", () => {
   let stub: EquipmentStub;
   // A failed expectation must not leave a daemon behind.
   const fleet = new DaemonFleet();
+  const daemonEnv = (overrides: Record<string, string> = {}): Record<string, string> => ({
+    DATABASE_URL: url,
+    LOG_LEVEL: "info",
+    API_HOST: "127.0.0.1",
+    API_PORT: "0",
+    EQUIPMENT_URL: stub.url,
+    ...overrides,
+  });
   beforeAll(async () => {
     ({ url, handle: database } = await createMigratedTestDatabase("api_daemon", {
       service: "api-test",
@@ -165,7 +170,7 @@ describe("api daemon stop", () => {
   });
 
   it("on SIGTERM finishes the requests in flight, closes their connections, then the pool; exit 0", async () => {
-    const api = fleet.api("api", apiEnv({ databaseUrl: url }, stub.url, { API_COMMIT_DELAY_MS: "1500" }));
+    const api = fleet.api("api", daemonEnv({ API_COMMIT_DELAY_MS: "1500" }));
     const base = `http://127.0.0.1:${await apiPort(api)}`;
     const opsPort = Number((await api.waitForLog("started")).opsPort);
     const requests = Array.from({ length: 3 }, (_, index) =>
@@ -218,7 +223,7 @@ describe("api daemon stop", () => {
       .insertInto("photo_gear_links")
       .values({ photo_id: photoId, gear_ids: JSON.stringify(["lens"]), state: "pending" })
       .execute();
-    const job = fleet.api("api reconcile", apiEnv({ databaseUrl: url }, stub.url), ["reconcile"]);
+    const job = fleet.api("api reconcile", daemonEnv(), ["reconcile"]);
     const exit = await job.exited;
     expect(exit.code, job.stderr()).toBe(0);
     expect(job.lines.find((line) => line.msg === "reconciliation done")).toMatchObject({

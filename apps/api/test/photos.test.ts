@@ -1,9 +1,9 @@
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle, REQUEST_TIMEOUT_HEADER } from "@outbox/shared";
+import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import {
   createApiMetrics,
   createEquipmentClient,

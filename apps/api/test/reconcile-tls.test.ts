@@ -1,7 +1,6 @@
 import type { DatabaseHandle } from "@outbox/shared";
+import { runEntryPoint, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runEntryPoint } from "../../../test/support/run-entry-point.js";
-import { startTlsPostgres, type TlsPostgres } from "../../../test/support/tls-postgres.js";
 
 // `api reconcile` runs as a scheduled task against RDS, which refuses plain-text connections: the
 // command must apply DB_SSL_MODE and DB_SSL_CA_FILE like the service does.

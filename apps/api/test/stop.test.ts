@@ -2,9 +2,9 @@ import http from "node:http";
 import { connect, type Socket } from "node:net";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle } from "@outbox/shared";
+import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import {
   createApiMetrics,
   createEquipmentClient,

@@ -4,12 +4,11 @@ import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { bootstrapResources } from "@outbox/devstack";
 import { createDatabase, createLogger, createSqsClient, migrateToLatest } from "@outbox/shared";
-import { fillQueue } from "../../../bench/src/fixtures.js";
-import { machineJiffies, processCpuSeconds } from "../../../bench/src/measure.js";
+import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
+import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 import exampleHandlers from "../src/example-handlers.js";
 import { createConsumer } from "../src/index.js";
 
@@ -18,9 +17,8 @@ import { createConsumer } from "../src/index.js";
 // consumer's own CPU. The queue is filled before each measurement starts.
 // Run: pnpm exec tsx --conditions=development apps/consumer/bench/consumer-throughput.ts
 // BENCH_CASES=8x50,4x10 picks cases, BENCH_REPEAT=n repeats each, BENCH_SKIP_STOP=1 skips the stop
-// runs, BENCH_CPU_PROF=dir writes a CPU profile per case (summarise with bench/profile-summary.ts).
+// runs, BENCH_CPU_PROF=dir writes a CPU profile per case (summarise with bench/tools/profile-summary.ts).
 
-const repo = (relative: string) => fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
 const children: ChildProcess[] = [];
 
 interface StackEnv {
@@ -35,7 +33,7 @@ const childCpuSeconds = (child: ChildProcess | undefined): number => processCpuS
 async function startStackProcess(): Promise<StackEnv> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=development", repo("packages/devstack/src/cli.ts")],
+    ["--import", "tsx", "--conditions=development", repoPath("packages/devstack/src/cli.ts")],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -225,46 +223,28 @@ async function stopLatency(idle: boolean): Promise<Record<string, unknown>> {
     rawDelivery: true,
   });
   if (!idle) await fill(setupSqs, queue.queueUrl, 20_000);
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "--conditions=development", repo("apps/consumer/src/main.ts")],
+  const daemon = startDaemonProcess(
+    "apps/consumer/src/main.ts",
     {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        AWS_REGION: stack.region,
-        AWS_ENDPOINT_URL_SQS: stack.sqsEndpoint,
-        CONSUMER_QUEUE_URL: queue.queueUrl,
-        CONSUMER_NAME: `bench-stop-${idle ? "idle" : "load"}`,
-        CONSUMER_POLLERS: "4",
-        CONSUMER_CONCURRENCY: "50",
-        DB_POOL_MAX: "60",
-        OPS_PORT: "0",
-        OPS_HOST: "127.0.0.1",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+      DATABASE_URL: databaseUrl,
+      AWS_REGION: stack.region,
+      AWS_ENDPOINT_URL_SQS: stack.sqsEndpoint,
+      CONSUMER_QUEUE_URL: queue.queueUrl,
+      CONSUMER_NAME: `bench-stop-${idle ? "idle" : "load"}`,
+      CONSUMER_POLLERS: "4",
+      CONSUMER_CONCURRENCY: "50",
+      DB_POOL_MAX: "60",
     },
+    { stderr: "inherit" },
   );
-  children.push(child);
-  const lines: Record<string, unknown>[] = [];
-  let pending = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    const parts = pending.split("\n");
-    pending = parts.pop() ?? "";
-    for (const part of parts) if (part.trim()) lines.push(JSON.parse(part) as Record<string, unknown>);
-  });
-  while (!lines.some((line) => line.msg === "started"))
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  children.push(daemon.child);
+  await daemon.waitForLog("started", {}, 120_000);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const signalled = performance.now();
-  child.kill("SIGTERM");
-  const code = await exited;
-  const drained = lines.find((line) => line.msg === "drained") ?? {};
+  const { code, stopMs } = await daemon.stop("SIGTERM");
+  const drained = daemon.lines.find((line) => line.msg === "drained") ?? {};
   return {
     scenario: idle ? "idle queue (a 10 s long poll open)" : "under load (20 000 queued)",
-    stopMs: Math.round(performance.now() - signalled),
+    stopMs,
     exitCode: code,
     drainMs: drained.drainMs,
     clean: drained.clean,

@@ -1,27 +1,21 @@
 import { fileURLToPath } from "node:url";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
-import { describe, expect, it } from "vitest";
-import { stack } from "../../../test/support/aws.js";
-import { type DaemonProcess, startDaemonProcess } from "../../../test/support/daemon-process.js";
 import {
   configRefusal,
+  type DaemonProcess,
   expectAnswer,
   expectUsageError,
+  queueDepth,
   runEntryPoint,
+  stack,
+  startDaemonProcess,
   versionOf,
-} from "../../../test/support/run-entry-point.js";
+} from "@outbox/test-kit";
+import { describe, expect, it } from "vitest";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import { consumerSettings } from "../src/settings.js";
-import {
-  effectCount,
-  exampleEvent,
-  inboxRowsOf,
-  queueDepth,
-  queueFor,
-  sendRaw,
-  useConsumerTestBed,
-} from "./harness.js";
+import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_daemon");
 

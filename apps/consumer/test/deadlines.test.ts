@@ -3,11 +3,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { deadlineFetch, sleep } from "@outbox/shared";
+import { queueDepth } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type Consumer, defineHandlers } from "../src/index.js";
-import { effectRowsOf, inboxRowsOf, queueDepth, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
+import { effectRowsOf, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_deadlines");
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
 import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
@@ -8,7 +9,6 @@ import {
   envelopeBody,
   exampleEvent,
   inboxRowsOf,
-  queueDepth,
   queueFor,
   sendBody,
   sendRaw,

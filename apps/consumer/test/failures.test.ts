@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
-  drainQueue,
   effectCount,
   envelopeBody,
   exampleEvent,
-  queueDepth,
   queueFor,
   sendBody,
   sendRaw,

@@ -1,18 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { sleep } from "@outbox/shared";
+import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
-import {
-  drainQueue,
-  queueDepth,
-  queueFor,
-  sendBody,
-  sendRaw,
-  type TestEvent,
-  useConsumerTestBed,
-} from "./harness.js";
+import { queueFor, sendBody, sendRaw, type TestEvent, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_fifo");
 

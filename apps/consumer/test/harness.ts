@@ -1,19 +1,14 @@
 import { randomUUID } from "node:crypto";
 import {
-  GetQueueAttributesCommand,
   type MessageAttributeValue,
-  type QueueAttributeName,
-  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle, type Logger } from "@outbox/shared";
+import { awsClients, createMigratedTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll } from "vitest";
-import { awsClients, stack } from "../../../test/support/aws.js";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
-import { uniqueName } from "../../../test/support/names.js";
 import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
 
 /** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
@@ -168,69 +163,6 @@ export async function sendBody(
     }),
   );
   return MessageId ?? "";
-}
-
-/** Visible + in flight: 0 means every message was deleted (or moved). */
-export async function queueDepth(
-  sqs: SQSClient,
-  queueUrl: string,
-): Promise<{ visible: number; inFlight: number }> {
-  const { Attributes } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    }),
-  );
-  return {
-    visible: Number(Attributes?.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
-  };
-}
-
-export interface DrainedMessage {
-  body: string;
-  /** Message attributes (string values). */
-  attributes: Record<string, string>;
-  /** FIFO queues: the MessageGroupId and MessageDeduplicationId system attributes. */
-  groupId?: string;
-  deduplicationId?: string;
-}
-
-const FIFO_SYSTEM_ATTRIBUTES: ["MessageGroupId", "MessageDeduplicationId"] = [
-  "MessageGroupId",
-  "MessageDeduplicationId",
-];
-
-/** Everything currently visible in a queue (e.g. the DLQ), consumed with a short poll loop. */
-export async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<DrainedMessage[]> {
-  const found: DrainedMessage[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-        MessageAttributeNames: ["All"],
-        // Real SQS reads the first, local-aws-sqs only the legacy second (typed as queue attributes).
-        MessageSystemAttributeNames: FIFO_SYSTEM_ATTRIBUTES,
-        AttributeNames: FIFO_SYSTEM_ATTRIBUTES as unknown as QueueAttributeName[],
-      }),
-    );
-    if (Messages.length === 0) return found;
-    for (const message of Messages) {
-      const attributes: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-        attributes[name] = value.StringValue ?? "";
-      }
-      found.push({
-        body: message.Body ?? "",
-        attributes,
-        groupId: message.Attributes?.MessageGroupId,
-        deduplicationId: message.Attributes?.MessageDeduplicationId,
-      });
-    }
-  }
 }
 
 export async function effectCount(database: DatabaseHandle): Promise<number> {

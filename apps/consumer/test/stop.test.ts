@@ -1,9 +1,10 @@
 import { performance } from "node:perf_hooks";
 import { sleep } from "@outbox/shared";
+import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../src/example-handlers.js";
 import { defineHandlers } from "../src/index.js";
-import { effectRowsOf, exampleEvent, queueDepth, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
+import { effectRowsOf, exampleEvent, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_stop");
 

@@ -8,10 +8,9 @@
 import os from "node:os";
 import { startEmbeddedPostgres } from "@outbox/devstack";
 import { type Database, enqueue } from "@outbox/shared";
+import { benchEvent, freshDatabase, ourBacklog, parentPid, postgresCpuSeconds } from "@outbox/test-kit/bench";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { benchEvent, freshDatabase, ourBacklog } from "../../../bench/src/fixtures.js";
-import { parentPid, postgresCpuSeconds } from "../../../bench/src/measure.js";
 import { claimBatch } from "../src/claim-batch.js";
 import { markPublished } from "../src/mark-results.js";
 

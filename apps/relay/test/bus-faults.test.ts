@@ -1,9 +1,8 @@
 import { awsEnvironment } from "@outbox/devstack";
+import { faultClient, receiveAll, stack, startDaemonProcess } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { faultClient, stack } from "../../../test/support/aws.js";
-import { startDaemonProcess } from "../../../test/support/daemon-process.js";
-import { countRows, enqueueAll, events, receiveAll, useRelayTestBed } from "./harness.js";
+import { countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
 
 // Every test that injects faults lives in this one file: the emulator has one fault configuration,
 // and `set` replaces it, so two files setting faults in parallel would undo each other.

@@ -2,16 +2,16 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { DatabaseHandle } from "@outbox/shared";
-import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDaemonProcess } from "../../../test/support/daemon-process.js";
 import {
   configRefusal,
   expectAnswer,
   expectUsageError,
   runEntryPoint,
+  startDaemonProcess,
   versionOf,
-} from "../../../test/support/run-entry-point.js";
+} from "@outbox/test-kit";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandSettings } from "../src/cli/open-database.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
 

@@ -1,12 +1,16 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { type DatabaseHandle, enqueue, type NewEvent } from "@outbox/shared";
+import {
+  type AwsClientOptions,
+  awsClients,
+  createMigratedTestDatabase,
+  stack,
+  uniqueName,
+} from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
-import { type AwsClientOptions, awsClients, stack } from "../../../test/support/aws.js";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
-import { uniqueName } from "../../../test/support/names.js";
 import {
   createRelay,
   createSnsPublisher,
@@ -94,59 +98,6 @@ export function useRelayTestBed(
     await bed.handle.close(5_000);
   });
   return bed;
-}
-
-export interface Received {
-  readonly body: string;
-  readonly attributes: Record<string, string>;
-}
-
-/**
- * Receives (and deletes) until `expected` messages arrived and the queue stayed empty for `quietMs`
- * after that — so a duplicate arriving late is still counted.
- */
-export async function receiveAll(
-  sqs: SQSClient,
-  queueUrl: string,
-  expected: number,
-  { timeoutMs = 30_000, quietMs = 500 } = {},
-): Promise<Received[]> {
-  const received: Received[] = [];
-  const until = Date.now() + timeoutMs;
-  let quietSince = Date.now();
-  while (Date.now() < until) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        MessageAttributeNames: ["All"],
-      }),
-    );
-    if (Messages.length === 0) {
-      if (received.length >= expected && Date.now() - quietSince >= quietMs) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      continue;
-    }
-    quietSince = Date.now();
-    for (const message of Messages) {
-      const attributes: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-        if (value.StringValue !== undefined) attributes[name] = value.StringValue;
-      }
-      received.push({ body: message.Body ?? "", attributes });
-    }
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: Messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle ?? "",
-        })),
-      }),
-    );
-  }
-  return received;
 }
 
 /** `count` events on `topic`, keyed round-robin over `keys` (unkeyed when 0), payload `{ n }`. */

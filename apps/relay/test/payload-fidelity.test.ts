@@ -1,7 +1,8 @@
 import { enqueue, OutboxValidationError, uuidv7 } from "@outbox/shared";
+import { receiveAll } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { clearOutbox, countRows, receiveAll, useRelayTestBed } from "./harness.js";
+import { clearOutbox, countRows, useRelayTestBed } from "./harness.js";
 
 const bed = useRelayTestBed("payload", { defaults: { pollIntervalMs: 200 } });
 

@@ -1,8 +1,9 @@
 import { uuidv7 } from "@outbox/shared";
+import { receiveAll } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { RelayOptionsError } from "../src/index.js";
-import { clearOutbox, countRows, enqueueAll, events, receiveAll, useRelayTestBed } from "./harness.js";
+import { clearOutbox, countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
 
 const bed = useRelayTestBed("lib", { defaults: { pollIntervalMs: 200 } });
 const { start, stop } = bed;

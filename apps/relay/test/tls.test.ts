@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
+import { stack, startDaemonProcess, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stack } from "../../../test/support/aws.js";
-import { startDaemonProcess } from "../../../test/support/daemon-process.js";
-import { startTlsPostgres, type TlsPostgres } from "../../../test/support/tls-postgres.js";
 import { countRows, enqueueAll, events, topicWithQueue } from "./harness.js";
 
 const relayMain = "apps/relay/src/main.ts";

@@ -9,11 +9,11 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { startEquipmentStub } from "@outbox/devstack";
+import { dropDatabase, freshDatabase, summarize } from "@outbox/test-kit/bench";
+import type { DaemonProcess } from "@outbox/test-kit/process";
 import autocannon from "autocannon";
 import type { BenchContext } from "../context.js";
-import { spawnDaemon } from "../daemon-process.js";
-import { dropDatabase, freshDatabase } from "../fixtures.js";
-import { summarize } from "../measure.js";
+import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 
 const OURS = "apps/api/src/main.ts";
 const PEER = "bench/src/peers/photo-route-without-outbox.ts";
@@ -116,16 +116,17 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
   const stops: Record<Side, number[]> = { ours: [], peer: [] };
   try {
     for (let run = 0; run < ctx.runs; run++) {
-      const started: { side: Side; url: string; daemon: ReturnType<typeof spawnDaemon> }[] = [];
+      const started: { side: Side; url: string; daemon: DaemonProcess }[] = [];
       try {
         const servers = {} as Record<Side, Server>;
         for (const side of ["ours", "peer"] as const) {
           const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_api");
           await handle.close(5_000);
           const env = { DATABASE_URL: url, EQUIPMENT_URL: stub.url, API_HOST: "127.0.0.1", API_PORT: "0" };
-          const daemon = spawnDaemon(side === "ours" ? OURS : PEER, env, "listening");
+          const daemon = startBenchDaemon(side === "ours" ? OURS : PEER, env);
           started.push({ side, url, daemon });
-          servers[side] = { child: daemon.child, port: Number((await daemon.ready).port) };
+          const listening = await daemon.waitForLog("listening", {}, READY_TIMEOUT_MS);
+          servers[side] = { child: daemon.child, port: Number(listening.port) };
           await load(servers[side].port, ctx.sizes.apiWarmUpSeconds);
         }
         const slices: Record<Side, autocannon.Result[]> = { ours: [], peer: [] };

@@ -2,10 +2,6 @@
 import { randomUUID } from "node:crypto";
 import { bootstrapResources } from "@outbox/devstack";
 import { createDatabase, enqueue } from "@outbox/shared";
-import pg from "pg";
-import { getDisabledLogger, initializeMessageStorage } from "pg-transactional-outbox";
-import { runJob } from "../child.js";
-import type { BenchContext, Row } from "../context.js";
 import {
   BODY,
   benchEvent,
@@ -14,13 +10,19 @@ import {
   freshDatabase,
   KEYS,
   ourBacklog,
-  PTO_TABLE,
-  ptoBacklog,
-  ptoSetup,
+  percentile,
+  postgresCpuSeconds,
+  produceAtRate,
+  summarize,
   TRACEPARENT,
-} from "../fixtures.js";
+  wallMs,
+} from "@outbox/test-kit/bench";
+import pg from "pg";
+import { getDisabledLogger, initializeMessageStorage } from "pg-transactional-outbox";
+import { runJob } from "../child.js";
+import type { BenchContext, Row } from "../context.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
-import { percentile, postgresCpuSeconds, produceAtRate, summarize, wallMs } from "../measure.js";
+import { PTO_TABLE, ptoBacklog, ptoSetup } from "../pto-fixtures.js";
 
 const PTO_LATENCY_POLL_MS = 250; // its README example's nextMessagesPollingIntervalInMs
 const POOL_MAX = 20;

@@ -7,12 +7,12 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
+import { countRows, dropDatabase, freshDatabase, summarize, wallMs } from "@outbox/test-kit/bench";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
-import { spawnDaemon } from "../daemon-process.js";
-import { countRows, dropDatabase, PTO_TABLE } from "../fixtures.js";
+import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
-import { summarize, wallMs } from "../measure.js";
+import { PTO_TABLE } from "../pto-fixtures.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
 import { prepared as preparedRelayDatabase } from "./relay.js";
 
@@ -55,8 +55,8 @@ async function stopWhileBusy(
 ): Promise<{ exitMs: number; exitCode: number | null; killed: boolean }> {
   let child: ChildProcess;
   if ("daemon" in subject) {
-    const started = spawnDaemon(subject.daemon, subject.env);
-    await started.ready;
+    const started = startBenchDaemon(subject.daemon, subject.env);
+    await started.waitForLog("started", {}, READY_TIMEOUT_MS);
     child = started.child;
   } else {
     const peer = new MeasuredChild(subject.peer);
@@ -156,7 +156,6 @@ async function queueEmpty(ctx: BenchContext, queueUrl: string): Promise<boolean>
 
 async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<StopRun> {
   const messages = ctx.sizes.stopMessages;
-  const { freshDatabase } = await import("../fixtures.js");
   const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_stop");
   await handle.close(5_000);
   // A short visibility timeout, so what a stop abandons comes back within the run.

@@ -3,9 +3,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { collectLogLines, type LogLine } from "@outbox/drills";
+import { collectLogLines, type LogLine } from "@outbox/test-kit";
 
-export type { LogLine } from "@outbox/drills";
+export type { LogLine } from "@outbox/test-kit";
 
 const run = promisify(execFile);
 

@@ -6,9 +6,8 @@ import {
   PublishCommand,
 } from "@aws-sdk/client-sns";
 import { FaultClient, type LocalAws, snsClient, startLocalAws } from "@outbox/devstack";
+import { awsClients, faultClient, uniqueName } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { awsClients, faultClient } from "../../../test/support/aws.js";
-import { uniqueName } from "../../../test/support/names.js";
 
 const faults = faultClient();
 

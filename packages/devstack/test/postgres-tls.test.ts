@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import { startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTlsPostgres, type TlsPostgres } from "../../../test/support/tls-postgres.js";
 
 describe("embedded Postgres with tls", () => {
   let tls: TlsPostgres;

@@ -24,9 +24,8 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { bootstrapResources } from "@outbox/devstack";
+import { awsClients, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, describe, expect, it } from "vitest";
-import { awsClients, stack } from "../../../test/support/aws.js";
-import { uniqueName } from "../../../test/support/names.js";
 
 const { sns, sqs } = awsClients();
 afterAll(() => {

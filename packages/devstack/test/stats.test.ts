@@ -1,8 +1,7 @@
 import { PublishBatchCommand, PublishCommand } from "@aws-sdk/client-sns";
 import { bootstrapResources, statsClientFor } from "@outbox/devstack";
+import { awsClients, faultClient, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, describe, expect, it } from "vitest";
-import { awsClients, faultClient, stack } from "../../../test/support/aws.js";
-import { uniqueName } from "../../../test/support/names.js";
 
 const stats = statsClientFor(stack());
 

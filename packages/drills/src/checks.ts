@@ -1,4 +1,4 @@
-import type { Exit } from "./daemon-process.js";
+import type { Exit } from "@outbox/test-kit/process";
 
 /** One row of the acceptance table: what was checked, what happened, and whether that is right. */
 export interface Check {

@@ -1,5 +1,5 @@
 import { awsEnvironment } from "@outbox/devstack";
-import { type DaemonProcess, isRunning, repoPath, startDaemonProcess } from "./daemon-process.js";
+import { type DaemonProcess, repoPath } from "@outbox/test-kit/process";
 import type { DrillEnvironment } from "./drill-environment.js";
 
 /** The logical topic name the drills write to; the relay maps it to the drill's topic ARN. */
@@ -65,50 +65,6 @@ export function apiEnv(
     API_PHOTO_TOPIC: DRILL_TOPIC,
     ...overrides,
   };
-}
-
-/** The port a started api process listens on, once it does. */
-export async function apiPort(api: DaemonProcess): Promise<number> {
-  return Number((await api.waitForLog("listening")).port);
-}
-
-/**
- * Every daemon process a drill starts, so that however the drill ends — a failed expectation, an
- * exception, Ctrl-C — `killAll` leaves no process behind.
- */
-export class DaemonFleet {
-  readonly #processes: DaemonProcess[] = [];
-
-  relay(name: string, env: Record<string, string>): DaemonProcess {
-    return this.#track(startDaemonProcess(name, "apps/relay/src/main.ts", env));
-  }
-
-  consumer(name: string, env: Record<string, string>): DaemonProcess {
-    return this.#track(startDaemonProcess(name, "apps/consumer/src/main.ts", env));
-  }
-
-  /**
-   * The photo service (apps/api) as a real process; `apiEnv` builds its environment. `args` picks
-   * the command (`reconcile` for one pass of the reconciliation job).
-   */
-  api(name: string, env: Record<string, string>, args: readonly string[] = []): DaemonProcess {
-    return this.#track(startDaemonProcess(name, "apps/api/src/main.ts", env, args));
-  }
-
-  /** SIGKILLs whatever is still running and waits for it to be gone. */
-  async killAll(): Promise<void> {
-    await Promise.all(
-      this.#processes.map(async (daemon) => {
-        if (isRunning(daemon)) daemon.child.kill("SIGKILL");
-        await daemon.exited;
-      }),
-    );
-  }
-
-  #track(daemon: DaemonProcess): DaemonProcess {
-    this.#processes.push(daemon);
-    return daemon;
-  }
 }
 
 /** Sum of a numeric field over the `drained` lines of every run of a daemon. */

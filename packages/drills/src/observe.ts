@@ -1,11 +1,11 @@
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { sqsClient } from "@outbox/devstack";
+import type { DaemonProcess } from "@outbox/test-kit/process";
+import { waitUntil } from "@outbox/test-kit/process";
 import { sql } from "kysely";
 import type { DeliveryObservation } from "./checks.js";
-import type { DaemonProcess } from "./daemon-process.js";
 import { sumDrained } from "./daemons.js";
 import type { DrillEnvironment } from "./drill-environment.js";
-import { waitUntil } from "./wait-until.js";
 
 export interface TableCounts {
   /** Every event ever committed to the outbox: what must arrive. */

@@ -1,6 +1,6 @@
 import { CONSUMER_METRICS } from "@outbox/consumer";
+import { isRunning, startedDaemons } from "@outbox/test-kit/process";
 import { readMetric } from "./daemon-metrics.js";
-import { isRunning, startedDaemons } from "./daemon-process.js";
 import type { DrillEnvironment } from "./drill-environment.js";
 import { countTables, queueDepths } from "./observe.js";
 

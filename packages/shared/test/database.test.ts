@@ -1,7 +1,7 @@
+import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase } from "../../../test/support/database.js";
 import { migrations } from "../src/db/migrations/index.js";
 import {
   createDatabase,

@@ -1,6 +1,6 @@
+import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import { type DatabaseHandle, Deadline, DeadlineExceededError, deadlineTransaction } from "../src/index.js";
 
 let handle: DatabaseHandle;

@@ -1,5 +1,5 @@
+import { type DaemonProcess, startDaemonProcess } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../../../test/support/daemon-process.js";
 
 function startSleepy(env: Record<string, string>): DaemonProcess {
   return startDaemonProcess("packages/shared/test/fixtures/sleepy-daemon.ts", { LOG_LEVEL: "info", ...env });

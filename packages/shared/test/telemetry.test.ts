@@ -1,8 +1,8 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
+import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createMigratedTestDatabase } from "../../../test/support/database.js";
 import {
   type DatabaseHandle,
   enqueue,

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
 import { EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
-import { killRunningDaemons, repoPath } from "../daemon-process.js";
+import { killRunningDaemons, repoPath } from "@outbox/test-kit/process";
 import { type DrillContext, type DrillScale, drillContext } from "../drill-context.js";
 import { startProgressBoard } from "../progress-board.js";
 import { allPassed, renderTable, type ScenarioResult } from "../report.js";

@@ -1,5 +1,6 @@
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
+import { DaemonFleet } from "@outbox/test-kit/process";
+import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import { fullScale } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { enqueueBacklog } from "../produce-events.js";

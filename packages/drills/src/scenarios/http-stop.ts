@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
 import { startEquipmentStub } from "@outbox/devstack";
+import type { LogLine } from "@outbox/test-kit/process";
+import { apiPort, DaemonFleet } from "@outbox/test-kit/process";
 import { checkHttpSigkill, checkHttpSigterm, type HttpStopObservation } from "../checks.js";
-import type { LogLine } from "../daemon-process.js";
-import { apiEnv, apiPort, DaemonFleet } from "../daemons.js";
+import { apiEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { type DrillEnvironment, prepareDrillEnvironment } from "../drill-environment.js";
 import { countCommittedPhotos, postPhotoRequest } from "../post-photos.js";

@@ -1,11 +1,11 @@
 import { API_METRICS } from "@outbox/api";
 import { CONSUMER_METRICS } from "@outbox/consumer";
 import { RELAY_METRICS } from "@outbox/relay";
+import type { DaemonProcess } from "@outbox/test-kit/process";
+import { waitUntil } from "@outbox/test-kit/process";
 import { readMetric } from "../daemon-metrics.js";
-import type { DaemonProcess } from "../daemon-process.js";
 import type { DrillEnvironment } from "../drill-environment.js";
 import { countTables } from "../observe.js";
-import { waitUntil } from "../wait-until.js";
 
 /*
  * The moments a drill stops a daemon at, observed from outside the way an operator could — the

@@ -1,10 +1,11 @@
 import { performance } from "node:perf_hooks";
 import { startEquipmentStub } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
+import type { DaemonProcess, Exit } from "@outbox/test-kit/process";
+import { apiPort, DaemonFleet } from "@outbox/test-kit/process";
 import { sql } from "kysely";
 import { checkPhotoChain } from "../checks.js";
-import type { DaemonProcess, Exit } from "../daemon-process.js";
-import { apiEnv, apiPort, consumerEnv, DaemonFleet, relayEnv, sumDrained } from "../daemons.js";
+import { apiEnv, consumerEnv, relayEnv, sumDrained } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { waitForFullDelivery } from "../observe.js";

@@ -1,6 +1,7 @@
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import type { DaemonProcess } from "../daemon-process.js";
-import { apiEnv, apiPort, DaemonFleet } from "../daemons.js";
+import type { DaemonProcess } from "@outbox/test-kit/process";
+import { apiPort, DaemonFleet } from "@outbox/test-kit/process";
+import { apiEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { type DrillEnvironment, prepareDrillEnvironment } from "../drill-environment.js";
 

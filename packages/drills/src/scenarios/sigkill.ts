@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { statsClientFor } from "@outbox/devstack";
+import { DaemonFleet } from "@outbox/test-kit/process";
 import { checkSigkill } from "../checks.js";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, relayEnv } from "../daemons.js";
+import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { countTables, observeDelivery, waitForFullDelivery } from "../observe.js";

@@ -1,8 +1,8 @@
+import { waitUntil } from "@outbox/test-kit/process";
 import { checkSlowDependency } from "../checks.js";
 import type { DrillContext } from "../drill-context.js";
 import { gearLinkOf, postPhotoRequest } from "../post-photos.js";
 import type { ScenarioResult } from "../report.js";
-import { waitUntil } from "../wait-until.js";
 import { startPhotoServiceRig } from "./photo-service.js";
 
 const STUB_HANG_MS = 20_000;

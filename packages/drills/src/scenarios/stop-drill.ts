@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
+import { DaemonFleet } from "@outbox/test-kit/process";
 import { checkConsumerSigterm, checkRelaySigterm, checkRestartDrain } from "../checks.js";
-import { consumerEnv, DaemonFleet, DRILL_TOPIC, drainedLine, relayEnv } from "../daemons.js";
+import { consumerEnv, DRILL_TOPIC, drainedLine, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { observeDelivery, queueDepths, waitForFullDelivery } from "../observe.js";

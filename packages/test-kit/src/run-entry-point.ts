@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
-import { repoPath } from "@outbox/drills";
 import { expect } from "vitest";
+import { repoPath, TSX_IMPORT } from "./repo-path.js";
 
 export interface Finished {
   readonly code: number | null;
@@ -21,7 +21,7 @@ export function runEntryPoint(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "--conditions=development", repoPath(entry), ...args],
+      ["--import", TSX_IMPORT, "--conditions=development", repoPath(entry), ...args],
       { env: { ...process.env, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;

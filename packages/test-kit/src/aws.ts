@@ -22,3 +22,11 @@ export function awsClients(options: AwsClientOptions = {}): { sns: SNSClient; sq
 export function faultClient(): FaultClient | null {
   return faultClientFor(stack());
 }
+
+// What test/global-setup.ts provides to every test file.
+declare module "vitest" {
+  export interface ProvidedContext {
+    stack: StackInfo;
+    postgresAdminUrl: string;
+  }
+}

@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
-
-export type LogLine = Record<string, unknown> & { msg?: string };
+import { collectLogLines, type LogLine } from "./log-lines.js";
+import { repoPath, TSX_IMPORT } from "./repo-path.js";
 
 export interface Exit {
   readonly code: number | null;
@@ -20,11 +19,6 @@ export interface DaemonProcess {
   waitForLog(msg: string, fields?: Record<string, unknown>, timeoutMs?: number): Promise<LogLine>;
   /** Sends `signal` and resolves with the exit and how long it took from the signal. */
   stop(signal: NodeJS.Signals): Promise<Exit & { readonly stopMs: number }>;
-}
-
-/** Absolute path of a file in the repository, from a path relative to the repository root. */
-export function repoPath(relative: string): string {
-  return fileURLToPath(new URL(`../../../${relative}`, import.meta.url));
 }
 
 /** Every daemon this process has started, for the live progress board and for Ctrl-C clean-up. */
@@ -48,30 +42,22 @@ export async function killRunningDaemons(): Promise<void> {
   );
 }
 
-/**
- * Reads a daemon's stdout as pino JSON lines into `lines` (a line that is not JSON is kept as
- * text), calling `onLines` after each chunk.
- */
-export function collectLogLines(child: ChildProcess, lines: LogLine[], onLines: () => void = () => {}): void {
-  let pending = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    const parts = pending.split("\n");
-    pending = parts.pop() ?? "";
-    for (const part of parts) {
-      if (!part.trim()) continue;
-      try {
-        lines.push(JSON.parse(part) as LogLine);
-      } catch {
-        lines.push({ msg: "(unparsed stdout)", text: part });
-      }
-    }
-    onLines();
-  });
-}
-
 function matches(line: LogLine, msg: string, fields: Record<string, unknown>): boolean {
   return line.msg === msg && Object.entries(fields).every(([key, value]) => line[key] === value);
+}
+
+export interface DaemonOptions {
+  /** What errors and the progress board call it; the entry point by default. */
+  readonly name?: string;
+  /** Command-line arguments of the entry point. */
+  readonly args?: readonly string[];
+  /** Node's own flags, before the loader. */
+  readonly nodeArgs?: readonly string[];
+  /**
+   * `collect` keeps stderr for `stderr()` and the errors of `waitForLog`; `inherit` lets it through
+   * to ours, for a long run watched live (the bench).
+   */
+  readonly stderr?: "collect" | "inherit";
 }
 
 /**
@@ -79,17 +65,17 @@ function matches(line: LogLine, msg: string, fields: Record<string, unknown>): b
  * (sources through tsx, the same `main.ts` the image builds). stdout is read as pino JSON lines.
  */
 export function startDaemonProcess(
-  name: string,
   entry: string,
   env: Readonly<Record<string, string>>,
-  args: readonly string[] = [],
+  options: DaemonOptions = {},
 ): DaemonProcess {
+  const { name = entry, args = [], nodeArgs = [] } = options;
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=development", repoPath(entry), ...args],
+    [...nodeArgs, "--import", TSX_IMPORT, "--conditions=development", repoPath(entry), ...args],
     {
       env: { ...process.env, OPS_HOST: "127.0.0.1", OPS_PORT: "0", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"],
     },
   );
   const lines: LogLine[] = [];

@@ -3,7 +3,7 @@
  * event per transaction from up to 8 producers in flight, NOTIFY-woken relay in a measured child),
  * repeated, with the load average beside each figure.
  *
- *   pnpm exec tsx --conditions=development apps/relay/bench/relay-latency.ts [rate…]
+ *   pnpm exec tsx --conditions=development bench/tools/relay-latency.ts [rate…]
  *
  * BENCH_SECONDS (default 10), BENCH_RUNS (default 3), BENCH_TRACE=1 runs the relay in this process
  * and prints every batch slower than 20 ms and every gap between batches over 50 ms (for stalls),
@@ -12,12 +12,18 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { bootstrapResources, startStack } from "@outbox/devstack";
+import { createRelay, nullPublisher } from "@outbox/relay";
 import { createDatabase, enqueue } from "@outbox/shared";
-import { MeasuredChild } from "../../../bench/src/child.js";
-import { benchEvent, dropDatabase, freshDatabase } from "../../../bench/src/fixtures.js";
-import type { RelayJob } from "../../../bench/src/jobs.js";
-import { percentile, produceAtRate, wallMs } from "../../../bench/src/measure.js";
-import { createRelay, nullPublisher } from "../src/index.js";
+import {
+  benchEvent,
+  dropDatabase,
+  freshDatabase,
+  percentile,
+  produceAtRate,
+  wallMs,
+} from "@outbox/test-kit/bench";
+import { MeasuredChild } from "../src/child.js";
+import type { RelayJob } from "../src/jobs.js";
 
 const rates = process.argv.slice(2).map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

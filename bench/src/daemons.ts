@@ -1,0 +1,17 @@
+import { type DaemonProcess, startDaemonProcess } from "@outbox/test-kit/process";
+
+/** Starting on a busy 2-core machine can be slow; a daemon that never gets there fails the run. */
+export const READY_TIMEOUT_MS = 120_000;
+
+/**
+ * One of our daemons (or a peer server) as a real process from its TypeScript entry, logging at
+ * info. Its stderr goes straight to ours, so a long run shows trouble as it happens; Node's own
+ * version warnings stay out of it.
+ */
+export function startBenchDaemon(entry: string, env: Record<string, string>): DaemonProcess {
+  return startDaemonProcess(
+    entry,
+    { NODE_NO_WARNINGS: "1", LOG_LEVEL: "info", ...env },
+    { nodeArgs: ["--disable-warning=NodeVersionSupportWarning"], stderr: "inherit" },
+  );
+}

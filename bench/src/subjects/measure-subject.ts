@@ -1,0 +1,114 @@
+import { performance } from "node:perf_hooks";
+import { type childControl, emit } from "../child.js";
+
+type Control = ReturnType<typeof childControl>;
+
+/** What a job measures: started at the parent's go, stopped once the counter says it is done. */
+export interface Subject {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Counts distinct items, reports progress every 20 ms and notices when the target is reached. */
+export class Counter {
+  readonly seen = new Set<string>();
+  count = 0;
+  reachedAt: number | undefined;
+  readonly #reached: Promise<void>;
+  #resolve: () => void = () => {};
+
+  constructor(
+    readonly expected: number | null,
+    private readonly finish: Promise<void>,
+  ) {
+    this.#reached = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+    let reported = -1;
+    setInterval(() => {
+      if (this.count !== reported) {
+        reported = this.count;
+        void emit({ t: "progress", n: this.count });
+      }
+    }, 20).unref();
+  }
+
+  add(n = 1): void {
+    this.count += n;
+    if (this.expected !== null && this.count >= this.expected && this.reachedAt === undefined) {
+      this.reachedAt = performance.now();
+      this.#resolve();
+    }
+  }
+
+  addId(id: string): void {
+    if (this.seen.has(id)) return;
+    this.seen.add(id);
+    this.add();
+  }
+
+  /** Resolves at the target, at `finish`, or after `capMs`; says which. */
+  async done(capMs: number): Promise<"reached" | "finish" | "cap"> {
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<"cap">((resolve) => {
+      timer = setTimeout(() => resolve("cap"), capMs);
+    });
+    try {
+      return await Promise.race([
+        this.#reached.then(() => "reached" as const),
+        this.finish.then(() => "finish" as const),
+        cap,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function maxRssMiB(): number {
+  return Math.round(process.resourceUsage().maxRSS / 1024);
+}
+
+/**
+ * The measured part of a job: tells the parent it is ready, waits for its go, runs the subject until
+ * the counter's target (or `capMs`, or the parent's finish), then stops it (10 s at most). `extra`
+ * adds the job's own figures, taken before the stop.
+ */
+export async function measure<Extra extends object>(
+  control: Control,
+  counter: Counter,
+  capMs: number,
+  subject: Subject,
+  extra: () => Extra,
+) {
+  await emit({ t: "ready" });
+  await control.go;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  subject.start();
+  const how = await counter.done(capMs);
+  const ended = counter.reachedAt ?? performance.now();
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = {
+    count: counter.count,
+    seconds: (ended - started) / 1_000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    maxRssMiB: maxRssMiB(),
+    capped: how === "cap",
+    ...extra(),
+  };
+  await Promise.race([subject.stop(), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  return result;
+}
+
+/** The daemons' own AWS clients (keep-alive agents, bounded retries), for us and the peers alike. */
+export function awsSettings(region: string, endpoint: string, maxSockets: number) {
+  return {
+    region,
+    endpoint,
+    connectionTimeoutMs: 3_000,
+    requestTimeoutMs: 5_000,
+    maxAttempts: 3,
+    maxSockets,
+  };
+}

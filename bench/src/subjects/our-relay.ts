@@ -1,0 +1,54 @@
+import type { SNSClient } from "@aws-sdk/client-sns";
+import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
+import { createDatabase } from "@outbox/shared";
+import { wallMs } from "@outbox/test-kit/bench";
+import type { RelayJob } from "../jobs.js";
+import type { Counter, Subject } from "./measure-subject.js";
+
+/** Our relay as a library, on a pool of its own; `times` gets each event's publish time if asked. */
+export async function ourRelay(
+  job: RelayJob,
+  sns: SNSClient,
+  counter: Counter,
+  times: Map<string, number>,
+): Promise<Subject> {
+  const handle = createDatabase({
+    url: job.url,
+    service: "bench-relay",
+    poolMax: job.poolMax,
+    statementTimeoutMs: 30_000,
+    idleInTransactionTimeoutMs: 30_000,
+  });
+  const inner = job.sink === "null" ? nullPublisher : createSnsPublisher(sns);
+  const publisher: Publisher = {
+    async publishBatch(request, signal) {
+      const result = await inner.publishBatch(request, signal);
+      if (job.recordTimes) {
+        const at = wallMs();
+        for (const entry of request.entries) times.set(entry.id, at);
+      }
+      return result;
+    },
+  };
+  let relay: ReturnType<typeof createRelay> | undefined;
+  // Warm the pool so connection set-up is not measured.
+  await Promise.all(Array.from({ length: Math.min(4, job.poolMax) }, () => handle.pool.query("SELECT 1")));
+  return {
+    start() {
+      relay = createRelay({
+        db: handle.db,
+        publisher,
+        listenUrl: job.listen ? job.url : null,
+        topicArns: { bench: job.topicArn },
+        batchSize: job.batchSize,
+        publishConcurrency: 16,
+        pollIntervalMs: job.pollIntervalMs,
+      });
+      relay.on("batch", (report) => counter.add(report.published));
+    },
+    async stop() {
+      await relay?.drain();
+      await handle.close(5_000);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Self time of `.cpuprofile` files (from `node --cpu-prof`, e.g. BENCH_CPU_PROF=dir): by package
+ * (node_modules/<pkg>, node: internals, ours by workspace package), then the top functions.
+ *
+ *   pnpm exec tsx bench/tools/profile-summary.ts dir-or-file… [--top 30]
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const IDLE = ["(idle)", "(program)", "(garbage collector)"];
+const REPO = new URL("../../", import.meta.url).href;
+
+function where(url: string): string {
+  return url.replace(/^.*node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, "").replace(REPO, "");
+}
+
+function packageOf(url: string): string {
+  if (url === "") return "(native/gc/idle)";
+  const dependency = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (dependency?.[1]) return dependency[1];
+  if (url.startsWith("node:")) return "node:internal";
+  const ours = /^((?:apps|packages)\/[^/]+|bench|test)\//.exec(url.replace(REPO, ""));
+  return ours?.[1] ?? url;
+}
+
+const args = process.argv.slice(2);
+const topAt = args.indexOf("--top");
+const top = topAt >= 0 ? Number(args[topAt + 1]) : 30;
+const paths = args.filter((_, i) => topAt < 0 || (i !== topAt && i !== topAt + 1));
+if (paths.length === 0) throw new Error("usage: profile-summary.ts dir-or-file… [--top 30]");
+const files = paths.flatMap((path) =>
+  statSync(path).isDirectory()
+    ? readdirSync(path)
+        .filter((f) => f.endsWith(".cpuprofile"))
+        .map((f) => join(path, f))
+    : [path],
+);
+const byFunction = new Map<string, number>();
+const byPackage = new Map<string, number>();
+let total = 0;
+let idle = 0;
+for (const file of files) {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  profile.samples.forEach((id, index) => {
+    const node = byId.get(id);
+    const delta = profile.timeDeltas[index] ?? 0;
+    if (!node) return;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const key = `${functionName || "(anonymous)"} ${where(url)}:${lineNumber + 1}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + delta);
+    const group = IDLE.includes(functionName) ? functionName : packageOf(url);
+    byPackage.set(group, (byPackage.get(group) ?? 0) + delta);
+    total += delta;
+    if (IDLE.includes(functionName)) idle += delta;
+  });
+}
+const line = (micros: number, name: string) =>
+  `${(micros / 1e3).toFixed(1).padStart(9)} ms ${((micros / total) * 100).toFixed(1).padStart(5)}%  ${name}`;
+console.log(
+  `${files.length} profile(s), ${(total / 1e3).toFixed(0)} ms sampled, ${((total - idle) / 1e3).toFixed(0)} ms busy`,
+);
+for (const [name, micros] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(line(micros, name));
+console.log("---");
+for (const [name, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  console.log(line(micros, name));
+}

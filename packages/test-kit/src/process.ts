@@ -1,0 +1,14 @@
+// Without vitest or the TLS helpers: what the drills and the bench load outside a test run.
+export { apiPort, DaemonFleet } from "./daemon-fleet.js";
+export {
+  type DaemonOptions,
+  type DaemonProcess,
+  type Exit,
+  isRunning,
+  killRunningDaemons,
+  startDaemonProcess,
+  startedDaemons,
+} from "./daemon-process.js";
+export { collectLogLines, type LogLine } from "./log-lines.js";
+export { repoPath, TSX_IMPORT } from "./repo-path.js";
+export { type WaitOptions, waitUntil } from "./wait-until.js";
