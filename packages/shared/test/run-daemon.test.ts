@@ -10,9 +10,12 @@ const dbUrl = "postgres://nobody:secret@127.0.0.1:1/unused";
 describe("runDaemon in a real child process", () => {
   it("on SIGTERM finishes the job in flight, turns /readyz to 503 first, logs the stop in order and exits 0", async () => {
     const run = startSleepy({ DATABASE_URL: dbUrl, JOB_MS: "1500" });
+    // The job may log its start before runDaemon logs "started" with the ops port: wait for both.
     await expect
-      .poll(() => run.lines.find((line) => line.msg === "job started"), { timeout: 20_000 })
-      .toBeTruthy();
+      .poll(() => ["job started", "started"].every((msg) => run.lines.some((line) => line.msg === msg)), {
+        timeout: 20_000,
+      })
+      .toBe(true);
     const port = run.lines.find((line) => line.msg === "started")?.opsPort as number;
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
 
