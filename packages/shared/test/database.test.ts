@@ -2,7 +2,7 @@ import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../../test/support/database.js";
-import { migrations } from "../src/db/migrations/index.js";
+import { migrations } from "../../client/src/db/migrations/index.js";
 import {
   createDatabase,
   type DatabaseHandle,
