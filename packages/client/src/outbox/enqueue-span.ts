@@ -13,7 +13,9 @@ let loading: Promise<OpenTelemetryApi | undefined> | undefined;
  */
 function openTelemetry(): Promise<OpenTelemetryApi | undefined> {
   loading ??= import("@opentelemetry/api").catch((error: unknown) => {
-    if ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND") return undefined;
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    // Only the package itself missing: a file missing inside it is a broken install, not an absence.
+    if (code === "ERR_MODULE_NOT_FOUND" && String(message).includes("'@opentelemetry/api'")) return undefined;
     throw error;
   });
   return loading;
