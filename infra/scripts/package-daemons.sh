@@ -10,7 +10,7 @@ set -euo pipefail
 out="${1:?usage: $0 OUT_DIR}"
 cd "$(dirname "$0")/../.."
 
-pnpm --filter @outbox/shared --filter @outbox/relay --filter @outbox/consumer --filter @outbox/api run build
+pnpm --filter @outbox/client --filter @outbox/shared --filter @outbox/relay --filter @outbox/consumer --filter @outbox/api run build
 
 for app in relay consumer api; do
   # Injecting the workspace packages for the deploy only: the workspace itself keeps its symlinks

@@ -1,9 +1,9 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { HandlerSet } from "@outbox/client";
 import { type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { ConsumerOptionsError } from "./errors.js";
-import type { HandlerSet } from "./handlers.js";
 import { consumerSettings } from "./settings.js";
 
 export interface ConsumerOptions<DB> {

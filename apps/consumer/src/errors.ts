@@ -1,12 +1,3 @@
-/**
- * Thrown by a handler (or its `parse`) for a message that can never succeed, e.g. a payload that
- * violates the contract: the transaction rolls back and the message goes to the DLQ at once instead
- * of burning its retries.
- */
-export class PoisonMessageError extends Error {
-  override readonly name = "PoisonMessageError";
-}
-
 /** Why a message was quarantined, as the `poison_reason` attribute and a metric label. */
 export type PoisonKind =
   | "body_not_json"

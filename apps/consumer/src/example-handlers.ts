@@ -1,6 +1,6 @@
+import { defineHandlers, type ParsingHandler } from "@outbox/client";
 import type { Database } from "@outbox/shared";
 import { z } from "zod";
-import { defineHandlers, type ParsingHandler } from "./handlers.js";
 
 /**
  * The handlers the daemon runs unless CONSUMER_HANDLERS_MODULE names your own module. Copy this

@@ -1,6 +1,6 @@
+import type { EventHandler, HandlerSet } from "@outbox/client";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
-import type { EventHandler, HandlerSet } from "./handlers.js";
 
 /** The handler an event goes to, with its payload as that handler's `parse` returned it. */
 export interface FoundHandler<DB> {

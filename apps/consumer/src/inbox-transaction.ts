@@ -1,3 +1,4 @@
+import type { ConsumedEvent, EventHandler, HandlerContext } from "@outbox/client";
 import { beginWithStatementTimeout, type Deadline, type Logger } from "@outbox/shared";
 import {
   type CompiledQuery,
@@ -11,7 +12,6 @@ import {
   type PostgresQueryResult,
   type QueryResult,
 } from "kysely";
-import type { ConsumedEvent, EventHandler, HandlerContext } from "./handlers.js";
 
 export type TransactionOutcome = "processed" | "duplicate";
 

@@ -1,8 +1,3 @@
-export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
-export type { ConsumerOptions } from "./consumer-options.js";
-export { consumerTimeouts } from "./consumer-timeouts.js";
-export { ConsumerOptionsError, type PoisonKind, PoisonMessageError } from "./errors.js";
-export { photoPostedHandler } from "./example-handlers.js";
 export {
   type ConsumedEvent,
   defineHandlers,
@@ -14,7 +9,13 @@ export {
   type HandlerSet,
   type HandlerSetOptions,
   type ParsingHandler,
-} from "./handlers.js";
+  PoisonMessageError,
+} from "@outbox/client";
+export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
+export type { ConsumerOptions } from "./consumer-options.js";
+export { consumerTimeouts } from "./consumer-timeouts.js";
+export { ConsumerOptionsError, type PoisonKind } from "./errors.js";
+export { photoPostedHandler } from "./example-handlers.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import type { HandlerSet } from "@outbox/client";
 import type { Database } from "@outbox/shared";
 import exampleHandlers from "./example-handlers.js";
-import { type HandlerSet, isHandlerSet } from "./handlers.js";
 
 /** Resolves CONSUMER_HANDLERS_MODULE: a file URL, or a path relative to the working directory. */
 export function handlersModuleUrl(modulePath: string): string {
@@ -22,4 +22,13 @@ export async function loadHandlers(modulePath: string): Promise<HandlerSet<Datab
   }
   // The database type is the module's promise; it cannot be checked at run time.
   return loaded.default as HandlerSet<Database>;
+}
+
+function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { find?: unknown }).find === "function" &&
+    Array.isArray((value as { types?: unknown }).types)
+  );
 }

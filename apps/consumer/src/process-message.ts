@@ -1,14 +1,14 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
+import { type ConsumedEvent, type HandlerSet, PoisonMessageError } from "@outbox/client";
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
 import { decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
-import { DrainExpiredError, PoisonMessageError, PoisonReason } from "./errors.js";
+import { DrainExpiredError, PoisonReason } from "./errors.js";
 import { findHandler } from "./find-handler.js";
-import type { ConsumedEvent, HandlerSet } from "./handlers.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
 import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";

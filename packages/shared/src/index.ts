@@ -1,3 +1,39 @@
+// What applications use lives in @outbox/client; the daemons get it from here as before.
+export {
+  type Database,
+  Deadline,
+  DeadlineExceededError,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  enqueue,
+  enqueueWith,
+  forwardAbort,
+  type GearLinkState,
+  headersProblem,
+  INSERT_IN_FLIGHT_LOCK,
+  type InboxRow,
+  type InboxTable,
+  MAX_BATCH_ENTRIES,
+  MAX_MESSAGE_ATTRIBUTES,
+  MAX_MESSAGE_BYTES,
+  MAX_VISIBILITY_SECONDS,
+  type MessageSize,
+  MessagingAttributes,
+  MigrationError,
+  measureMessage,
+  messageAttributes,
+  migrateToLatest,
+  type NewEvent,
+  type NewOutboxRow,
+  OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
+  OutboxAttributes,
+  type OutboxRow,
+  type OutboxTable,
+  OutboxValidationError,
+  RELAY_ASLEEP_LOCK,
+  uuidv7,
+} from "@outbox/client";
 export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
 export { commonSettings, databaseSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
 export {
@@ -33,23 +69,6 @@ export {
   type DatabaseSslMode,
 } from "./db/create-database.js";
 export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
-export { MigrationError, migrateToLatest } from "./db/migrate.js";
-export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
-export {
-  INSERT_IN_FLIGHT_LOCK,
-  OUTBOX_LOCK_SPACE,
-  RELAY_ASLEEP_LOCK,
-} from "./db/migrations/0007_notify_sleeping_relays.js";
-export type {
-  Database,
-  GearLinkState,
-  InboxRow,
-  InboxTable,
-  NewOutboxRow,
-  OutboxRow,
-  OutboxTable,
-} from "./db/schema.js";
-export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
 export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
 export {
   DEFAULT_REQUEST_CAP_MS,
@@ -57,7 +76,7 @@ export {
   requestBudget,
   requestDeadline,
 } from "./deadline/request-deadline.js";
-export { forwardAbort, sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
+export { sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
@@ -78,30 +97,8 @@ export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js"
 export { maskSecretsInText } from "./log/redaction.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
-export {
-  enqueue,
-  enqueueWith,
-  type NewEvent,
-  OutboxValidationError,
-} from "./outbox/enqueue.js";
-export {
-  EVENT_ID_ATTRIBUTE,
-  EVENT_TYPE_ATTRIBUTE,
-  MAX_BATCH_ENTRIES,
-  MAX_MESSAGE_ATTRIBUTES,
-  MAX_MESSAGE_BYTES,
-  MAX_VISIBILITY_SECONDS,
-} from "./outbox/message-contract.js";
-export {
-  headersProblem,
-  type MessageSize,
-  measureMessage,
-  messageAttributes,
-} from "./outbox/sns-message.js";
-export { uuidv7 } from "./outbox/uuidv7.js";
 export { type BackoffOptions, type BackoffPolicy, backoffMs } from "./retry/backoff.js";
 export { type TraceFields, traceFields } from "./telemetry/log-trace-fields.js";
 export { contextFromHeaders, linkFromHeaders, traceHeaders } from "./telemetry/message-trace-context.js";
-export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";
 export { startTracing, type Tracing, type TracingSettings } from "./telemetry/start-tracing.js";
 export { type TracingConfig, tracingConfig } from "./telemetry/tracing-config.js";

@@ -1,8 +1,8 @@
+import { migrations } from "@outbox/client";
 import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrations } from "../src/db/migrations/index.js";
 import {
   createDatabase,
   type DatabaseHandle,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { MAX_MESSAGE_BYTES } from "@outbox/shared/message-contract";
+import { MAX_MESSAGE_BYTES } from "@outbox/client/message-contract";
 import { invalidParameter } from "./errors.js";
 import { type QueryParams, queryStructMap } from "./query.js";
 import type { Topic } from "./registry.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { EVENT_ID_ATTRIBUTE } from "@outbox/shared/message-contract";
+import { EVENT_ID_ATTRIBUTE } from "@outbox/client/message-contract";
 import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
 import { FaultInjector } from "../faults/injector.js";
 import { handleStatsControl, STATS_PATH } from "../stats/control.js";

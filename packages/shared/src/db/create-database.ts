@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
+import type { Database } from "@outbox/client";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
-import type { Database } from "./schema.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
 export type DatabaseSslMode = "disable" | "require" | "verify-full";

@@ -1,5 +1,5 @@
+import { type Deadline, DeadlineExceededError } from "@outbox/client";
 import { CompiledQuery, type Kysely } from "kysely";
-import { type Deadline, DeadlineExceededError } from "../deadline/deadline.js";
 
 /**
  * `BEGIN` and a `SET LOCAL statement_timeout` of `ms` as one simple-protocol statement list: one round

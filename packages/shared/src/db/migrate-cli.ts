@@ -1,3 +1,4 @@
+import { migrateToLatest } from "@outbox/client";
 import { parseCommandLine, settingsUsage, usageError } from "../cli/command-line.js";
 import { commonSettings, databaseSettings } from "../config/common-settings.js";
 import { reportConfigErrors } from "../config/config-error.js";
@@ -6,7 +7,6 @@ import { packageVersion } from "../lifecycle/package-version.js";
 import { resolveConfig } from "../lifecycle/resolve-daemon-config.js";
 import { createLogger } from "../log/logger.js";
 import { createDatabase } from "./create-database.js";
-import { migrateToLatest } from "./migrate.js";
 
 const settings = { ...databaseSettings, logLevel: commonSettings.logLevel };
 

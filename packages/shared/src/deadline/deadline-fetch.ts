@@ -1,4 +1,4 @@
-import { type Deadline, DeadlineExceededError } from "./deadline.js";
+import { type Deadline, DeadlineExceededError } from "@outbox/client";
 
 /** The caller's remaining time, in relative milliseconds: hosts' clocks differ, durations do not. */
 export const REQUEST_TIMEOUT_HEADER = "X-Request-Timeout-Ms";

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Deadline } from "./deadline.js";
+import { Deadline } from "@outbox/client";
 import { REQUEST_TIMEOUT_HEADER } from "./deadline-fetch.js";
 
 /** Our own cap, inside the platform's 30 s grace and the caller-facing 30 s write timeout. */

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { forwardAbort } from "../lifecycle/abort-links.js";
+import { forwardAbort } from "./forward-abort.js";
 
 export class DeadlineExceededError extends Error {
   override readonly name = "DeadlineExceededError";

@@ -1,5 +1,5 @@
 import { type Kysely, type MigrationResult, Migrator } from "kysely";
-import type { Logger } from "../log/logger.js";
+import type { ClientLogger } from "../log/client-logger.js";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 
@@ -10,7 +10,7 @@ export class MigrationError extends Error {
 /** Brings the schema to the latest migration; safe to run from several processes at once (kysely locks). */
 export async function migrateToLatest(
   db: Kysely<Database>,
-  log?: Logger,
+  log?: ClientLogger,
 ): Promise<readonly MigrationResult[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results = [] } = await migrator.migrateToLatest();

@@ -1,7 +1,6 @@
-import { context, type Span } from "@opentelemetry/api";
 import type { Kysely, Transaction } from "kysely";
 import type { Database, NewOutboxRow } from "../db/schema.js";
-import { type EnqueueSpan, endFailed, enqueueTracer, startEnqueueSpan } from "./enqueue-span.js";
+import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -137,8 +136,8 @@ function checked(
 /**
  * Adds events to the outbox inside the caller's transaction, so they commit or roll back with the
  * business change that produced them. One multi-row INSERT whatever the count. Returns the event ids.
- * Each event gets a PRODUCER span (a no-op unless an OpenTelemetry SDK is registered), whose trace
- * context is stored with the row for the relay and the consumer to carry on.
+ * Each event gets a PRODUCER span (a no-op unless `@opentelemetry/api` is installed and an SDK
+ * registered), whose trace context is stored with the row for the relay and the consumer to carry on.
  */
 export async function enqueue(
   trx: Transaction<Database> | Kysely<Database>,
@@ -159,15 +158,12 @@ export async function enqueueWith(
   write: (rows: NewOutboxRow[]) => Promise<unknown>,
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const tracer = enqueueTracer();
-  const parent = context.active();
-  const spans: Span[] = [];
+  const tracing = await enqueueTracing();
   try {
     const rows = events.map((event, index): NewOutboxRow => {
       const id = event.id ?? uuidv7();
       const eventId = storedUuid(id);
-      const traced = startEnqueueSpan(tracer, parent, event, eventId);
-      spans.push(traced.span);
+      const traced = tracing.start(event, eventId);
       const { json, headers } = checked(event, eventId, traced, index);
       return {
         id,
@@ -180,10 +176,10 @@ export async function enqueueWith(
       };
     });
     await write(rows);
-    for (const span of spans) span.end();
+    tracing.end();
     return rows.map((row) => row.id);
   } catch (error) {
-    endFailed(spans, error);
+    tracing.fail(error);
     throw error;
   }
 }

@@ -1,5 +1,7 @@
-import type { Database, Deadline, Logger } from "@outbox/shared";
 import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import type { Deadline } from "../deadline/deadline.js";
+import type { ClientLogger } from "../log/client-logger.js";
 
 /** One event as the relay published it, decoded from either an SNS envelope or a raw delivery. */
 export interface ConsumedEvent<Type extends string = string, Payload = unknown> {
@@ -22,8 +24,8 @@ export interface HandlerContext<DB = Database> {
   readonly trx: Kysely<DB>;
   /** Visibility-based deadline: pass it to `deadlineFetch` so downstream calls stop when we must. */
   readonly deadline: Deadline;
-  /** Carries the event id, type and message id. */
-  readonly log: Logger;
+  /** Carries the event id, type and message id (the consumer's pino logger). */
+  readonly log: ClientLogger;
 }
 
 export type EventHandler<Type extends string, Payload, DB> = (
@@ -48,7 +50,7 @@ export type HandlerMap<Events extends EventMap, DB> = {
   readonly [Type in keyof Events & string]: HandlerEntry<Type, Events[Type], DB>;
 };
 
-/** What `createConsumer` and CONSUMER_HANDLERS_MODULE (as its default export) take. */
+/** What the consumer's `createConsumer` and CONSUMER_HANDLERS_MODULE (as its default export) take. */
 export interface HandlerSet<DB = Database> {
   /** Looks up the handler of an event type; undefined means poison (no handler, no fallback). */
   find(type: string): HandlerEntry<string, unknown, DB> | undefined;
@@ -77,11 +79,11 @@ export function defineHandlers<Events extends EventMap, DB = Database>(
   };
 }
 
-export function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { find?: unknown }).find === "function" &&
-    Array.isArray((value as { types?: unknown }).types)
-  );
+/**
+ * Thrown by a handler (or its `parse`) for a message that can never succeed, e.g. a payload that
+ * violates the contract: the transaction rolls back and the message goes to the DLQ at once instead
+ * of burning its retries.
+ */
+export class PoisonMessageError extends Error {
+  override readonly name = "PoisonMessageError";
 }

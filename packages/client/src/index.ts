@@ -1,0 +1,51 @@
+export {
+  type ConsumedEvent,
+  defineHandlers,
+  type EventHandler,
+  type EventMap,
+  type HandlerContext,
+  type HandlerEntry,
+  type HandlerMap,
+  type HandlerSet,
+  type HandlerSetOptions,
+  type ParsingHandler,
+  PoisonMessageError,
+} from "./consumer/handlers.js";
+export { MigrationError, migrateToLatest } from "./db/migrate.js";
+export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
+export {
+  INSERT_IN_FLIGHT_LOCK,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "./db/migrations/0007_notify_sleeping_relays.js";
+/** Every migration in order, for an application that runs them with its own kysely `Migrator`. */
+export { migrations } from "./db/migrations/index.js";
+export type {
+  Database,
+  GearLinkState,
+  InboxRow,
+  InboxTable,
+  NewOutboxRow,
+  OutboxRow,
+  OutboxTable,
+} from "./db/schema.js";
+export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
+export { forwardAbort } from "./deadline/forward-abort.js";
+export type { ClientLogger, LogFunction } from "./log/client-logger.js";
+export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export {
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  MAX_BATCH_ENTRIES,
+  MAX_MESSAGE_ATTRIBUTES,
+  MAX_MESSAGE_BYTES,
+  MAX_VISIBILITY_SECONDS,
+} from "./outbox/message-contract.js";
+export {
+  headersProblem,
+  type MessageSize,
+  measureMessage,
+  messageAttributes,
+} from "./outbox/sns-message.js";
+export { uuidv7 } from "./outbox/uuidv7.js";
+export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";
