@@ -1,11 +1,12 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
+import { apiTimeouts } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { createApiMetrics } from "./metrics.js";
 import { postPhoto } from "./post-photo.js";
 import { reconcileOptions } from "./reconcile-links.js";
 import { startReconciler } from "./reconciler.js";
 import { createPhotoServer } from "./server.js";
-import { type ApiConfig, apiSettings, apiTimeouts } from "./settings.js";
+import { type ApiConfig, apiSettings } from "./settings.js";
 
 async function startPhotoService({ config, log, database, metrics: registry }: DaemonContext<ApiConfig>) {
   const metrics = createApiMetrics(registry, database.db);

@@ -1,3 +1,4 @@
+export { apiTimeouts } from "./api-timeouts.js";
 export {
   createEquipmentClient,
   type EquipmentClient,
@@ -30,4 +31,4 @@ export {
   type PhotoServerSettings,
   type ShutdownSummary,
 } from "./server.js";
-export { type ApiConfig, apiSettings, apiTimeouts } from "./settings.js";
+export { type ApiConfig, apiSettings } from "./settings.js";

@@ -7,9 +7,10 @@ import {
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
+import { reconcileBackoffProblems } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "./reconcile-links.js";
-import { apiSettings, reconcileBackoffProblems } from "./settings.js";
+import { apiSettings } from "./settings.js";
 
 /**
  * The variables `api reconcile` reads: the scheduled task's environment is made of these (infra/),

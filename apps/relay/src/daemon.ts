@@ -1,6 +1,7 @@
 import { createSnsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
 import { createRelay } from "./relay.js";
-import { publishTimeout, relaySettings, relayTimeouts } from "./settings.js";
+import { publishTimeout, relayTimeouts } from "./relay-timeouts.js";
+import { relaySettings } from "./settings.js";
 import { createSnsPublisher } from "./sns-publisher.js";
 
 /** The relay as a daemon: configuration from the environment, stop and exit codes from runDaemon. */

@@ -1,4 +1,5 @@
 export type { ClaimedRow } from "./claim-batch.js";
+export { RelayOptionsError } from "./errors.js";
 export { RELAY_METRICS } from "./metrics.js";
 export type { BatchReport } from "./process-batch.js";
 export {
@@ -9,14 +10,9 @@ export {
   type PublishRequest,
   type PublishResult,
 } from "./publisher.js";
-export {
-  createRelay,
-  type Relay,
-  type RelayEvents,
-  type RelayOptions,
-  RelayOptionsError,
-  type RelaySummary,
-} from "./relay.js";
+export { createRelay, type Relay, type RelayEvents, type RelaySummary } from "./relay.js";
+export type { RelayOptions } from "./relay-options.js";
+export { relayTimeouts } from "./relay-timeouts.js";
 export type { RetentionOptions } from "./retention.js";
-export { type RelayConfig, relaySettings, relayTimeouts } from "./settings.js";
+export { type RelayConfig, relaySettings } from "./settings.js";
 export { createSnsPublisher } from "./sns-publisher.js";

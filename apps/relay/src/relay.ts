@@ -1,63 +1,15 @@
 import { EventEmitter } from "node:events";
-import os from "node:os";
-import {
-  type BackoffPolicy,
-  backoffMs,
-  type Database,
-  type DatabaseClientConfig,
-  forwardAbort,
-  type Logger,
-  numericOption,
-  type Setting,
-  sleep,
-} from "@outbox/shared";
-import { type Kysely, sql } from "kysely";
+import { backoffMs, forwardAbort, sleep } from "@outbox/shared";
+import { sql } from "kysely";
 import { Registry } from "prom-client";
 import type { ClaimedRow } from "./claim-batch.js";
 import { createPublishedMarker } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
 import { type BatchReport, processBatch } from "./process-batch.js";
 import type { Publisher } from "./publisher.js";
-import { type RetentionOptions, startRetention } from "./retention.js";
-import { relaySettings } from "./settings.js";
+import { type RelayOptions, relayOptionValues } from "./relay-options.js";
+import { startRetention } from "./retention.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
-
-export interface RelayOptions {
-  readonly db: Kysely<Database>;
-  readonly publisher: Publisher;
-  /**
-   * The LISTEN connection's database: a URL, or a pool's `DatabaseHandle.clientConfig`, which carries
-   * its TLS settings (the daemon passes that); `null` polls only.
-   */
-  readonly listenUrl: string | DatabaseClientConfig | null;
-  /** Logical topic (the `topic` column) → topic ARN. */
-  readonly topicArns?: Readonly<Record<string, string>>;
-  /** ARN for topics missing from `topicArns`; without it such rows are dead at once. */
-  readonly defaultTopicArn?: string;
-  /** Written to `locked_by`; defaults to host, pid and a random suffix. */
-  readonly relayId?: string;
-  /** RELAY_BATCH_SIZE's default and range (docs/relay.md), like every option read from a setting. */
-  readonly batchSize?: number;
-  /** As RELAY_LEASE_MS. */
-  readonly leaseMs?: number;
-  /** Lease time kept back for the batch's final marks; default 5 000 (the statement timeout). */
-  readonly leaseMarginMs?: number;
-  /** PublishBatch requests in flight, as RELAY_PUBLISH_CONCURRENCY. */
-  readonly publishConcurrency?: number;
-  /** Bound of one PublishBatch with its retries; a timeout is a failed attempt. Default 15 000. */
-  readonly publishTimeoutMs?: number;
-  /** As RELAY_MAX_ATTEMPTS. */
-  readonly maxAttempts?: number;
-  /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS (1 s doubling to 5 min); base ≤ max. */
-  readonly backoff?: Partial<BackoffPolicy>;
-  /** As RELAY_POLL_INTERVAL_MS. */
-  readonly pollIntervalMs?: number;
-  /** Delete old published rows; `null` (default) keeps them. */
-  readonly retention?: RetentionOptions | null;
-  readonly log?: Logger;
-  /** Where the relay's metrics register; a private registry when omitted. */
-  readonly metrics?: Registry;
-}
 
 /** What one run did, and what it left: the fields of the daemon's `drained` line. */
 export interface RelaySummary {
@@ -81,10 +33,6 @@ export interface RelayEvents {
   batchFailed: [error: unknown];
 }
 
-export class RelayOptionsError extends Error {
-  override readonly name = "RelayOptionsError";
-}
-
 export interface Relay extends EventEmitter<RelayEvents> {
   readonly id: string;
   /** Rejects if the relay loop fails on its own (a bug: batch errors are retried); never resolves. */
@@ -100,61 +48,13 @@ export interface Relay extends EventEmitter<RelayEvents> {
   inFlight(): Record<string, number>;
 }
 
-function positive(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RelayOptionsError(`${name} must be a positive integer, got ${value}`);
-  return value;
-}
-
-const optionsError = (message: string) => new RelayOptionsError(message);
 /** The longest wait between retries of a failing batch: how late a recovered database or bus is noticed. */
 const BATCH_FAILURE_MAX_MS = 30_000;
 
-/** Each numeric option and the RELAY_… setting the daemon fills it from (backoff's two aside). */
-const optionSettings = {
-  batchSize: relaySettings.batchSize,
-  leaseMs: relaySettings.leaseMs,
-  publishConcurrency: relaySettings.publishConcurrency,
-  maxAttempts: relaySettings.maxAttempts,
-  pollIntervalMs: relaySettings.pollIntervalMs,
-} satisfies { [K in keyof RelayOptions]?: Setting<number> };
-
-/** The option as given, checked by its setting's rules, or that setting's default. */
-function optionValue(options: RelayOptions, name: keyof typeof optionSettings): number {
-  return numericOption(optionSettings[name], options[name], name, optionsError);
-}
-
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
 export function createRelay(options: RelayOptions): Relay {
-  const settings = {
-    relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
-    batchSize: optionValue(options, "batchSize"),
-    leaseMs: optionValue(options, "leaseMs"),
-    leaseMarginMs: options.leaseMarginMs ?? 5_000,
-    publishConcurrency: optionValue(options, "publishConcurrency"),
-    publishTimeoutMs: positive("publishTimeoutMs", options.publishTimeoutMs ?? 15_000),
-    maxAttempts: optionValue(options, "maxAttempts"),
-    backoff: {
-      baseMs: numericOption(
-        relaySettings.backoffBaseMs,
-        options.backoff?.baseMs,
-        "backoff.baseMs",
-        optionsError,
-      ),
-      maxMs: numericOption(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs", optionsError),
-    },
-  };
-  if (settings.backoff.baseMs > settings.backoff.maxMs) {
-    throw new RelayOptionsError(
-      `backoff.baseMs (${settings.backoff.baseMs}) must not exceed backoff.maxMs (${settings.backoff.maxMs})`,
-    );
-  }
-  if (settings.leaseMarginMs + settings.publishTimeoutMs >= settings.leaseMs) {
-    throw new RelayOptionsError(
-      "leaseMs must exceed publishTimeoutMs + leaseMarginMs, or no chunk could start",
-    );
-  }
-  const pollIntervalMs = optionValue(options, "pollIntervalMs");
+  const settings = relayOptionValues(options);
+  const { pollIntervalMs } = settings;
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;
