@@ -4,8 +4,15 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { ExampleEffectsTable } from "@outbox/consumer";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, enqueue, migrateToLatest } from "@outbox/shared";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  enqueue,
+  migrateExampleTables,
+  migrateToLatest,
+} from "@outbox/shared";
 import { createTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
@@ -38,6 +45,7 @@ beforeAll(async () => {
     idleInTransactionTimeoutMs: 10_000,
   });
   await migrateToLatest(database.db);
+  await migrateExampleTables(database.db);
   const budget = consumerBudget({ maxTaskCount: 10 });
   resources = await bootstrapResources(stack().aws, {
     name: uniqueName("infra-packaged"),
@@ -164,6 +172,7 @@ describe("the packaged daemons", () => {
       "the consumer's effect",
       async () =>
         (await database.db
+          .withTables<{ example_effects: ExampleEffectsTable }>()
           .selectFrom("example_effects")
           .selectAll()
           .where("event_id", "=", eventId ?? "")

@@ -46,6 +46,7 @@ describe("docker-compose.yml", () => {
     expect(service("migrate").command).toEqual([
       "node",
       "node_modules/@outbox/shared/dist/db/migrate-cli.js",
+      "--demo",
     ]);
     for (const daemon of ["relay", "consumer"]) {
       expect(service(daemon).depends_on?.migrate).toEqual({ condition: "service_completed_successfully" });

@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { SpanKind, trace } from "@opentelemetry/api";
+import type { ExampleEffectsTable } from "@outbox/consumer";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { consumerEnv, relayEnv } from "@outbox/drills";
 import { createLogger, type DatabaseHandle, enqueue, startTracing } from "@outbox/shared";
@@ -72,6 +73,7 @@ async function runUntilHandled(daemons: { relay: DaemonProcess; consumer: Daemon
       async () =>
         (
           await handle.db
+            .withTables<{ example_effects: ExampleEffectsTable }>()
             .selectFrom("example_effects")
             .select("event_id")
             .where("event_id", "in", ids)

@@ -6,7 +6,13 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { bootstrapResources } from "@outbox/devstack";
-import { createDatabase, createLogger, createSqsClient, migrateToLatest } from "@outbox/shared";
+import {
+  createDatabase,
+  createLogger,
+  createSqsClient,
+  migrateExampleTables,
+  migrateToLatest,
+} from "@outbox/shared";
 import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
 import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 import exampleHandlers from "../src/example-handlers.js";
@@ -107,6 +113,7 @@ const migrator = createDatabase({
   idleInTransactionTimeoutMs: 60_000,
 });
 await migrateToLatest(migrator.db);
+await migrateExampleTables(migrator.db);
 await migrator.close(5_000);
 const awsEndpoints = {
   region: stack.region,

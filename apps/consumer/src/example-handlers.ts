@@ -1,6 +1,21 @@
 import { defineHandlers, type ParsingHandler } from "@outbox/client";
 import type { Database } from "@outbox/shared";
+import type { ColumnType } from "kysely";
 import { z } from "zod";
+
+/**
+ * The example handler's effect: one row per event. Not in the outbox's schema (`Database`): the
+ * demo's own migrations create it (`pnpm migrate --demo`, `migrateExampleTables`).
+ */
+export interface ExampleEffectsTable {
+  event_id: string;
+  event_type: string;
+  payload: ColumnType<unknown, string, string>;
+  applied_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** The schema these handlers write: the outbox's and the demo's table. */
+export type ExampleDatabase = Database & { example_effects: ExampleEffectsTable };
 
 /**
  * The handlers the daemon runs unless CONSUMER_HANDLERS_MODULE names your own module. Copy this
@@ -15,7 +30,11 @@ export interface ExampleEvents {
 }
 
 /** The photo service's event (apps/api) ends the chain in an effect: one row of the photo feed. */
-export const photoPostedHandler: ParsingHandler<"photo.posted", ExampleEvents["photo.posted"], Database> = {
+export const photoPostedHandler: ParsingHandler<
+  "photo.posted",
+  ExampleEvents["photo.posted"],
+  ExampleDatabase
+> = {
   parse: (payload) => photoPosted.parse(payload),
   async handle(event, { trx }) {
     await trx
@@ -25,7 +44,7 @@ export const photoPostedHandler: ParsingHandler<"photo.posted", ExampleEvents["p
   },
 };
 
-export default defineHandlers<ExampleEvents>({
+export default defineHandlers<ExampleEvents, ExampleDatabase>({
   "example.created": {
     // A payload that breaks the contract is poison: retrying would not make it valid.
     parse: (payload) => exampleCreated.parse(payload),

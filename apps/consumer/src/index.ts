@@ -15,7 +15,8 @@ export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer
 export type { ConsumerOptions } from "./consumer-options.js";
 export { consumerTimeouts } from "./consumer-timeouts.js";
 export { ConsumerOptionsError, type PoisonKind } from "./errors.js";
-export { photoPostedHandler } from "./example-handlers.js";
+export { type ExampleDatabase, type ExampleEffectsTable, photoPostedHandler } from "./example-handlers.js";
+export { migrateExampleTables } from "./example-migrations.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";

@@ -15,7 +15,9 @@ export function handlersModuleUrl(modulePath: string): string {
  * that does not exist fails its messages, which then end in the DLQ.
  */
 export async function loadHandlers(modulePath: string): Promise<HandlerSet<Database>> {
-  if (modulePath === "") return exampleHandlers;
+  // The example handlers also write the demo's table (`migrate --demo`), which the outbox's schema
+  // (`Database`) leaves out; like a module's below, that is the handlers' promise.
+  if (modulePath === "") return exampleHandlers as unknown as HandlerSet<Database>;
   const loaded: { default?: unknown } = await import(handlersModuleUrl(modulePath));
   if (!isHandlerSet(loaded.default)) {
     throw new Error(`${modulePath}: the default export must be a handler set made with defineHandlers()`);

@@ -14,6 +14,7 @@ import {
 } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
+import type { ExampleEffectsTable } from "../src/example-handlers.js";
 import { consumerSettings } from "../src/settings.js";
 import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
@@ -75,6 +76,7 @@ async function drainEverything(
 
 async function effectsOf(name: string): Promise<number> {
   const rows = await bed.database.db
+    .withTables<{ example_effects: ExampleEffectsTable }>()
     .selectFrom("example_effects")
     .innerJoin("inbox", "inbox.event_id", "example_effects.event_id")
     .select("example_effects.event_id")

@@ -7,6 +7,7 @@ import { queueDepth } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import type { ExampleDatabase } from "../src/example-handlers.js";
 import { type Consumer, defineHandlers } from "../src/index.js";
 import { effectRowsOf, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
@@ -26,7 +27,7 @@ describe("deadlines and leases", () => {
     const queue = await queueFor("slow", { maxReceiveCount: 20 });
     const event = { id: randomUUID(), type: "slow.work", payload: {} };
     let calls = 0;
-    const handlers = defineHandlers<{ "slow.work": object }>({
+    const handlers = defineHandlers<{ "slow.work": object }, ExampleDatabase>({
       "slow.work": async (received, { trx }) => {
         calls += 1;
         await sleep(4_500);
@@ -75,7 +76,7 @@ describe("deadlines and leases", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     let queryFailedAfterMs = 0;
-    const handlers = defineHandlers<{ "stuck.handler": object; "slow.query": object }>({
+    const handlers = defineHandlers<{ "stuck.handler": object; "slow.query": object }, ExampleDatabase>({
       "stuck.handler": async (event, { trx, deadline }) => {
         await deadlineFetch(deadline, url);
         await trx

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
 import {
   effectCount,
@@ -53,7 +53,7 @@ describe("exactly-once effects", () => {
   it("keeps the transaction to itself: a handler cannot commit the inbox row early", async () => {
     const queue = await queueFor("own-trx");
     const event = exampleEvent("nested");
-    const handlers = defineHandlers<{ "example.created": { name: string } }>({
+    const handlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
       "example.created": async (received, { trx }) => {
         await trx.transaction().execute(async (inner) => {
           await inner

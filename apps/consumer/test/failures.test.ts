@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
@@ -27,7 +27,10 @@ describe("failing handlers", () => {
     const queue = await queueFor("failing", { maxReceiveCount: 3 });
     const attempts: number[] = [];
     const failing = { id: randomUUID(), type: "always.fails", payload: {} };
-    const handlers = defineHandlers<{ "always.fails": object; "example.created": { name: string } }>({
+    const handlers = defineHandlers<
+      { "always.fails": object; "example.created": { name: string } },
+      ExampleDatabase
+    >({
       "always.fails": async (_event, { trx }) => {
         attempts.push(performance.now());
         // Written, then rolled back with the inbox row by the throw.
@@ -84,7 +87,10 @@ describe("poison messages", () => {
 
   it("moves each kind of undecodable message to the DLQ with its reason and keeps consuming", async () => {
     const queue = await queueFor("poison");
-    const handlers = defineHandlers<{ "example.created": { name: string }; "handler.rejects": object }>({
+    const handlers = defineHandlers<
+      { "example.created": { name: string }; "handler.rejects": object },
+      ExampleDatabase
+    >({
       "example.created": {
         parse: (payload) => {
           const name = (payload as { name?: unknown }).name;

@@ -9,6 +9,7 @@ import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack
 import { createLogger, type DatabaseHandle, type Logger } from "@outbox/shared";
 import { awsClients, createMigratedTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll } from "vitest";
+import type { ExampleEffectsTable } from "../src/example-handlers.js";
 import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
 
 /** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
@@ -167,6 +168,7 @@ export async function sendBody(
 
 export async function effectCount(database: DatabaseHandle): Promise<number> {
   const { count } = await database.db
+    .withTables<{ example_effects: ExampleEffectsTable }>()
     .selectFrom("example_effects")
     .select((eb) => eb.fn.countAll<string>().as("count"))
     .executeTakeFirstOrThrow();
@@ -181,6 +183,7 @@ export function inboxRowsOf(database: DatabaseHandle, consumer: string): Promise
 /** The example_effects rows of one event: none when its handler's transaction was rolled back. */
 export function effectRowsOf(database: DatabaseHandle, eventId: string): Promise<{ event_id: string }[]> {
   return database.db
+    .withTables<{ example_effects: ExampleEffectsTable }>()
     .selectFrom("example_effects")
     .select("event_id")
     .where("event_id", "=", eventId)

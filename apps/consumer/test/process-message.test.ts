@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
-import type { Database, DatabaseHandle } from "@outbox/shared";
+import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ResultCounts } from "../src/count-results.js";
 import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
-import exampleHandlers from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { type MessageSettings, processMessage } from "../src/process-message.js";
@@ -65,7 +65,7 @@ class RecordingQueue implements SettleQueue {
 }
 
 /** A pipeline over the test database: retry delays 2 s doubling to 300 s, handler timeout 5 s. */
-function pipeline(handlers: HandlerSet<Database>, options: { consumer: string; withDlq?: boolean }) {
+function pipeline(handlers: HandlerSet<ExampleDatabase>, options: { consumer: string; withDlq?: boolean }) {
   const queue = new RecordingQueue(options.withDlq ?? true);
   const log = testLogger();
   const metrics = createConsumerMetrics(new Registry());
@@ -123,11 +123,11 @@ function heldOf(message: Message): Held {
 }
 
 /** The example handler, counting its runs. */
-function countingHandlers(): { handlers: HandlerSet<Database>; runs: () => number } {
+function countingHandlers(): { handlers: HandlerSet<ExampleDatabase>; runs: () => number } {
   const entry = exampleHandlers.find("example.created");
   if (entry === undefined || typeof entry === "function") throw new Error("example handler changed shape");
   let runs = 0;
-  const handlers = defineHandlers<{ "example.created": { name: string } }>({
+  const handlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
     "example.created": {
       parse: (payload) => entry.parse(payload) as { name: string },
       handle: (event, context) => {
@@ -140,15 +140,15 @@ function countingHandlers(): { handlers: HandlerSet<Database>; runs: () => numbe
 }
 
 /** One handler for every event type: writes the effect, then does what `then` says. */
-function effectThen(then: () => Promise<void>): HandlerSet<Database> {
-  const handle: EventHandler<string, unknown, Database> = async (event, { trx }) => {
+function effectThen(then: () => Promise<void>): HandlerSet<ExampleDatabase> {
+  const handle: EventHandler<string, unknown, ExampleDatabase> = async (event, { trx }) => {
     await trx
       .insertInto("example_effects")
       .values({ event_id: event.id, event_type: event.type, payload: "{}" })
       .execute();
     await then();
   };
-  return defineHandlers<object>({}, { fallback: handle });
+  return defineHandlers<object, ExampleDatabase>({}, { fallback: handle });
 }
 
 describe("processMessage", () => {

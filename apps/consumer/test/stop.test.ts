@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { sleep } from "@outbox/shared";
 import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers } from "../src/index.js";
 import { effectRowsOf, exampleEvent, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
@@ -39,7 +39,7 @@ describe("stopping", () => {
 
   it("when the drain deadline passes, rolls back what is still running and releases it", async () => {
     const queue = await queueFor("drain-expired");
-    const handlers = defineHandlers<{ "example.created": { name: string } }>({
+    const handlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
       "example.created": async (event, { trx }) => {
         await trx
           .insertInto("example_effects")

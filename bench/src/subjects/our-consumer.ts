@@ -1,10 +1,10 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { createConsumer, defineHandlers } from "@outbox/consumer";
+import { createConsumer, defineHandlers, type ExampleDatabase } from "@outbox/consumer";
 import { createLogger, type DatabaseHandle } from "@outbox/shared";
 import type { ConsumerJob } from "../jobs.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
-const benchHandlers = defineHandlers<{ "example.created": { name: string } }>({
+const benchHandlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
   "example.created": {
     parse: (payload) => {
       const name = (payload as { name?: unknown } | null)?.name;

@@ -5,7 +5,7 @@ import {
   createDatabaseOn,
   type StackInfo,
 } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
+import { createDatabase, type DatabaseHandle, migrateExampleTables, migrateToLatest } from "@outbox/shared";
 import type { DrillContext } from "./drill-context.js";
 
 /** What one drill runs against: its own database and its own topic/queue/DLQ on a shared stack. */
@@ -44,6 +44,7 @@ export async function prepareDrillEnvironment(
     idleInTransactionTimeoutMs: 30_000,
   });
   await migrateToLatest(database.db);
+  await migrateExampleTables(database.db);
   const resources = await bootstrapResources(stack.aws, {
     name: name.replace(/_/g, "-"),
     rawDelivery: true,

@@ -69,6 +69,12 @@ export {
   type DatabaseSslMode,
 } from "./db/create-database.js";
 export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
+export {
+  EXAMPLE_MIGRATION_LOCK_TABLE,
+  EXAMPLE_MIGRATION_TABLE,
+  exampleMigrations,
+  migrateExampleTables,
+} from "./db/example-migrations.js";
 export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
 export {
   DEFAULT_REQUEST_CAP_MS,

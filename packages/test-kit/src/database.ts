@@ -1,6 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { createDatabaseOn } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, type DatabaseSettings, migrateToLatest } from "@outbox/shared";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  type DatabaseSettings,
+  migrateExampleTables,
+  migrateToLatest,
+} from "@outbox/shared";
 import { inject } from "vitest";
 
 /** Creates a fresh database on the run's Postgres server and returns its URL. */
@@ -11,8 +17,9 @@ export async function createTestDatabase(label: string): Promise<string> {
 }
 
 /**
- * A fresh database of its own, migrated to the latest schema, with a pool on it (5 s statement
- * timeout): close the handle in afterAll.
+ * A fresh database of its own, migrated to the latest schema and the demo's (`example_effects`, which
+ * the example and test handlers write), with a pool on it (5 s statement timeout): close the handle
+ * in afterAll.
  */
 export async function createMigratedTestDatabase(
   label: string,
@@ -26,5 +33,6 @@ export async function createMigratedTestDatabase(
     idleInTransactionTimeoutMs: 10_000,
   });
   await migrateToLatest(handle.db);
+  await migrateExampleTables(handle.db);
   return { url, handle };
 }

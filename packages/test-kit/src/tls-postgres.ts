@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDatabaseOn, type RunningPostgres, startEmbeddedPostgres } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, migrateToLatest } from "@outbox/shared";
+import { createDatabase, type DatabaseHandle, migrateExampleTables, migrateToLatest } from "@outbox/shared";
 import forge from "node-forge";
 
 interface Issued {
@@ -116,6 +116,7 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
         ssl: { mode: "verify-full", caFile },
       });
       await migrateToLatest(handle.db);
+      await migrateExampleTables(handle.db);
       return { url, handle };
     },
     async stop() {

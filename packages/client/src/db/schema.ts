@@ -38,14 +38,6 @@ export interface InboxTable {
   processed_at: DefaultedTimestamp;
 }
 
-/** The consumer's example handler writes one row per event (apps/consumer/src/example-handlers.ts). */
-export interface ExampleEffectsTable {
-  event_id: string;
-  event_type: string;
-  payload: Json<unknown>;
-  applied_at: DefaultedTimestamp;
-}
-
 /** The photo service's photos (apps/api). */
 export interface PhotosTable {
   id: string;
@@ -78,7 +70,6 @@ export interface PhotoFeedTable {
 export interface Database {
   outbox: OutboxTable;
   inbox: InboxTable;
-  example_effects: ExampleEffectsTable;
   photos: PhotosTable;
   photo_gear_links: PhotoGearLinksTable;
   photo_feed: PhotoFeedTable;

@@ -1,4 +1,4 @@
-import { defineHandlers, photoPostedHandler } from "@outbox/consumer";
+import { defineHandlers, type ExampleDatabase, photoPostedHandler } from "@outbox/consumer";
 import { sleep } from "@outbox/shared";
 
 /**
@@ -8,10 +8,13 @@ import { sleep } from "@outbox/shared";
  */
 const workMs = Number(process.env.DRILL_HANDLER_MS ?? "200");
 
-export default defineHandlers<{
-  "example.created": { name: string };
-  "photo.posted": { photoId: string; title: string };
-}>({
+export default defineHandlers<
+  {
+    "example.created": { name: string };
+    "photo.posted": { photoId: string; title: string };
+  },
+  ExampleDatabase
+>({
   "example.created": async (event, { trx, deadline }) => {
     await sleep(workMs, deadline.signal);
     deadline.throwIfExpired();

@@ -7,16 +7,20 @@ import { packageVersion } from "../lifecycle/package-version.js";
 import { resolveConfig } from "../lifecycle/resolve-daemon-config.js";
 import { createLogger } from "../log/logger.js";
 import { createDatabase } from "./create-database.js";
+import { migrateExampleTables } from "./example-migrations.js";
 
 const settings = { ...databaseSettings, logLevel: commonSettings.logLevel };
 
-const usage = `usage: pnpm migrate   (in an image: node node_modules/@outbox/shared/dist/db/migrate-cli.js)
+const usage = `usage: pnpm migrate [--demo]   (in an image: node node_modules/@outbox/shared/dist/db/migrate-cli.js)
 
 Applies every pending migration to DATABASE_URL and exits 0; 1 when a migration fails.
 
+  --demo   then the demo's own migrations too (the example handlers' example_effects table,
+           tracked in outbox_demo_migration); not for production
+
 ${settingsUsage(settings)}`;
 
-const { positionals } = parseCommandLine(usage, {});
+const { values, positionals } = parseCommandLine(usage, { demo: { type: "boolean" } });
 if (positionals.length > 0) usageError(usage, `unexpected argument: ${positionals.join(" ")}`);
 
 // Every problem at once, the TLS settings' included (the same check as the daemons').
@@ -39,7 +43,9 @@ const log = createLogger({
 });
 try {
   const results = await migrateToLatest(handle.db, log);
-  log.info({ applied: results.length }, "migrations up to date");
+  // The demo's after the production list: production 0008 drops the demo's table.
+  const demo = values.demo === true ? await migrateExampleTables(handle.db, log) : [];
+  log.info({ applied: results.length + demo.length }, "migrations up to date");
 } catch (error) {
   log.error({ err: error }, "migration failed");
   process.exitCode = EXIT_CRASH;

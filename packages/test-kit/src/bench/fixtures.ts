@@ -13,6 +13,7 @@ import {
   EVENT_TYPE_ATTRIBUTE,
   enqueue,
   MAX_BATCH_ENTRIES,
+  migrateExampleTables,
   migrateToLatest,
   type NewEvent,
 } from "@outbox/shared";
@@ -67,7 +68,7 @@ export function openDatabase(url: string, service = "bench-setup", poolMax = 4):
   });
 }
 
-/** A fresh database migrated to our schema (outbox, inbox, example_effects). */
+/** A fresh database migrated to our schema (outbox, inbox) and the demo's (example_effects). */
 export async function freshDatabase(
   adminUrl: string,
   prefix = "bench",
@@ -75,6 +76,7 @@ export async function freshDatabase(
   const url = await createEmptyDatabase(adminUrl, prefix);
   const handle = openDatabase(url);
   await migrateToLatest(handle.db);
+  await migrateExampleTables(handle.db);
   return { url, handle };
 }
 
