@@ -32,6 +32,7 @@ export {
   type OutboxTable,
   OutboxValidationError,
   RELAY_ASLEEP_LOCK,
+  runMigrator,
   uuidv7,
 } from "@outbox/client";
 export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";

@@ -7,24 +7,38 @@ export class MigrationError extends Error {
   override readonly name = "MigrationError";
 }
 
-/** Brings the schema to the latest migration; safe to run from several processes at once (kysely locks). */
-export async function migrateToLatest(
-  db: Kysely<Database>,
+/**
+ * Runs `migrator` to its latest migration, logging each result under `label`; throws a MigrationError
+ * naming the migration that failed. For a migration set of an application's own (its own kysely
+ * `Migrator`, e.g. with its own `migrationTableName`), reported the way ours is.
+ */
+export async function runMigrator(
+  migrator: Migrator,
+  label: string,
   log?: ClientLogger,
 ): Promise<readonly MigrationResult[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results = [] } = await migrator.migrateToLatest();
   for (const result of results) {
-    log?.info({ migration: result.migrationName, status: result.status }, "migration");
+    log?.info({ migration: result.migrationName, status: result.status }, label);
   }
   if (error) {
     const failed = results.find((result) => result.status === "Error")?.migrationName ?? "unknown";
     throw new MigrationError(
-      `migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        cause: error,
-      },
+      `${label} ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
     );
   }
   return results;
+}
+
+/** Brings the schema to the latest migration; safe to run from several processes at once (kysely locks). */
+export function migrateToLatest(
+  db: Kysely<Database>,
+  log?: ClientLogger,
+): Promise<readonly MigrationResult[]> {
+  return runMigrator(
+    new Migrator({ db, provider: { getMigrations: async () => migrations } }),
+    "migration",
+    log,
+  );
 }

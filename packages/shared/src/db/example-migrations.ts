@@ -1,4 +1,4 @@
-import { MigrationError } from "@outbox/client";
+import { type ClientLogger, runMigrator } from "@outbox/client";
 import { type Kysely, type Migration, type MigrationResult, Migrator, sql } from "kysely";
 
 /**
@@ -34,9 +34,9 @@ export const EXAMPLE_MIGRATION_LOCK_TABLE = "outbox_demo_migration_lock";
  * Brings the demo's tables to their latest migration. Run it after `migrateToLatest`: production
  * 0008 drops `example_effects`, so applying it later would drop the demo's table.
  */
-export async function migrateExampleTables<DB>(
+export function migrateExampleTables<DB>(
   db: Kysely<DB>,
-  log?: { info(fields: object, message: string): void },
+  log?: ClientLogger,
 ): Promise<readonly MigrationResult[]> {
   const migrator = new Migrator({
     db,
@@ -44,16 +44,5 @@ export async function migrateExampleTables<DB>(
     migrationTableName: EXAMPLE_MIGRATION_TABLE,
     migrationLockTableName: EXAMPLE_MIGRATION_LOCK_TABLE,
   });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  for (const result of results) {
-    log?.info({ migration: result.migrationName, status: result.status }, "demo migration");
-  }
-  if (error) {
-    const failed = results.find((result) => result.status === "Error")?.migrationName ?? "unknown";
-    throw new MigrationError(
-      `demo migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
-  return results;
+  return runMigrator(migrator, "demo migration", log);
 }
