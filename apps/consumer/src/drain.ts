@@ -1,21 +1,8 @@
-import { Deadline } from "@outbox/shared";
+import { Deadline, settlesWithin } from "@outbox/shared";
 import { DrainExpiredError } from "./errors.js";
 
 /** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */
 const AFTER_DEADLINE_GRACE_MS = 1_000;
-
-/** Waits for `work`, at most `ms`; resolves false on timeout. Leaves no timer behind either way. */
-async function within(work: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true as const), timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The drain deadline, enforced: once `drain()` starts, no message starts with less than the safety
@@ -59,17 +46,17 @@ export class DrainDeadline {
    * would wait for its lease to run out. Resolves whether everything finished in time.
    */
   async finish(finished: Promise<void>, settled: () => Promise<void>): Promise<boolean> {
-    const inTime = await within(finished, this.#remainingMs());
+    const inTime = await settlesWithin(finished, this.#remainingMs());
     if (!inTime) {
       this.#expired.abort(new DrainExpiredError("drain timed out"));
-      await within(settled(), AFTER_DEADLINE_GRACE_MS);
+      await settlesWithin(settled(), AFTER_DEADLINE_GRACE_MS);
     }
     return inTime;
   }
 
   /** Waits for the last deletes: what is left of the deadline, plus the grace. */
   flush(flushed: Promise<void>): Promise<boolean> {
-    return within(flushed, this.#remainingMs() + AFTER_DEADLINE_GRACE_MS);
+    return settlesWithin(flushed, this.#remainingMs() + AFTER_DEADLINE_GRACE_MS);
   }
 
   end(): void {

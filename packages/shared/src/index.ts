@@ -100,6 +100,7 @@ export {
   runDaemon,
   type Worker,
 } from "./lifecycle/run-daemon.js";
+export { settlesWithin } from "./lifecycle/settles-within.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
+import { settlesWithin } from "../lifecycle/settles-within.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
 export type DatabaseSslMode = "disable" | "require" | "verify-full";
@@ -287,15 +288,7 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     clientConfig,
     async close(timeoutMs) {
       closing ??= db.destroy();
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      });
-      try {
-        return await Promise.race([closing.then(() => true as const), timedOut]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return settlesWithin(closing, timeoutMs);
     },
   };
 }
