@@ -6,6 +6,7 @@ import { uuidv7 } from "./uuidv7.js";
 
 const topicPattern = /^[A-Za-z0-9_.:-]{1,256}$/;
 const eventTypePattern = /^[A-Za-z0-9_.:/-]{1,256}$/;
+const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 interface EventFields {
   /** Logical destination, mapped to a topic ARN by the relay's config. */
@@ -68,6 +69,7 @@ function payloadText(event: NewEvent, index: number): string {
  * sends: braces or missing hyphens in the caller's id must not change the measured size.
  */
 function storedUuid(id: string): string {
+  if (canonicalUuid.test(id)) return id;
   const hex = id
     .replace(/^\{(.*)\}$/, "$1")
     .replaceAll("-", "")

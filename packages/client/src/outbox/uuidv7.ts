@@ -1,7 +1,25 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 let lastMs = 0;
 let sequence = 0;
+
+/**
+ * Randomness drawn 256 ids at a time: a call into the CSPRNG per id took about 5 µs, a quarter of an
+ * enqueue (Node's own `randomUUID` keeps such a cache too). Every byte is used once.
+ */
+const POOLED_IDS = 256;
+const pool = Buffer.alloc(16 * POOLED_IDS);
+let pooled = POOLED_IDS;
+
+function randomSixteen(): Buffer {
+  if (pooled === POOLED_IDS) {
+    randomFillSync(pool);
+    pooled = 0;
+  }
+  const start = 16 * pooled++;
+  // A view, not a copy: uuidv7 turns it into text before anything can refill the pool.
+  return pool.subarray(start, start + 16);
+}
 
 /**
  * RFC 9562 UUIDv7: 48-bit Unix milliseconds, then randomness. Ids made in one process are strictly
@@ -16,7 +34,7 @@ export function uuidv7(now: number = Date.now()): string {
     lastMs += 1;
     sequence = 0;
   }
-  const bytes = randomBytes(16);
+  const bytes = randomSixteen();
   const ms = lastMs;
   bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
   bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
