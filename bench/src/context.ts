@@ -1,5 +1,6 @@
 import type { LocalStack } from "@outbox/devstack";
 import type { Summary } from "@outbox/test-kit/bench";
+import { PTO_CONTROLLERS, type PtoController } from "./subjects/pto-controllers.js";
 
 export interface Sizes {
   relayEvents: number;
@@ -7,6 +8,8 @@ export interface Sizes {
   relayCapMs: number;
   ourBatchSize: number;
   ptoBatchSizes: number[];
+  /** pg-transactional-outbox replication controllers to try; the fastest is measured. */
+  ptoControllers: readonly PtoController[];
   latencyRates: number[];
   latencySeconds: number;
   consumerMessages: number;
@@ -30,6 +33,7 @@ export const FULL: Sizes = {
   relayCapMs: 20_000,
   ourBatchSize: 500,
   ptoBatchSizes: [10, 50, 200],
+  ptoControllers: PTO_CONTROLLERS,
   latencyRates: [500, 2_000],
   latencySeconds: 20,
   consumerMessages: 20_000,
@@ -50,6 +54,7 @@ export const QUICK: Sizes = {
   relayCapMs: 3_000,
   ourBatchSize: 500,
   ptoBatchSizes: [50],
+  ptoControllers: PTO_CONTROLLERS,
   latencyRates: [500, 2_000],
   latencySeconds: 2,
   consumerMessages: 1_000,
@@ -70,6 +75,7 @@ export const SMOKE: Sizes = {
   ...QUICK,
   relayEvents: 300,
   relayCapMs: 3_000,
+  ptoControllers: ["mutex", "full"],
   latencyRates: [200],
   latencySeconds: 0.5,
   consumerMessages: 60,
