@@ -1,6 +1,6 @@
 /** Scenarios 1 (relay throughput) and 2 (commit → publish latency): our relay vs pg-transactional-outbox. */
 import { randomUUID } from "node:crypto";
-import { bootstrapResources } from "@outbox/devstack";
+import { bootstrapResources, type FaultClient } from "@outbox/devstack";
 import { createDatabase, enqueue } from "@outbox/shared";
 import {
   BODY,
@@ -40,6 +40,10 @@ export interface RelaySetup {
   batchSize: number;
   /** pto-replication only. */
   ptoController?: PtoController;
+  /** The SNS emulator answers each call on the run's topic this much later (its latency fault). */
+  snsLatencyMs?: number;
+  /** Backlog size; the sizes' relayEvents when omitted. */
+  events?: number;
 }
 
 export interface RelayRun extends RelaySetup {
@@ -61,6 +65,12 @@ async function topic(ctx: BenchContext, label: string): Promise<string> {
   return topicArn;
 }
 
+function faultControl(ctx: BenchContext): FaultClient {
+  if (!ctx.stack.faults)
+    throw new Error("SNS latency needs the embedded stack's SNS emulator (fault injection)");
+  return ctx.stack.faults;
+}
+
 /** A database holding `events` unsent events in the subject's own outbox. */
 export async function prepared(ctx: BenchContext, impl: RelayImpl, events: number) {
   if (impl === "ours") {
@@ -77,9 +87,11 @@ export async function prepared(ctx: BenchContext, impl: RelayImpl, events: numbe
 
 export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): Promise<RelayRun> {
   const { impl, sink, batchSize, ptoController } = setup;
-  const events = ctx.sizes.relayEvents;
+  const events = setup.events ?? ctx.sizes.relayEvents;
   const { url, pto } = await prepared(ctx, impl, events);
   const topicArn = await topic(ctx, "relay");
+  const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
+  await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
     const job: RelayJob = {
       kind: "relay",
@@ -113,10 +125,11 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
     };
     ctx.record("relay-throughput", { ...run });
     ctx.log(
-      `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)} ${ptoController ? `controller=${ptoController}` : `batch=${String(batchSize).padStart(4)}`}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${run.capped ? " (capped)" : ""}`,
+      `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)}${setup.snsLatencyMs === undefined ? "" : ` +${setup.snsLatencyMs} ms`} ${ptoController ? `controller=${ptoController}` : `batch=${String(batchSize).padStart(4)}`}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${run.capped ? " (capped)" : ""}`,
     );
     return run;
   } finally {
+    await faults?.clear({ topics: [topicArn] });
     await dropDatabase(ctx.stack.postgres.adminUrl, url);
   }
 }
