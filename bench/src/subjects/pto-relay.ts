@@ -85,7 +85,7 @@ export function ptoRelay(
           },
           handler,
           logger,
-          // Without a controller it takes its default, the mutex: one message at a time.
+          // The job's controller; without one, the library's default (the mutex: one message at a time).
           { concurrencyStrategy: ptoController(job.ptoController ?? "mutex", job.poolMax) },
         );
       }
