@@ -9,6 +9,7 @@ import type { BenchContext, Row, ScenarioName, Sizes } from "./context.js";
 import { apiThroughput } from "./scenarios/api.js";
 import { consumerThroughput } from "./scenarios/consumer.js";
 import { latency, relayThroughput } from "./scenarios/relay.js";
+import { relayLatencySns } from "./scenarios/relay-latency-sns.js";
 import { scale } from "./scenarios/scale.js";
 import { stopCost } from "./scenarios/stop.js";
 
@@ -36,6 +37,7 @@ export interface BenchReport {
 
 const RUNNERS: Record<ScenarioName, (ctx: BenchContext) => Promise<void>> = {
   relay: relayThroughput,
+  "relay-latency-sns": relayLatencySns,
   latency,
   consumer: consumerThroughput,
   stop: stopCost,

@@ -1,5 +1,6 @@
 import type { LocalStack } from "@outbox/devstack";
 import type { Summary } from "@outbox/test-kit/bench";
+import { PTO_CONTROLLERS, type PtoController } from "./subjects/pto-controllers.js";
 
 export interface Sizes {
   relayEvents: number;
@@ -7,6 +8,10 @@ export interface Sizes {
   relayCapMs: number;
   ourBatchSize: number;
   ptoBatchSizes: number[];
+  /** pg-transactional-outbox replication controllers to try; the fastest is measured. */
+  ptoControllers: readonly PtoController[];
+  /** Backlog our relay drains when SNS answers each call late (relay-latency-sns). */
+  snsLatencyEvents: number;
   latencyRates: number[];
   latencySeconds: number;
   consumerMessages: number;
@@ -30,6 +35,8 @@ export const FULL: Sizes = {
   relayCapMs: 20_000,
   ourBatchSize: 500,
   ptoBatchSizes: [10, 50, 200],
+  ptoControllers: PTO_CONTROLLERS,
+  snsLatencyEvents: 50_000,
   latencyRates: [500, 2_000],
   latencySeconds: 20,
   consumerMessages: 20_000,
@@ -50,6 +57,8 @@ export const QUICK: Sizes = {
   relayCapMs: 3_000,
   ourBatchSize: 500,
   ptoBatchSizes: [50],
+  ptoControllers: PTO_CONTROLLERS,
+  snsLatencyEvents: 20_000,
   latencyRates: [500, 2_000],
   latencySeconds: 2,
   consumerMessages: 1_000,
@@ -70,6 +79,8 @@ export const SMOKE: Sizes = {
   ...QUICK,
   relayEvents: 300,
   relayCapMs: 3_000,
+  ptoControllers: ["mutex", "full"],
+  snsLatencyEvents: 300,
   latencyRates: [200],
   latencySeconds: 0.5,
   consumerMessages: 60,
@@ -85,8 +96,16 @@ export const SMOKE: Sizes = {
   apiWarmUpSeconds: 1,
 };
 
-export type ScenarioName = "relay" | "latency" | "consumer" | "stop" | "scale" | "api";
-export const SCENARIOS: readonly ScenarioName[] = ["relay", "latency", "consumer", "stop", "scale", "api"];
+export type ScenarioName = "relay" | "relay-latency-sns" | "latency" | "consumer" | "stop" | "scale" | "api";
+export const SCENARIOS: readonly ScenarioName[] = [
+  "relay",
+  "relay-latency-sns",
+  "latency",
+  "consumer",
+  "stop",
+  "scale",
+  "api",
+];
 
 /** One line of the Markdown table: ours against one peer on one metric. */
 export interface Row {

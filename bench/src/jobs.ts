@@ -1,6 +1,7 @@
 /** Job descriptions the parent sends to a measured child (see worker.ts). */
 import type { AwsEndpoints } from "@outbox/devstack";
 import type { PtoNames } from "./pto-fixtures.js";
+import type { PtoController } from "./subjects/pto-controllers.js";
 
 export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
 export type Sink = "null" | "sns";
@@ -26,6 +27,8 @@ export interface RelayJob {
   /** Connections each side may use for its handler work. */
   poolMax: number;
   pto?: PtoNames;
+  /** pto-replication: its concurrency controller (bounded by `poolMax` where it takes a bound). */
+  ptoController?: PtoController;
 }
 
 export type ConsumerImpl = "ours" | "sqs-consumer" | "sqs-consumer-batch";

@@ -1,8 +1,22 @@
 import { type LocalStack, startStack } from "@outbox/devstack";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBench } from "../src/bench.js";
-import { SCENARIOS, SMOKE } from "../src/context.js";
+import { SCENARIOS, type ScenarioName, SMOKE } from "../src/context.js";
 import { markdownTable } from "../src/report.js";
+
+// What the table must say about how a scenario ran: the configuration each tuned peer was given,
+// the bound a scenario is measured against.
+const TABLE_SAYS: Partial<Record<ScenarioName, RegExp[]>> = {
+  relay: [
+    /pto polling \(batch \d+, parallel\)/,
+    /pto replication \((mutex|full concurrency)/,
+    /controller picked by/,
+  ],
+  "relay-latency-sns": [
+    /Little's-law bound: \d+ in flight × 10 \/ 20 ms/,
+    /\d+ % of the bound \d+ events\/s/,
+  ],
+};
 
 // Smoke runs of every `pnpm bench` scenario with tiny sizes, so the harness cannot rot. They check
 // that each scenario runs end to end and reports figures — never how fast anything is.
@@ -35,7 +49,9 @@ describe("pnpm bench (smoke)", () => {
       expect(Object.keys(report.raw).length).toBeGreaterThan(0);
       expect(report.versions["pg-transactional-outbox"]).toMatch(/^\d/);
       expect(report.versions["sqs-consumer"]).toMatch(/^14\./);
-      expect(markdownTable(report.rows)).toContain("| scenario |");
+      const table = markdownTable(report.rows);
+      expect(table).toContain("| scenario |");
+      for (const says of TABLE_SAYS[scenario] ?? []) expect(table).toMatch(says);
     });
   }
 });

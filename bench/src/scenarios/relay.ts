@@ -1,6 +1,6 @@
 /** Scenarios 1 (relay throughput) and 2 (commit → publish latency): our relay vs pg-transactional-outbox. */
 import { randomUUID } from "node:crypto";
-import { bootstrapResources } from "@outbox/devstack";
+import { bootstrapResources, type FaultClient } from "@outbox/devstack";
 import { createDatabase, enqueue } from "@outbox/shared";
 import {
   BODY,
@@ -23,14 +23,30 @@ import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
 import { PTO_TABLE, ptoBacklog, ptoSetup } from "../pto-fixtures.js";
+import { type PtoController, ptoControllerLabel } from "../subjects/pto-controllers.js";
 
 const PTO_LATENCY_POLL_MS = 250; // its README example's nextMessagesPollingIntervalInMs
+/**
+ * The replication listener's controller for the latency runs: bounded like its handler pool, so a
+ * burst never queues thousands of messages (full concurrency re-sorts every in-flight LSN per ack).
+ */
+const PTO_LATENCY_CONTROLLER: PtoController = "semaphore";
 const POOL_MAX = 20;
 
-export interface RelayRun {
+/** Which relay runs, and how: the knobs the bench tunes for each peer. */
+export interface RelaySetup {
   impl: RelayImpl;
   sink: Sink;
   batchSize: number;
+  /** pto-replication only. */
+  ptoController?: PtoController;
+  /** The SNS emulator answers each call on the run's topic this much later (its latency fault). */
+  snsLatencyMs?: number;
+  /** Backlog size; the sizes' relayEvents when omitted. */
+  events?: number;
+}
+
+export interface RelayRun extends RelaySetup {
   events: number;
   seconds: number;
   eventsPerSecond: number;
@@ -49,6 +65,12 @@ async function topic(ctx: BenchContext, label: string): Promise<string> {
   return topicArn;
 }
 
+function faultControl(ctx: BenchContext): FaultClient {
+  if (!ctx.stack.faults)
+    throw new Error("SNS latency needs the embedded stack's SNS emulator (fault injection)");
+  return ctx.stack.faults;
+}
+
 /** A database holding `events` unsent events in the subject's own outbox. */
 export async function prepared(ctx: BenchContext, impl: RelayImpl, events: number) {
   if (impl === "ours") {
@@ -63,15 +85,13 @@ export async function prepared(ctx: BenchContext, impl: RelayImpl, events: numbe
   return { url, pto };
 }
 
-export async function relayThroughputRun(
-  ctx: BenchContext,
-  impl: RelayImpl,
-  sink: Sink,
-  batchSize: number,
-  events = ctx.sizes.relayEvents,
-): Promise<RelayRun> {
+export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): Promise<RelayRun> {
+  const { impl, sink, batchSize, ptoController } = setup;
+  const events = setup.events ?? ctx.sizes.relayEvents;
   const { url, pto } = await prepared(ctx, impl, events);
   const topicArn = await topic(ctx, "relay");
+  const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
+  await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
     const job: RelayJob = {
       kind: "relay",
@@ -88,13 +108,12 @@ export async function relayThroughputRun(
       pollIntervalMs: impl === "ours" ? 1_000 : 500,
       poolMax: POOL_MAX,
       pto,
+      ...(ptoController ? { ptoController } : {}),
     };
     const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
     const result = await runJob(job);
     const run: RelayRun = {
-      impl,
-      sink,
-      batchSize,
+      ...setup,
       events: result.count,
       seconds: result.seconds,
       eventsPerSecond: Math.round(result.count / result.seconds),
@@ -106,10 +125,11 @@ export async function relayThroughputRun(
     };
     ctx.record("relay-throughput", { ...run });
     ctx.log(
-      `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)} batch=${String(batchSize).padStart(4)}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${run.capped ? " (capped)" : ""}`,
+      `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)}${setup.snsLatencyMs === undefined ? "" : ` +${setup.snsLatencyMs} ms`} ${ptoController ? `controller=${ptoController}` : `batch=${String(batchSize).padStart(4)}`}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${run.capped ? " (capped)" : ""}`,
     );
     return run;
   } finally {
+    await faults?.clear({ topics: [topicArn] });
     await dropDatabase(ctx.stack.postgres.adminUrl, url);
   }
 }
@@ -155,37 +175,94 @@ function rowsFor(
   ];
 }
 
+/** The candidate that drained fastest, and every candidate's figure for the row's note. */
+interface Tuned<T extends string | number> {
+  best: T;
+  /** e.g. "10: 812, 50: 1 020 events/s"; empty when there was a single candidate. */
+  tried: string;
+}
+
+/** Runs each candidate once on the null sink and keeps the fastest; a single candidate is not run. */
+async function fastest<T extends string | number>(
+  ctx: BenchContext,
+  candidates: readonly T[],
+  setup: (candidate: T) => RelaySetup,
+): Promise<Tuned<T>> {
+  const [first] = candidates;
+  if (first === undefined) throw new Error("nothing to tune among");
+  if (candidates.length === 1) return { best: first, tried: "" };
+  let best = { candidate: first, rate: -1 };
+  const tried: string[] = [];
+  for (const candidate of candidates) {
+    const run = await relayThroughputRun(ctx, setup(candidate));
+    tried.push(`${String(candidate)}: ${run.eventsPerSecond}${run.capped ? " (capped)" : ""}`);
+    if (run.eventsPerSecond > best.rate) best = { candidate, rate: run.eventsPerSecond };
+  }
+  return { best: best.candidate, tried: `${tried.join(", ")} events/s` };
+}
+
 export async function relayThroughput(ctx: BenchContext): Promise<void> {
   const { sizes, runs } = ctx;
   ctx.log(
     `relay throughput: ${sizes.relayEvents} events backlog → drained; peers capped at ${sizes.relayCapMs} ms`,
   );
-  // pg-transactional-outbox's polling listener at its best batch size (one run each, null sink).
-  let best = { batchSize: sizes.ptoBatchSizes[0] ?? 50, rate: -1 };
-  if (sizes.ptoBatchSizes.length > 1) {
-    ctx.log("  tuning pg-transactional-outbox polling batch size");
-    for (const batchSize of sizes.ptoBatchSizes) {
-      const run = await relayThroughputRun(ctx, "pto-polling", "null", batchSize);
-      if (run.eventsPerSecond > best.rate) best = { batchSize, rate: run.eventsPerSecond };
-    }
-  }
-  ctx.record("relay-tuning", { ptoPollingBestBatchSize: best.batchSize });
+  // Each pg-transactional-outbox listener at its best: the polling one's batch size, the
+  // replication one's concurrency controller, picked by one null-sink run each.
+  ctx.log("  tuning pg-transactional-outbox: polling batch size, replication concurrency controller");
+  const polling = await fastest(ctx, sizes.ptoBatchSizes, (batchSize) => ({
+    impl: "pto-polling",
+    sink: "null",
+    batchSize,
+  }));
+  const replication = await fastest(ctx, sizes.ptoControllers, (ptoController) => ({
+    impl: "pto-replication",
+    sink: "null",
+    batchSize: 0,
+    ptoController,
+  }));
+  ctx.record("relay-tuning", {
+    ptoPollingBestBatchSize: polling.best,
+    ptoPollingTried: polling.tried,
+    ptoReplicationBestController: replication.best,
+    ptoReplicationTried: replication.tried,
+  });
+  const pollingName = `pto polling (batch ${polling.best}, parallel)`;
+  const replicationName = `pto replication (${ptoControllerLabel(replication.best, POOL_MAX)})`;
   for (const sink of ["null", "sns"] as const) {
     const ours: RelayRun[] = [];
-    const polling: RelayRun[] = [];
-    const replication: RelayRun[] = [];
+    const pollingRuns: RelayRun[] = [];
+    const replicationRuns: RelayRun[] = [];
     for (let run = 0; run < runs; run += 1) {
-      ours.push(await relayThroughputRun(ctx, "ours", sink, sizes.ourBatchSize));
-      polling.push(await relayThroughputRun(ctx, "pto-polling", sink, best.batchSize));
-      replication.push(await relayThroughputRun(ctx, "pto-replication", sink, 0));
+      ours.push(await relayThroughputRun(ctx, { impl: "ours", sink, batchSize: sizes.ourBatchSize }));
+      pollingRuns.push(await relayThroughputRun(ctx, { impl: "pto-polling", sink, batchSize: polling.best }));
+      replicationRuns.push(
+        await relayThroughputRun(ctx, {
+          impl: "pto-replication",
+          sink,
+          batchSize: 0,
+          ptoController: replication.best,
+        }),
+      );
     }
     const scenario = `1${sink === "null" ? "a" : "b"} relay, ${sink === "null" ? "null sink (DB-bound)" : "local SNS"}`;
-    const capped = [...polling, ...replication].some((r) => r.capped)
-      ? `peer runs stopped at ${sizes.relayCapMs / 1_000} s, rate so far`
-      : undefined;
+    const note = (runsOfPeer: RelayRun[], knob: string, tuned: Tuned<string | number>) =>
+      [
+        tuned.tried ? `${knob} picked by one null-sink run each: ${tuned.tried}` : "",
+        runsOfPeer.some((r) => r.capped)
+          ? `peer runs stopped at ${sizes.relayCapMs / 1_000} s, rate so far`
+          : "",
+      ]
+        .filter(Boolean)
+        .join("; ");
     ctx.rows.push(
-      ...rowsFor(scenario, ours, `pto polling (batch ${best.batchSize}, parallel)`, polling, capped),
-      ...rowsFor(scenario, ours, "pto replication (full concurrency)", replication, capped),
+      ...rowsFor(scenario, ours, pollingName, pollingRuns, note(pollingRuns, "batch size", polling)),
+      ...rowsFor(
+        scenario,
+        ours,
+        replicationName,
+        replicationRuns,
+        note(replicationRuns, "controller", replication),
+      ),
     );
   }
 }
@@ -281,6 +358,7 @@ async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Pro
       pollIntervalMs: impl === "ours" ? 1_000 : PTO_LATENCY_POLL_MS,
       poolMax: POOL_MAX,
       pto,
+      ...(impl === "pto-replication" ? { ptoController: PTO_LATENCY_CONTROLLER } : {}),
     } satisfies RelayJob);
     try {
       await child.ready;
@@ -333,7 +411,10 @@ export async function latency(ctx: BenchContext): Promise<void> {
     }
     const scenario = `2 commit → publish at ${rate}/s`;
     for (const peer of ["pto-polling", "pto-replication"] as const) {
-      const name = peer === "pto-polling" ? `pto polling (${PTO_LATENCY_POLL_MS} ms)` : "pto replication";
+      const name =
+        peer === "pto-polling"
+          ? `pto polling (${PTO_LATENCY_POLL_MS} ms)`
+          : `pto replication (${ptoControllerLabel(PTO_LATENCY_CONTROLLER, POOL_MAX)})`;
       const total = Math.round(rate * ctx.sizes.latencySeconds);
       for (const key of ["p50", "p99", "max"] as const) {
         ctx.rows.push({

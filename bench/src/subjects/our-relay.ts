@@ -5,6 +5,9 @@ import { wallMs } from "@outbox/test-kit/bench";
 import type { RelayJob } from "../jobs.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
+/** PublishBatch calls in flight: the Little's-law bound of the SNS latency scenario is built on it. */
+export const OUR_PUBLISH_CONCURRENCY = 16;
+
 /** Our relay as a library, on a pool of its own; `times` gets each event's publish time if asked. */
 export async function ourRelay(
   job: RelayJob,
@@ -41,7 +44,7 @@ export async function ourRelay(
         listenUrl: job.listen ? job.url : null,
         topicArns: { bench: job.topicArn },
         batchSize: job.batchSize,
-        publishConcurrency: 16,
+        publishConcurrency: OUR_PUBLISH_CONCURRENCY,
         pollIntervalMs: job.pollIntervalMs,
       });
       relay.on("batch", (report) => counter.add(report.published));

@@ -3,7 +3,6 @@ import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
 import { wallMs } from "@outbox/test-kit/bench";
 import type pg from "pg";
 import {
-  createReplicationFullConcurrencyController,
   type GeneralMessageHandler,
   getDisabledLogger,
   initializePollingMessageListener,
@@ -13,6 +12,7 @@ import {
 import type { RelayJob } from "../jobs.js";
 import { PTO_NEXT_FUNCTION, PTO_TABLE } from "../pto-fixtures.js";
 import type { Counter, Subject } from "./measure-subject.js";
+import { ptoController } from "./pto-controllers.js";
 
 /**
  * pg-transactional-outbox, wired as its README's outbox example: a GeneralMessageHandler that
@@ -85,8 +85,8 @@ export function ptoRelay(
           },
           handler,
           logger,
-          // Its fastest controller: every message in parallel, no ordering.
-          { concurrencyStrategy: createReplicationFullConcurrencyController() },
+          // The job's controller; without one, the library's default (the mutex: one message at a time).
+          { concurrencyStrategy: ptoController(job.ptoController ?? "mutex", job.poolMax) },
         );
       }
     },
