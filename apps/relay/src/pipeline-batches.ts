@@ -31,6 +31,8 @@ export interface BatchPipeline {
 
 /** The longest wait between retries of a failing batch: how late a recovered database or bus is noticed. */
 const BATCH_FAILURE_MAX_MS = 30_000;
+/** The most batches run one by one after claims ahead kept coming back short (doubling from 1). */
+const AHEAD_PAUSE_MAX = 64;
 
 /**
  * Claims the next batch while the current one publishes and marks, so the claim's round trip and
@@ -49,6 +51,10 @@ const BATCH_FAILURE_MAX_MS = 30_000;
  *   back when their lease ends. The bound is the same as without the overlap.
  * - Stop: once `stopping` aborts nothing more is claimed; the batch publishing finishes, and the batches
  *   claimed ahead, which have sent nothing, are released at once rather than started.
+ * A claim ahead can only take keys the batches in flight do not hold. When the backlog is made of those
+ * keys (a few keys, or one), it walks the whole pending backlog and comes back short, and the batch
+ * after it waits for that scan: a claim ahead that came back short pauses claiming ahead for 1, 2, 4, …
+ * (at most AHEAD_PAUSE_MAX) batches, and one that came back full ends the pause.
  */
 export function pipelineBatches(
   settings: PipelineSettings,
@@ -96,6 +102,9 @@ export function pipelineBatches(
 
   const run = async () => {
     let failuresSeen = 0;
+    /** Batches left to run one by one, and the pause the next short claim ahead starts. */
+    let aheadPause = 0;
+    let nextAheadPause = 1;
     while (!stopping.aborted) {
       if (failures > failuresSeen) {
         failuresSeen = failures;
@@ -105,11 +114,12 @@ export function pipelineBatches(
         );
         continue;
       }
-      if (held.size >= settings.pipelineDepth) {
+      if (held.size >= (aheadPause > 0 ? 1 : settings.pipelineDepth)) {
         await Promise.race(held);
         continue;
       }
       const overlapped = held.size > 0;
+      if (!overlapped && aheadPause > 0) aheadPause -= 1;
       let batch: ClaimedBatch;
       try {
         batch = await stages.claim();
@@ -120,8 +130,14 @@ export function pipelineBatches(
       if (batch.rows.length > 0) handOver(batch);
       // An empty claim with no batch in flight is a round that worked end to end, as it was before.
       else if (!overlapped) consecutiveErrors = 0;
-      // A full batch means more may be waiting: claim ahead at once.
-      if (batch.rows.length >= settings.batchSize) continue;
+      const full = batch.rows.length >= settings.batchSize;
+      if (overlapped && full) nextAheadPause = 1;
+      if (overlapped && !full) {
+        aheadPause = nextAheadPause;
+        nextAheadPause = Math.min(nextAheadPause * 2, AHEAD_PAUSE_MAX);
+      }
+      // A full batch means more may be waiting: claim (ahead) again at once.
+      if (full) continue;
       // Not full: the backlog is taken, or what is left is held back by the keys of our own batches in
       // flight. Those rows become claimable as the batches finish, and no notification will say so:
       // finish them, and claim again without sleeping if this claim overlapped one of them.
