@@ -39,11 +39,12 @@ export interface Relay extends EventEmitter<RelayEvents> {
   readonly id: string;
   /** Rejects if the relay loop fails on its own (a bug: batch errors are retried); never resolves. */
   readonly failure: Promise<never>;
-  /** Stops claiming; the batch in flight goes on. `drain` does this too. */
+  /** Stops claiming; the batch in flight goes on, batches claimed ahead are released. `drain` does this too. */
   stop(): void;
   /**
-   * Stops claiming, lets the batch in flight publish and mark to the end, and when `deadline` aborts
-   * first, cuts the SNS calls and releases what was not sent. Resolves once nothing is held.
+   * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
+   * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
+   * was not sent. Resolves once nothing is held.
    */
   drain(deadline?: AbortSignal): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
