@@ -50,7 +50,9 @@ const AHEAD_PAUSE_MAX = 64;
  *   chunks sent and not yet marked; the batches claimed ahead have sent nothing, and their rows come
  *   back when their lease ends. The bound is the same as without the overlap.
  * - Stop: once `stopping` aborts nothing more is claimed; the batch publishing finishes, and the batches
- *   claimed ahead, which have sent nothing, are released at once rather than started.
+ *   claimed ahead, which have sent nothing, are released at once — not started, and not left waiting
+ *   for the batch in flight, so another relay can take them while this one drains, and no statement
+ *   of theirs is left for after the drain deadline.
  * A claim ahead can only take keys the batches in flight do not hold. When the backlog is made of those
  * keys (a few keys, or one), it walks the whole pending backlog and comes back short, and the batch
  * after it waits for that scan: a claim ahead that came back short pauses claiming ahead for 1, 2, 4, …
@@ -70,6 +72,11 @@ export function pipelineBatches(
   /** Failures so far: a batch claimed before the latest one is released, not started. */
   let failures = 0;
 
+  const stopped = new Promise<void>((resolve) => {
+    if (stopping.aborted) resolve();
+    else stopping.addEventListener("abort", () => resolve(), { once: true });
+  });
+
   const fail = (error: unknown) => {
     consecutiveErrors += 1;
     failures += 1;
@@ -79,7 +86,8 @@ export function pipelineBatches(
   const handOver = (batch: ClaimedBatch) => {
     const failuresAtClaim = failures;
     leased += batch.rows.length;
-    const done: Promise<void> = tail.then(async () => {
+    // Its turn comes when the batch before it is done, or at once on stop (then it is released).
+    const done: Promise<void> = Promise.race([tail, stopped]).then(async () => {
       try {
         // After a failure (a mark that did not commit, the database gone), every chunk sent would be one
         // the table may not show as published, to be sent again: the batches claimed before it send

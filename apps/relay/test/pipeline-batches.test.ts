@@ -135,6 +135,10 @@ describe("pipelineBatches", () => {
     await new Promise((resolve) => setTimeout(resolve, 1));
     expect(pipeline.leasedRows()).toBe(4);
     stopping.abort();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    // Released at the stop, while b1 is still publishing: not after it.
+    expect(released).toEqual(["b2"]);
+    expect(processed).toEqual([]);
     first.open();
     await pipeline.done;
     expect(processed).toEqual(["b1"]);
