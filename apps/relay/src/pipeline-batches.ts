@@ -36,9 +36,9 @@ const AHEAD_PAUSE_MAX = 64;
 
 /**
  * Claims the next batch while the current one publishes and marks, so the claim's round trip and
- * Postgres's work on it overlap the publishing instead of following it. Up to `pipelineDepth` batches are held:
- * claims run one after the other, and the batches are published strictly one after the other, in
- * claim order. Why that keeps every rule of the serial loop:
+ * Postgres's work on it overlap the publishing instead of following it. Up to `pipelineDepth` batches
+ * are held: claims run one after the other, and the batches are published strictly one after the
+ * other, in claim order. Why that keeps every rule of the serial loop:
  * - Per-key order: a batch's rows stay leased until they are marked (or backed off, or released), and
  *   the claim takes no key whose oldest pending row is leased by a live relay — ours included. So a
  *   batch claimed ahead holds no key that a batch before it still holds; it only gets a key's later

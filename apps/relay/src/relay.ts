@@ -39,7 +39,7 @@ export interface Relay extends EventEmitter<RelayEvents> {
   readonly id: string;
   /** Rejects if the relay loop fails on its own (a bug: batch errors are retried); never resolves. */
   readonly failure: Promise<never>;
-  /** Stops claiming; the batch in flight goes on, batches claimed ahead are released. `drain` does this too. */
+  /** Stops claiming; the batch in flight goes on, batches claimed ahead are released. `drain` too. */
   stop(): void;
   /**
    * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
