@@ -31,6 +31,7 @@ export function runRelayDaemon(): Promise<never> {
         leaseMs: config.leaseMs,
         leaseMarginMs: config.dbStatementTimeoutMs,
         publishConcurrency: config.publishConcurrency,
+        pipelineDepth: config.pipelineDepth,
         publishTimeoutMs: publishTimeout(config).ms,
         maxAttempts: config.maxAttempts,
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },

@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import { type BackoffPolicy, backoffMs, type Database, type Logger } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
-import { type ClaimedRow, claimBatch } from "./claim-batch.js";
+import type { ClaimedRow } from "./claim-batch.js";
 import { markFailed, type RowFailure, releaseRows } from "./mark-results.js";
 import type { FailureReason, RelayMetrics } from "./metrics.js";
 import { type Chunk, planChunks, type ReadyRow } from "./plan-chunks.js";
@@ -30,9 +30,15 @@ export interface BatchDeps {
   readonly markPublished: (ids: readonly string[]) => Promise<void>;
   readonly metrics: RelayMetrics;
   readonly log?: Logger;
-  /** Told about every row as it dies, and about the rows held while the batch runs. */
+  /** Told about every row as it dies. */
   readonly onDead: (row: ClaimedRow, reason: string) => void;
-  readonly onHeld: (rows: number) => void;
+}
+
+/** Rows one claim leased, and when that claim was sent: the lease runs from there, not from the start. */
+export interface ClaimedBatch {
+  readonly rows: readonly ClaimedRow[];
+  /** `performance.now()` just before the claim was sent: the database's lease can only end later. */
+  readonly claimedAt: number;
 }
 
 export interface BatchReport {
@@ -45,23 +51,24 @@ export interface BatchReport {
 }
 
 /**
- * Claims one batch and sees every row of it to an outcome: published (marked chunk by chunk, right after
- * each response), failed (backoff or dead), or released (not sent; free for any relay at once).
+ * Sees every row of a claimed batch to an outcome: published (marked chunk by chunk, right after each
+ * response), failed (backoff or dead), or released (not sent; free for any relay at once).
  * `abandon` aborting (the drain deadline) cuts the publishing short; the batch's own lease timer does
  * the same before the lease could run out under a row still being sent.
  */
 export async function processBatch(
   settings: BatchSettings,
   deps: BatchDeps,
+  { rows, claimedAt }: ClaimedBatch,
   abandon: AbortSignal,
 ): Promise<BatchReport> {
-  const started = performance.now();
-  // Counted from before the claim is sent: the database's lease can only end later than this.
-  const leaseEndsAt = started + settings.leaseMs - settings.leaseMarginMs;
+  // Counted from before the claim was sent, not from now: a batch claimed ahead has already spent part
+  // of its lease waiting for the batch before it, and the database's lease can only end later than this.
+  const leaseEndsAt = claimedAt + settings.leaseMs - settings.leaseMarginMs;
   const leaseController = new AbortController();
   const leaseTimer = setTimeout(
     () => leaseController.abort(new Error("lease about to expire")),
-    settings.leaseMs - settings.leaseMarginMs,
+    Math.max(0, leaseEndsAt - performance.now()),
   );
   const onAbandon = () => leaseController.abort(abandon.reason);
   if (abandon.aborted) onAbandon();
@@ -91,10 +98,6 @@ export async function processBatch(
   };
 
   try {
-    const rows = await claimBatch(deps.db, settings.relayId, settings.batchSize, settings.leaseMs);
-    if (rows.length === 0)
-      return { claimed: 0, published: 0, failed: 0, dead: 0, released: 0, durationMs: 0 };
-    deps.onHeld(rows.length);
     // A key whose row failed (or was cut off) publishes nothing more in this batch: its later rows would
     // overtake it. They are released and come back behind it, blocked by the claim until it succeeds.
     const stoppedKeys = new Set<string>();
@@ -171,7 +174,7 @@ export async function processBatch(
       deps.onDead(row, reason);
     }
     await releaseRows(deps.db, settings.relayId, released);
-    const durationMs = performance.now() - started;
+    const durationMs = performance.now() - claimedAt;
     deps.metrics.batchSeconds.observe(durationMs / 1_000);
     return {
       claimed: rows.length,
@@ -184,7 +187,6 @@ export async function processBatch(
   } finally {
     clearTimeout(leaseTimer);
     abandon.removeEventListener("abort", onAbandon);
-    deps.onHeld(0);
   }
 }
 

@@ -36,6 +36,8 @@ export interface RelayOptions {
   readonly leaseMarginMs?: number;
   /** PublishBatch requests in flight, as RELAY_PUBLISH_CONCURRENCY. */
   readonly publishConcurrency?: number;
+  /** Batches held at once (one publishing, the rest claimed ahead), as RELAY_PIPELINE_DEPTH. */
+  readonly pipelineDepth?: number;
   /** Bound of one PublishBatch with its retries; a timeout is a failed attempt. Default 15 000. */
   readonly publishTimeoutMs?: number;
   /** As RELAY_MAX_ATTEMPTS. */
@@ -64,6 +66,7 @@ const optionSettings = {
   batchSize: relaySettings.batchSize,
   leaseMs: relaySettings.leaseMs,
   publishConcurrency: relaySettings.publishConcurrency,
+  pipelineDepth: relaySettings.pipelineDepth,
   maxAttempts: relaySettings.maxAttempts,
   pollIntervalMs: relaySettings.pollIntervalMs,
 } satisfies { [K in keyof RelayOptions]?: Setting<number> };
@@ -84,6 +87,7 @@ export function relayOptionValues(options: RelayOptions) {
     leaseMs: optionValue(options, "leaseMs"),
     leaseMarginMs: options.leaseMarginMs ?? 5_000,
     publishConcurrency: optionValue(options, "publishConcurrency"),
+    pipelineDepth: optionValue(options, "pipelineDepth"),
     publishTimeoutMs: positive("publishTimeoutMs", options.publishTimeoutMs ?? 15_000),
     maxAttempts: optionValue(options, "maxAttempts"),
     backoff: {

@@ -1,10 +1,12 @@
 import { EventEmitter } from "node:events";
-import { backoffMs, forwardAbort, sleep } from "@outbox/shared";
+import { performance } from "node:perf_hooks";
+import { forwardAbort } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
-import type { ClaimedRow } from "./claim-batch.js";
-import { createPublishedMarker } from "./mark-results.js";
+import { type ClaimedRow, claimBatch } from "./claim-batch.js";
+import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
+import { pipelineBatches } from "./pipeline-batches.js";
 import { type BatchReport, processBatch } from "./process-batch.js";
 import type { Publisher } from "./publisher.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
@@ -37,24 +39,21 @@ export interface Relay extends EventEmitter<RelayEvents> {
   readonly id: string;
   /** Rejects if the relay loop fails on its own (a bug: batch errors are retried); never resolves. */
   readonly failure: Promise<never>;
-  /** Stops claiming; the batch in flight goes on. `drain` does this too. */
+  /** Stops claiming; the batch in flight goes on, batches claimed ahead are released. `drain` too. */
   stop(): void;
   /**
-   * Stops claiming, lets the batch in flight publish and mark to the end, and when `deadline` aborts
-   * first, cuts the SNS calls and releases what was not sent. Resolves once nothing is held.
+   * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
+   * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
+   * was not sent. Resolves once nothing is held.
    */
   drain(deadline?: AbortSignal): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
 }
 
-/** The longest wait between retries of a failing batch: how late a recovered database or bus is noticed. */
-const BATCH_FAILURE_MAX_MS = 30_000;
-
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
 export function createRelay(options: RelayOptions): Relay {
   const settings = relayOptionValues(options);
-  const { pollIntervalMs } = settings;
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;
@@ -66,7 +65,6 @@ export function createRelay(options: RelayOptions): Relay {
   const abandon = new AbortController();
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
-  let held = 0;
   let requests = 0;
   let published = 0;
   let dead = 0;
@@ -92,43 +90,44 @@ export function createRelay(options: RelayOptions): Relay {
       log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
       emitter.emit("dead", { id: row.id, topic: row.topic, reason });
     },
-    onHeld(rows: number) {
-      held = rows;
-    },
   };
 
-  const loop = async () => {
-    let consecutiveErrors = 0;
-    while (!stopping.signal.aborted) {
-      let report: BatchReport;
-      try {
-        report = await processBatch(settings, deps, abandon.signal);
-        consecutiveErrors = 0;
-      } catch (error) {
-        consecutiveErrors += 1;
+  const pipeline = pipelineBatches(
+    settings,
+    {
+      async claim() {
+        const claimedAt = performance.now();
+        const rows = await claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs);
+        return { rows, claimedAt };
+      },
+      async process(batch) {
+        const report = await processBatch(settings, deps, batch, abandon.signal);
+        published += report.published;
+        dead += report.dead;
+        const level = report.failed > 0 || report.released > 0 ? "warn" : "debug";
+        log?.[level]({ ...report, durationMs: Math.round(report.durationMs) }, "batch");
+        emitter.emit("batch", report);
+      },
+      async release(batch) {
+        await releaseRows(
+          db,
+          settings.relayId,
+          batch.rows.map((row) => row.id),
+        );
+        log?.info({ released: batch.rows.length }, "batch claimed ahead released unsent");
+      },
+      wait: (ms, signal) => wakeup.wait(ms, signal),
+      failed(error, consecutiveErrors) {
         log?.error(
           { err: error, consecutiveErrors },
           "batch failed; rows stay leased until their lease ends",
         );
         emitter.emit("batchFailed", error);
-        await sleep(
-          backoffMs(consecutiveErrors, { baseMs: pollIntervalMs, maxMs: BATCH_FAILURE_MAX_MS }),
-          stopping.signal,
-        );
-        continue;
-      }
-      published += report.published;
-      dead += report.dead;
-      if (report.claimed > 0) {
-        const level = report.failed > 0 || report.released > 0 ? "warn" : "debug";
-        log?.[level]({ ...report, durationMs: Math.round(report.durationMs) }, "batch");
-        emitter.emit("batch", report);
-      }
-      // A full batch means more may be waiting: claim again at once instead of sleeping.
-      if (report.claimed < settings.batchSize) await wakeup.wait(pollIntervalMs, stopping.signal);
-    }
-  };
-  const running = loop();
+      },
+    },
+    stopping.signal,
+  );
+  const running = pipeline.done;
   const failure = running.then(
     () => new Promise<never>(() => {}),
     (error: unknown) => Promise.reject(error),
@@ -166,7 +165,7 @@ export function createRelay(options: RelayOptions): Relay {
       await Promise.all([wakeup.close(), retention?.stop()]);
       return { clean, published, unsent: await countUnsent(), dead };
     },
-    inFlight: () => ({ leasedRows: held, publishRequests: requests }),
+    inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: requests }),
   });
   return relay;
 }

@@ -30,6 +30,15 @@ export const relaySettings = {
     default: 8,
     description: "PublishBatch requests in flight at once.",
   }),
+  pipelineDepth: setting.integer({
+    env: "RELAY_PIPELINE_DEPTH",
+    min: 1,
+    max: 8,
+    unit: "batches",
+    default: 2,
+    description:
+      "Batches held at once: one publishing, the others claimed ahead while it publishes and marks; 1 claims only after the batch before is done. Rows claimed ahead wait under their lease and are released unsent on stop.",
+  }),
   topicArns: setting.map({
     env: "RELAY_TOPIC_ARNS",
     default: {},

@@ -134,6 +134,79 @@ describe.runIf(faults)("the relay under bus faults", () => {
     expect(received).toHaveLength(30);
   });
 
+  describe("the pipeline (RELAY_PIPELINE_DEPTH)", () => {
+    /** Samples, every 10 ms until `most` is called, how many rows `relayId` holds leased. */
+    const sampleLeased = (relayId: string) => {
+      let most = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const { rows } = await sql<{ n: string }>`
+            SELECT count(*) AS n FROM outbox WHERE locked_by = ${relayId} AND published_at IS NULL
+          `.execute(bed.handle.db);
+          most = Math.max(most, Number(rows[0]?.n));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+      return {
+        /** Stops sampling; the most rows seen leased at once. */
+        async most() {
+          sampling = false;
+          await sampler;
+          return most;
+        },
+      };
+    };
+    const allPublished = (count: number) =>
+      expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 20_000 }).toBe(count);
+
+    it("claims the next batch while the current one is still publishing, and only at depth > 1", async () => {
+      // One chunk per batch, 300 ms per PublishBatch: each batch is in flight for a while.
+      await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], latencyMs: 300 });
+      await enqueueAll(bed.handle, events("orders", 40));
+      const serial = start({ batchSize: 10, pipelineDepth: 1, relayId: "serial" });
+      const serialLeased = sampleLeased("serial");
+      await allPublished(40);
+      expect(await serialLeased.most()).toBeLessThanOrEqual(10);
+      await stop(serial);
+
+      await enqueueAll(bed.handle, events("orders", 40));
+      const overlapped = start({ batchSize: 10, pipelineDepth: 3, relayId: "overlapped" });
+      const overlappedLeased = sampleLeased("overlapped");
+      await allPublished(80);
+      // Three batches leased at once: one publishing, two claimed while it was.
+      expect(await overlappedLeased.most()).toBe(30);
+      expect(await stop(overlapped)).toMatchObject({ clean: true, published: 40, unsent: 0 });
+      const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 80);
+      expect(received).toHaveLength(80);
+    });
+
+    it("keeps per-key order when a key's row fails while later rows of that key wait in the backlog", async () => {
+      // 4 keys, batches of 8 (two rows per key): every claim ahead meets only keys held by the batch
+      // in flight. The first row of key-0 fails for a while; its key must wait behind it.
+      const ids = await enqueueAll(bed.handle, events("ledger", 200, 4));
+      await control.set({
+        topics: [bed.fifo.topicArn],
+        latencyMs: 50,
+        failBatchEntries: { attribute: "event_id", values: [ids[0] ?? ""] },
+      });
+      start({ batchSize: 8, pipelineDepth: 2 });
+      await expect
+        .poll(async () => (await attemptsOf([ids[0] ?? ""]))[0]?.attempts ?? 0, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(2);
+      await control.clear();
+      await allPublished(200);
+      const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, 200);
+      expect(received).toHaveLength(200);
+      const byKey = new Map<number, number[]>();
+      for (const message of received) {
+        const { n } = JSON.parse(message.body) as { n: number };
+        byKey.set(n % 4, [...(byKey.get(n % 4) ?? []), n]);
+      }
+      for (const ns of byKey.values()) expect(ns).toEqual([...ns].sort((x, y) => x - y));
+    });
+  });
+
   describe("the daemon, stopped while it publishes", () => {
     const daemonEnv = (extra: Record<string, string>) => {
       const { aws } = stack();
@@ -240,6 +313,10 @@ describe.runIf(faults)("the relay under bus faults", () => {
       const run = startDaemonProcess(
         "apps/relay/src/main.ts",
         daemonEnv({
+          // Batches of 20 with two more claimed ahead: the rows of those have not been sent, so they
+          // come back when the lease ends and are published once; only chunks in flight are re-sent.
+          RELAY_BATCH_SIZE: "20",
+          RELAY_PIPELINE_DEPTH: "3",
           RELAY_PUBLISH_CONCURRENCY: String(concurrency),
           RELAY_LEASE_MS: "3000",
           RELAY_DRAIN_TIMEOUT_MS: "2000",

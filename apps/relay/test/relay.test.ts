@@ -120,6 +120,9 @@ describe("createRelay options", () => {
       new RelayOptionsError("batchSize must be between 1 and 1000, got 0"),
     );
     expect(() => start({ pollIntervalMs: 2.5 })).toThrow("pollIntervalMs expected a whole number, got 2.5");
+    expect(() => start({ pipelineDepth: 9 })).toThrow(
+      new RelayOptionsError("pipelineDepth must be between 1 and 8, got 9"),
+    );
     expect(() => start({ backoff: { baseMs: 5_000, maxMs: 1_000 } })).toThrow(
       "backoff.baseMs (5000) must not exceed backoff.maxMs (1000)",
     );
