@@ -92,7 +92,8 @@ async function consumerRun(
   const queueUrl = await filledQueue(ctx, messages);
   const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
   const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-  const result = await runJob(job);
+  // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
+  const result = await runJob(job, process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {});
   const run: ConsumerRun = {
     impl,
     concurrency,
