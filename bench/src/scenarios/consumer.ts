@@ -93,7 +93,10 @@ async function consumerRun(
   const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
   const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
   // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
-  const result = await runJob(job, process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {});
+  const result = await runJob(
+    job,
+    process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
+  );
   const run: ConsumerRun = {
     impl,
     concurrency,
