@@ -122,6 +122,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     start() {
       polling = startPollers(numbers.pollers, {
         sqs,
+        receiveSqs: options.receiveSqs,
         queueUrl,
         waitTimeSeconds: numbers.waitTimeSeconds,
         fifo,
