@@ -125,7 +125,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
   await handle.close(5_000);
   try {
     for (const concurrency of ctx.sizes.concurrencies) {
-      const runs: Record<ConsumerImpl, ConsumerRun[]> = {
+      const runs: Record<Exclude<ConsumerImpl, "bare-sdk">, ConsumerRun[]> = {
         ours: [],
         "sqs-consumer": [],
         "sqs-consumer-batch": [],
