@@ -31,7 +31,8 @@ export interface RelayJob {
   ptoController?: PtoController;
 }
 
-export type ConsumerImpl = "ours" | "sqs-consumer" | "sqs-consumer-batch";
+/** "bare-sdk": receive and delete only, no Postgres (the SQS server's ceiling, see scale). */
+export type ConsumerImpl = "ours" | "sqs-consumer" | "sqs-consumer-batch" | "bare-sdk";
 
 export interface ConsumerJob {
   kind: "consumer";

@@ -6,6 +6,7 @@
 import { createDatabase, createSnsClient, createSqsClient, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { childControl, emit } from "./child.js";
 import type { ConsumerJob, Job, RelayJob } from "./jobs.js";
+import { bareSdkConsumer } from "./subjects/bare-sdk-consumer.js";
 import { awsSettings, Counter, measure } from "./subjects/measure-subject.js";
 import { ourConsumer } from "./subjects/our-consumer.js";
 import { ourRelay } from "./subjects/our-relay.js";
@@ -46,7 +47,11 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     Array.from({ length: Math.min(job.concurrency, 20) }, () => database.pool.query("SELECT 1")),
   );
   const subject =
-    job.impl === "ours" ? ourConsumer(job, database, sqs, counter) : sqsConsumer(job, database, sqs, counter);
+    job.impl === "ours"
+      ? ourConsumer(job, database, sqs, counter)
+      : job.impl === "bare-sdk"
+        ? { ...bareSdkConsumer(job, sqs, counter), duplicates: () => 0 }
+        : sqsConsumer(job, database, sqs, counter);
   const result = await measure(control, counter, job.capMs, subject, () => ({
     duplicates: subject.duplicates(),
   }));

@@ -157,21 +157,30 @@ async function measure(pollers: number, concurrency: number, messages: number): 
     rawDelivery: true,
   });
   await fill(setupSqs, queue.queueUrl, messages);
-  const sqs = createSqsClient({ ...aws, maxSockets: pollers + 16 });
+  const sqs = createSqsClient({ ...aws, maxSockets: 16 });
+  // The long polls' own client, as the daemon has it (ConsumerOptions.receiveSqs); wait 1 s below.
+  const receiveSqs = createSqsClient({
+    ...aws,
+    requestTimeoutMs: 1_000 + aws.requestTimeoutMs,
+    maxSockets: pollers,
+  });
   // SQS calls by command during the run: receives and delete batches per message show batch use.
   const calls: Record<string, number> = {};
-  sqs.middlewareStack.add(
-    (next, context) => (args) => {
-      const command = context.commandName ?? "unknown";
-      calls[command] = (calls[command] ?? 0) + 1;
-      return next(args);
-    },
-    { step: "initialize", name: "benchCallCounter" },
-  );
+  for (const client of [sqs, receiveSqs]) {
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        const command = context.commandName ?? "unknown";
+        calls[command] = (calls[command] ?? 0) + 1;
+        return next(args);
+      },
+      { step: "initialize", name: "benchCallCounter" },
+    );
+  }
   const consumer = createConsumer({
     handlers: exampleHandlers,
     pool: database.pool,
     sqs,
+    receiveSqs,
     queueUrl: queue.queueUrl,
     name: `bench-${pollers}-${concurrency}`,
     log,
@@ -208,6 +217,7 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   }
   await consumer.drain();
   sqs.destroy();
+  receiveSqs.destroy();
   return {
     pollers,
     concurrency,

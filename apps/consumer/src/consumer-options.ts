@@ -15,6 +15,13 @@ export interface ConsumerOptions<DB> {
   readonly pool: PostgresPool;
   readonly sqs: SQSClient;
   /**
+   * For the long polls: a client whose own request timeout already covers one (waitTimeSeconds plus
+   * the usual request timeout). Receives then go out without per-call options, which a client made
+   * with `cacheMiddleware` (createSqsClient) needs to skip composing its middleware on every call.
+   * Without it, receives use `sqs` and give their longer timeout per call.
+   */
+  readonly receiveSqs?: SQSClient;
+  /**
    * A URL ending in `.fifo` is a FIFO queue: each message group's messages are handled one after
    * another, in order, and a failing message holds its group (see GroupLanes).
    */

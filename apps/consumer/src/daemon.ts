@@ -16,19 +16,27 @@ await runDaemon({
     const handlers = await loadHandlers(config.handlersModule);
     // Fail at start, not on the first message, when migrations have not run.
     await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
-    const sqs = createSqsClient({
+    const awsSettings = {
       region: config.awsRegion,
       endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
       connectionTimeoutMs: config.awsConnectionTimeoutMs,
       requestTimeoutMs: config.awsRequestTimeoutMs,
       maxAttempts: config.awsMaxAttempts,
-      // Long polls hold a socket each; deletes, heartbeats and releases need their own.
-      maxSockets: config.pollers + 16,
+    };
+    // Deletes, heartbeats, releases and the DLQ.
+    const sqs = createSqsClient({ ...awsSettings, maxSockets: 16 });
+    // The long polls, one socket each: a poll is silent for its wait, on top of the usual timeout.
+    // A client of their own lets every call go out without per-call options (see createSqsClient).
+    const receiveSqs = createSqsClient({
+      ...awsSettings,
+      requestTimeoutMs: config.waitTimeSeconds * 1_000 + config.awsRequestTimeoutMs,
+      maxSockets: config.pollers,
     });
     const consumer = createConsumer({
       handlers,
       pool: database.pool,
       sqs,
+      receiveSqs,
       queueUrl: config.queueUrl,
       dlqUrl: config.dlqUrl,
       name: config.name,
@@ -63,6 +71,7 @@ await runDaemon({
       async drain(drainDeadline) {
         const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);
         sqs.destroy();
+        receiveSqs.destroy();
         return summary;
       },
     };

@@ -4,6 +4,7 @@ import {
   type QueueAttributeName,
   ReceiveMessageCommand,
   type ReceiveMessageCommandInput,
+  type ReceiveMessageCommandOutput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type BackoffPolicy, backoffMs, type Logger, MAX_BATCH_ENTRIES, sleep } from "@outbox/shared";
@@ -21,6 +22,8 @@ export interface ReceivedBatch {
 
 export interface PollerOptions {
   readonly sqs: SQSClient;
+  /** A client whose own request timeout covers a long poll (ConsumerOptions.receiveSqs). */
+  readonly receiveSqs: SQSClient | undefined;
   readonly queueUrl: string;
   /** A FIFO queue: receives also ask for each message's MessageGroupId. */
   readonly fifo: boolean;
@@ -57,8 +60,23 @@ const ALL = ["All"];
 
 const ERROR_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 20_000 };
 
+/**
+ * Sends one receive. A long poll is silent for up to its wait time, so its socket needs the wait on
+ * top of the usual inactivity timeout: either the dedicated client has it, or this call carries it
+ * (per-call options make a client with cacheMiddleware compose its middleware again).
+ */
+function sendReceive(
+  options: PollerOptions,
+  command: ReceiveMessageCommand,
+): Promise<ReceiveMessageCommandOutput> {
+  if (options.receiveSqs) return options.receiveSqs.send(command);
+  return options.sqs.send(command, {
+    requestTimeout: options.waitTimeSeconds * 1_000 + options.requestTimeoutMs,
+  });
+}
+
 async function poll(options: PollerOptions): Promise<void> {
-  const { sqs, capacity, stopping, log, metrics } = options;
+  const { capacity, stopping, log, metrics } = options;
   const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
   let consecutiveErrors = 0;
   while (!stopping.aborted) {
@@ -68,7 +86,8 @@ async function poll(options: PollerOptions): Promise<void> {
     try {
       // No abortSignal on purpose: SQS may already have handed messages to this request, and aborting
       // it at the stop would strand them, invisible, until their visibility timeout passes.
-      const output = await sqs.send(
+      const output = await sendReceive(
+        options,
         new ReceiveMessageCommand({
           QueueUrl: options.queueUrl,
           MaxNumberOfMessages: reserved,
@@ -82,7 +101,6 @@ async function poll(options: PollerOptions): Promise<void> {
           // Every string attribute reaches the handler as a header.
           MessageAttributeNames: ALL,
         }),
-        { requestTimeout: options.waitTimeSeconds * 1_000 + options.requestTimeoutMs },
       );
       const messages = output.Messages ?? [];
       capacity.release(reserved - messages.length);

@@ -92,7 +92,11 @@ async function consumerRun(
   const queueUrl = await filledQueue(ctx, messages);
   const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
   const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-  const result = await runJob(job);
+  // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
+  const result = await runJob(
+    job,
+    process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
+  );
   const run: ConsumerRun = {
     impl,
     concurrency,
@@ -121,7 +125,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
   await handle.close(5_000);
   try {
     for (const concurrency of ctx.sizes.concurrencies) {
-      const runs: Record<ConsumerImpl, ConsumerRun[]> = {
+      const runs: Record<Exclude<ConsumerImpl, "bare-sdk">, ConsumerRun[]> = {
         ours: [],
         "sqs-consumer": [],
         "sqs-consumer-batch": [],

@@ -1,4 +1,7 @@
-/** Scenario 5 (scale): our relay with 1, 2, 4 replicas on one table; our consumer with 1, 2, 4 processes. */
+/**
+ * Scenario 5 (scale): our relay with 1, 2, 4 replicas on one table; our consumer with 1, 2, 4
+ * processes, beside as many processes that only receive and delete (the SQS server's ceiling).
+ */
 import { randomUUID } from "node:crypto";
 import { bootstrapResources } from "@outbox/devstack";
 import {
@@ -16,7 +19,8 @@ import type { RelayJob } from "../jobs.js";
 import { consumerJob, filledQueue } from "./consumer.js";
 
 export interface ScaleRun {
-  subject: "relay" | "consumer";
+  /** "bare-sdk": receive + delete loops without Postgres, the SQS server's ceiling. */
+  subject: "relay" | "consumer" | "bare-sdk";
   processes: number;
   items: number;
   seconds: number;
@@ -69,7 +73,7 @@ async function relayScaleRun(ctx: BenchContext, replicas: number): Promise<Scale
 
 function scaleRun(
   ctx: BenchContext,
-  subject: "relay" | "consumer",
+  subject: ScaleRun["subject"],
   processes: number,
   outcome: Awaited<ReturnType<typeof runTogether>>,
   pgBefore: number,
@@ -96,19 +100,24 @@ function scaleRun(
   return run;
 }
 
-async function consumerScaleRun(ctx: BenchContext, url: string, processes: number): Promise<ScaleRun> {
+async function consumerScaleRun(
+  ctx: BenchContext,
+  url: string,
+  processes: number,
+  impl: "ours" | "bare-sdk",
+): Promise<ScaleRun> {
   const messages = ctx.sizes.scaleMessages;
   const queueUrl = await filledQueue(ctx, messages);
   // Each process with the daemon's defaults: 2 pollers, 20 in flight.
   const jobs = Array.from({ length: processes }, () => ({
-    ...consumerJob(ctx, "ours", url, queueUrl, 20, null),
+    ...consumerJob(ctx, impl, url, queueUrl, 20, null),
     name: "scale",
     pollers: 2,
   }));
   const pg = postgresCpuSeconds(ctx.postmasterPid);
   const machine = machineJiffies();
   const outcome = await runTogether(jobs, (total) => total >= messages, 300_000);
-  return scaleRun(ctx, "consumer", processes, outcome, pg, machine);
+  return scaleRun(ctx, impl === "ours" ? "consumer" : "bare-sdk", processes, outcome, pg, machine);
 }
 
 export async function scale(ctx: BenchContext): Promise<void> {
@@ -117,17 +126,31 @@ export async function scale(ctx: BenchContext): Promise<void> {
   );
   const relay = new Map<number, ScaleRun[]>();
   const consumer = new Map<number, ScaleRun[]>();
+  const bareSdk = new Map<number, ScaleRun[]>();
   const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_scale");
   await handle.close(5_000);
   try {
     for (let run = 0; run < ctx.runs; run += 1) {
       for (const n of ctx.sizes.replicas) {
         relay.set(n, [...(relay.get(n) ?? []), await relayScaleRun(ctx, n)]);
-        consumer.set(n, [...(consumer.get(n) ?? []), await consumerScaleRun(ctx, url, n)]);
+        consumer.set(n, [...(consumer.get(n) ?? []), await consumerScaleRun(ctx, url, n, "ours")]);
+        bareSdk.set(n, [...(bareSdk.get(n) ?? []), await consumerScaleRun(ctx, url, n, "bare-sdk")]);
       }
     }
   } finally {
     await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+  // Ours beside receive + delete alone at the same number of processes: where the SQS server, not
+  // the consumer, sets the rate.
+  for (const n of ctx.sizes.replicas) {
+    ctx.rows.push({
+      scenario: "5 scale: consumer processes against the bare SDK (receive + delete, no Postgres)",
+      metric: `messages/s, ${n} process(es)`,
+      better: "higher",
+      ours: summarize((consumer.get(n) ?? []).map((r) => r.perSecond)),
+      peer: { name: `bare SDK ×${n}`, summary: summarize((bareSdk.get(n) ?? []).map((r) => r.perSecond)) },
+      note: `bare SDK ${summarize((bareSdk.get(n) ?? []).map((r) => r.cpuMicrosPerItem)).median} µs CPU/message`,
+    });
   }
   const one = (runs: Map<number, ScaleRun[]>) => runs.get(ctx.sizes.replicas[0] ?? 1) ?? [];
   for (const [label, runs, unit] of [

@@ -39,9 +39,16 @@ export function createSnsClient(settings: AwsClientSettings): SNSClient {
   return new SNSClient(clientConfig(settings));
 }
 
-/** SQS client, configured like `createSnsClient`. */
+/**
+ * SQS client, configured like `createSnsClient`, plus two savings a consumer pays on every call:
+ *  - `cacheMiddleware`: the SDK composes the middleware stack once per command class instead of on
+ *    every call (a fifth or more of a call's CPU). It applies only to calls sent without per-call
+ *    options (`send(command)`); nothing here changes the middleware stack after the first call.
+ *  - `md5: false`: no MD5 of every body received or sent. It duplicates what TLS already checks in
+ *    transit, and the inbox, not the body's hash, is what makes a redelivery harmless.
+ */
 export function createSqsClient(settings: AwsClientSettings): SQSClient {
-  return new SQSClient(clientConfig(settings));
+  return new SQSClient({ ...clientConfig(settings), cacheMiddleware: true, md5: false });
 }
 
 /** The endpoint a service uses: its own override, else the shared one, else AWS. */

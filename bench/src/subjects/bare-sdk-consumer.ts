@@ -1,0 +1,46 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { MAX_BATCH_ENTRIES } from "@outbox/shared";
+import type { ConsumerJob } from "../jobs.js";
+import type { Counter, Subject } from "./measure-subject.js";
+
+/**
+ * No consumer at all: `pollers` loops of ReceiveMessage (10) then DeleteMessageBatch, on the same
+ * client, with no Postgres and no handler. What the SQS server and the SDK allow by themselves, the
+ * ceiling any consumer on this machine works under.
+ */
+export function bareSdkConsumer(job: ConsumerJob, sqs: SQSClient, counter: Counter): Subject {
+  let running = true;
+  async function loop(): Promise<void> {
+    while (running) {
+      const { Messages: messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: job.queueUrl,
+          MaxNumberOfMessages: MAX_BATCH_ENTRIES,
+          WaitTimeSeconds: 1,
+          MessageAttributeNames: ["All"],
+        }),
+      );
+      if (messages.length === 0) continue;
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: job.queueUrl,
+          Entries: messages.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+      );
+      counter.add(messages.length);
+    }
+  }
+  let loops: Promise<unknown> = Promise.resolve();
+  return {
+    start() {
+      loops = Promise.all(Array.from({ length: job.pollers }, loop));
+    },
+    async stop() {
+      running = false;
+      await loops;
+    },
+  };
+}
