@@ -9,6 +9,7 @@ import { bootstrapResources } from "@outbox/devstack";
 import {
   createDatabase,
   createLogger,
+  createLongPollSqsClient,
   createSqsClient,
   migrateExampleTables,
   migrateToLatest,
@@ -159,11 +160,7 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   await fill(setupSqs, queue.queueUrl, messages);
   const sqs = createSqsClient({ ...aws, maxSockets: 16 });
   // The long polls' own client, as the daemon has it (ConsumerOptions.receiveSqs); wait 1 s below.
-  const receiveSqs = createSqsClient({
-    ...aws,
-    requestTimeoutMs: 1_000 + aws.requestTimeoutMs,
-    maxSockets: pollers,
-  });
+  const receiveSqs = createLongPollSqsClient({ ...aws, maxSockets: pollers }, 1);
   // SQS calls by command during the run: receives and delete batches per message show batch use.
   const calls: Record<string, number> = {};
   for (const client of [sqs, receiveSqs]) {

@@ -1,4 +1,10 @@
-import { createSqsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
+import {
+  createLongPollSqsClient,
+  createSqsClient,
+  endpointFor,
+  packageVersion,
+  runDaemon,
+} from "@outbox/shared";
 import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
 import { consumerTimeouts } from "./consumer-timeouts.js";
@@ -25,13 +31,11 @@ await runDaemon({
     };
     // Deletes, heartbeats, releases and the DLQ.
     const sqs = createSqsClient({ ...awsSettings, maxSockets: 16 });
-    // The long polls, one socket each: a poll is silent for its wait, on top of the usual timeout.
-    // A client of their own lets every call go out without per-call options (see createSqsClient).
-    const receiveSqs = createSqsClient({
-      ...awsSettings,
-      requestTimeoutMs: config.waitTimeSeconds * 1_000 + config.awsRequestTimeoutMs,
-      maxSockets: config.pollers,
-    });
+    // The long polls, one socket each, on a client of their own (see createLongPollSqsClient).
+    const receiveSqs = createLongPollSqsClient(
+      { ...awsSettings, maxSockets: config.pollers },
+      config.waitTimeSeconds,
+    );
     const consumer = createConsumer({
       handlers,
       pool: database.pool,

@@ -1,6 +1,6 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { createConsumer, defineHandlers, type ExampleDatabase } from "@outbox/consumer";
-import { createLogger, createSqsClient, type DatabaseHandle } from "@outbox/shared";
+import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
 import type { ConsumerJob } from "../jobs.js";
 import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
 
@@ -30,11 +30,10 @@ export function ourConsumer(
 ): Subject & { duplicates(): number } {
   const waitTimeSeconds = 1;
   // As the daemon does: the long polls get a client of their own (see ConsumerOptions.receiveSqs).
-  const settings = awsSettings(job.aws.region, job.aws.sqsEndpoint, job.pollers);
-  const receiveSqs = createSqsClient({
-    ...settings,
-    requestTimeoutMs: waitTimeSeconds * 1_000 + settings.requestTimeoutMs,
-  });
+  const receiveSqs = createLongPollSqsClient(
+    awsSettings(job.aws.region, job.aws.sqsEndpoint, job.pollers),
+    waitTimeSeconds,
+  );
   const consumer = createConsumer({
     handlers: benchHandlers,
     pool: database.pool,

@@ -35,7 +35,13 @@ export {
   runMigrator,
   uuidv7,
 } from "@outbox/client";
-export { type AwsClientSettings, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
+export {
+  type AwsClientSettings,
+  createLongPollSqsClient,
+  createSnsClient,
+  createSqsClient,
+  endpointFor,
+} from "./aws/aws-clients.js";
 export { commonSettings, databaseSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
 export {
   ConfigError,

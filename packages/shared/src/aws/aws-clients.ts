@@ -51,6 +51,18 @@ export function createSqsClient(settings: AwsClientSettings): SQSClient {
   return new SQSClient({ ...clientConfig(settings), cacheMiddleware: true, md5: false });
 }
 
+/**
+ * `createSqsClient` for a consumer's long polls: a poll is silent for up to `waitTimeSeconds`, so the
+ * client's own request timeout covers the wait on top of the usual one. Receives then go out without
+ * per-call options, which `cacheMiddleware` needs (ConsumerOptions.receiveSqs).
+ */
+export function createLongPollSqsClient(settings: AwsClientSettings, waitTimeSeconds: number): SQSClient {
+  return createSqsClient({
+    ...settings,
+    requestTimeoutMs: waitTimeSeconds * 1_000 + settings.requestTimeoutMs,
+  });
+}
+
 /** The endpoint a service uses: its own override, else the shared one, else AWS. */
 export function endpointFor(serviceOverride: string, sharedOverride: string): string {
   return serviceOverride || sharedOverride;
