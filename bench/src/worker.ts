@@ -42,6 +42,8 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     poolMax: job.concurrency + 2,
     statementTimeoutMs: 5_000,
     idleInTransactionTimeoutMs: 10_000,
+    // As the consumer daemon plans, for both sides alike.
+    planCacheMode: "auto",
   });
   await Promise.all(
     Array.from({ length: Math.min(job.concurrency, 20) }, () => database.pool.query("SELECT 1")),

@@ -1,4 +1,4 @@
-import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
+import { type DaemonContext, type PlanCacheMode, packageVersion, runDaemon } from "@outbox/shared";
 import { apiTimeouts } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { createApiMetrics } from "./metrics.js";
@@ -51,6 +51,9 @@ async function startPhotoService({ config, log, database, metrics: registry }: D
   return { server, reconciler };
 }
 
+/** Its statements write or read one photo by key: plans that never depend on the values. */
+export const API_PLAN_CACHE_MODE: PlanCacheMode = "auto";
+
 /** The photo service as a daemon: runDaemon owns the stop order (readiness, drain, ops, pool). */
 export function runApiDaemon(): Promise<never> {
   return runDaemon({
@@ -58,6 +61,7 @@ export function runApiDaemon(): Promise<never> {
     version: packageVersion(import.meta.url),
     settings: apiSettings,
     timeouts: apiTimeouts,
+    planCacheMode: API_PLAN_CACHE_MODE,
     async start(context) {
       const { server, reconciler } = await startPhotoService(context);
       const { log } = context;

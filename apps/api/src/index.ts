@@ -1,4 +1,5 @@
 export { apiTimeouts } from "./api-timeouts.js";
+export { API_PLAN_CACHE_MODE } from "./daemon.js";
 export {
   createEquipmentClient,
   type EquipmentClient,

@@ -18,6 +18,8 @@ await runDaemon({
   version: packageVersion(import.meta.url),
   settings: consumerSettings,
   timeouts: consumerTimeouts,
+  // The inbox's statements insert or delete by message id; handlers get Postgres's default planning.
+  planCacheMode: "auto",
   async start({ config, log, database, metrics, stopping }) {
     const handlers = await loadHandlers(config.handlersModule);
     // Fail at start, not on the first message, when migrations have not run.

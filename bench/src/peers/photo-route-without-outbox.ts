@@ -5,7 +5,13 @@
  * ours costs more is the outbox's cost. On SIGTERM it exits at once, the way a server without a
  * graceful stop goes (the source document's "before").
  */
-import { apiSettings, createApiMetrics, createPhotoServer, type PostPhoto } from "@outbox/api";
+import {
+  API_PLAN_CACHE_MODE,
+  apiSettings,
+  createApiMetrics,
+  createPhotoServer,
+  type PostPhoto,
+} from "@outbox/api";
 import {
   createDatabase,
   createLogger,
@@ -25,6 +31,7 @@ const database = createDatabase({
   statementTimeoutMs: config.dbStatementTimeoutMs,
   idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
   preparedStatements: config.dbPreparedStatements,
+  planCacheMode: API_PLAN_CACHE_MODE,
 });
 const { db } = database;
 

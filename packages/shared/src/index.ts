@@ -74,6 +74,7 @@ export {
   type DatabaseSettings,
   type DatabaseSsl,
   type DatabaseSslMode,
+  type PlanCacheMode,
 } from "./db/create-database.js";
 export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
 export {

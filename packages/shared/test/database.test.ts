@@ -14,6 +14,7 @@ import {
   OUTBOX_CHANNEL,
   OUTBOX_LOCK_SPACE,
   OutboxValidationError,
+  type PlanCacheMode,
   RELAY_ASLEEP_LOCK,
   uuidv7,
 } from "../src/index.js";
@@ -125,6 +126,35 @@ describe("prepared statements", () => {
       await sql`DROP TABLE prepared_probe`.execute(single.db);
       await single.close(5_000);
     }
+  });
+
+  it("plan each run for its parameters unless the pool asks for Postgres's auto mode", async () => {
+    const plansAfterTenRuns = async (planCacheMode?: PlanCacheMode) => {
+      const single = createDatabase({
+        url,
+        service: "plan-test",
+        poolMax: 1,
+        statementTimeoutMs: 5_000,
+        idleInTransactionTimeoutMs: 10_000,
+        planCacheMode,
+      });
+      try {
+        for (let run = 0; run < 10; run++) {
+          await sql`SELECT count(*) FROM outbox WHERE topic = ${"plan-probe"}`.execute(single.db);
+        }
+        const { rows } = await sql<{ generic: string; custom: string }>`
+          SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements
+          WHERE statement LIKE ${"%plan-probe%"} OR statement LIKE ${"%outbox WHERE topic%"}
+        `.execute(single.db);
+        return rows.map((row) => ({ generic: Number(row.generic), custom: Number(row.custom) }));
+      } finally {
+        await single.close(5_000);
+      }
+    };
+    expect(await plansAfterTenRuns()).toEqual([{ generic: 0, custom: 10 }]);
+    const auto = await plansAfterTenRuns("auto");
+    expect(auto).toHaveLength(1);
+    expect(auto[0]?.generic).toBeGreaterThan(0);
   });
 });
 

@@ -4,7 +4,7 @@ import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError, configErrorText } from "../config/config-error.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
-import { createDatabase, type DatabaseHandle } from "../db/create-database.js";
+import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
@@ -50,6 +50,8 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
   /** The drain timeout and the daemon's own budget rules; the common ones are added here. */
   readonly timeouts: DaemonTimeouts<ConfigOf<S>>;
   start(context: DaemonContext<ConfigOf<S>>): Promise<Worker<W>>;
+  /** How the pool's prepared statements are planned; default `force_custom_plan` ({@link PlanCacheMode}). */
+  readonly planCacheMode?: PlanCacheMode;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -92,6 +94,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       statementTimeoutMs: common.dbStatementTimeoutMs,
       idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
       preparedStatements: common.dbPreparedStatements,
+      planCacheMode: definition.planCacheMode,
       ssl: { mode: common.dbSslMode, caFile: common.dbSslCaFile },
     }),
   );
