@@ -1,7 +1,9 @@
+import http from "node:http";
 import { awsEnvironment } from "@outbox/devstack";
-import { faultClient, receiveAll, stack, startDaemonProcess } from "@outbox/test-kit";
+import { awsClients, faultClient, receiveAll, stack, startDaemonProcess } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { createSnsPublisher } from "../src/index.js";
 import { countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
 
 // Every test that injects faults lives in this one file: the emulator has one fault configuration,
@@ -132,6 +134,37 @@ describe.runIf(faults)("the relay under bus faults", () => {
     const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 30);
     expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     expect(received).toHaveLength(30);
+  });
+
+  it("an aborted PublishBatch is cut on the wire, not only given up on, also by a client caching its middleware", async () => {
+    await control.set({ topics: [bed.standard.topicArn], hang: true });
+    const agent = new http.Agent({ keepAlive: true });
+    // The socket timeout far away: only the abort can free the socket within the poll below.
+    const { sns } = awsClients({
+      sns: {
+        cacheMiddleware: true,
+        maxAttempts: 1,
+        requestHandler: { httpAgent: agent, requestTimeout: 60_000 },
+      },
+    });
+    const publisher = createSnsPublisher(sns);
+    const socketsInUse = () => Object.values(agent.sockets).flat().length;
+    try {
+      // The second call goes through the middleware stack the first one composed and cached.
+      for (const id of ["first", "second"]) {
+        const call = new AbortController();
+        const sent = publisher.publishBatch(
+          { topicArn: bed.standard.topicArn, entries: [{ id, message: "{}", attributes: {} }] },
+          call.signal,
+        );
+        await expect.poll(socketsInUse).toBe(1);
+        call.abort(new Error("deadline"));
+        await expect(sent).rejects.toMatchObject({ name: "AbortError" });
+        await expect.poll(socketsInUse, { timeout: 1_000 }).toBe(0);
+      }
+    } finally {
+      sns.destroy();
+    }
   });
 
   describe("the pipeline (RELAY_PIPELINE_DEPTH)", () => {

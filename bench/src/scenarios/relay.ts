@@ -123,7 +123,11 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
       ...(ptoController ? { ptoController } : {}),
     };
     const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-    const result = await runJob(job);
+    // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
+    const result = await runJob(
+      job,
+      process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
+    );
     const run: RelayRun = {
       ...setup,
       events: result.count,

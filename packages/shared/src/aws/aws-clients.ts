@@ -32,11 +32,13 @@ function clientConfig(settings: AwsClientSettings) {
 }
 
 /**
- * SNS client with explicit timeouts and bounded retries. Every call should also pass
- * `{ abortSignal: deadline.signal }` so the caller's deadline cancels it.
+ * SNS client with explicit timeouts and bounded retries. Each call must still be cancellable by the
+ * caller's deadline: the relay's publisher hands its signal to the HTTP handler without per-call
+ * options, so `cacheMiddleware` composes the middleware stack once per command class instead of on
+ * every call (a twentieth of a PublishBatch's CPU); a call sent with options builds its own as before.
  */
 export function createSnsClient(settings: AwsClientSettings): SNSClient {
-  return new SNSClient(clientConfig(settings));
+  return new SNSClient({ ...clientConfig(settings), cacheMiddleware: true });
 }
 
 /**
