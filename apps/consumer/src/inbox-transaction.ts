@@ -109,19 +109,23 @@ function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
 }
 
 /**
- * Rejects with the signal's reason when it aborts before `work` settles. The handler itself cannot be
- * stopped from outside; what matters is that its transaction is rolled back and its later queries
+ * Rejects with the deadline's reason when it aborts before `work` settles. The handler itself cannot
+ * be stopped from outside; what matters is that its transaction is rolled back and its later queries
  * are refused.
  */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
+function untilAborted<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    const unlink = deadline.onAbort(reject);
+    work.then(
+      (value) => {
+        unlink();
+        resolve(value);
+      },
+      (error: unknown) => {
+        unlink();
+        reject(error);
+      },
+    );
   });
 }
 
@@ -172,7 +176,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
         return log;
       },
     };
-    await untilAborted(options.handle(event, context), deadline.signal);
+    await untilAborted(options.handle(event, context), deadline);
     deadline.throwIfExpired();
     lane.close();
     const commit = await client.query("COMMIT", []);
