@@ -146,18 +146,17 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     //  - SET LOCAL statement_timeout: what is left of the message's deadline bounds every statement
     //    on the server, even if this process stalls; a statement running when the deadline fires is
     //    cancelled, so the ROLLBACK queued behind it runs at once.
-    //  - The claim. ON CONFLICT DO NOTHING RETURNING returns no row when another delivery of the same
-    //    event already committed: a duplicate, and the handler must not run again. If that delivery
-    //    is still in flight, the INSERT waits on its uncommitted key and then sees its outcome, so two
-    //    consumers never both run the handler. The key is our event id, never the SQS MessageId, which
-    //    changes when the relay re-publishes.
+    //  - The claim. ON CONFLICT DO NOTHING inserts no row (a count of 0, no RETURNING row for pg to
+    //    parse) when another delivery of the same event already committed: a duplicate, and the
+    //    handler must not run again. If that delivery is still in flight, the INSERT waits on its
+    //    uncommitted key and then sees its outcome, so two consumers never both run the handler. The
+    //    key is our event id, never the SQS MessageId, which changes when the relay re-publishes.
     const begin = beginWithStatementTimeout(Math.min(options.statementTimeoutMs, deadline.remainingMs()));
     const results: unknown = await client.query(
       `${begin};
        INSERT INTO inbox (consumer, event_id, message_id)
        VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
-       ON CONFLICT (consumer, event_id) DO NOTHING
-       RETURNING event_id`,
+       ON CONFLICT (consumer, event_id) DO NOTHING`,
       [],
     );
     const claim = Array.isArray(results) ? (results[2] as PostgresQueryResult<unknown>) : undefined;
