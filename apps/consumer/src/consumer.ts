@@ -56,7 +56,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
 
   const intake = new AbortController();
   const drain = new DrainDeadline(numbers.visibilityMarginMs);
-  // One listener per in-flight message or waiting poller, each removed when done: not a leak.
+  // One listener per waiting poller, or FIFO message waiting for its turn, each removed when done: not a leak.
   setMaxListeners(0, intake.signal, drain.expired);
   const capacity = new Capacity(concurrency);
   const counts = new ResultCounts(metrics);

@@ -12,6 +12,11 @@ const AFTER_DEADLINE_GRACE_MS = 1_000;
 export class DrainDeadline {
   readonly #marginMs: number;
   readonly #expired = new AbortController();
+  /**
+   * The parent of every message deadline: linking to a Deadline is a Set entry, linking to the
+   * signal an EventTarget listener, whose add and remove scan the listeners of every message in flight.
+   */
+  readonly #expiry = Deadline.after(Number.POSITIVE_INFINITY, this.#expired.signal);
   #budget: Deadline | undefined;
 
   constructor(marginMs: number) {
@@ -32,7 +37,7 @@ export class DrainDeadline {
   messageDeadline(handlerTimeoutMs: number): Deadline {
     const remaining =
       this.#budget === undefined ? handlerTimeoutMs : Math.min(handlerTimeoutMs, this.#budget.remainingMs());
-    return Deadline.after(remaining, this.#expired.signal);
+    return Deadline.after(remaining, this.#expiry);
   }
 
   /** Starts the clock: `timeoutMs` from now, or sooner if `deadline` aborts first. */

@@ -109,19 +109,23 @@ function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
 }
 
 /**
- * Rejects with the signal's reason when it aborts before `work` settles. The handler itself cannot be
- * stopped from outside; what matters is that its transaction is rolled back and its later queries
+ * Rejects with the deadline's reason when it aborts before `work` settles. The handler itself cannot
+ * be stopped from outside; what matters is that its transaction is rolled back and its later queries
  * are refused.
  */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
+function untilAborted<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    const unlink = deadline.onAbort(reject);
+    work.then(
+      (value) => {
+        unlink();
+        resolve(value);
+      },
+      (error: unknown) => {
+        unlink();
+        reject(error);
+      },
+    );
   });
 }
 
@@ -142,18 +146,17 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     //  - SET LOCAL statement_timeout: what is left of the message's deadline bounds every statement
     //    on the server, even if this process stalls; a statement running when the deadline fires is
     //    cancelled, so the ROLLBACK queued behind it runs at once.
-    //  - The claim. ON CONFLICT DO NOTHING RETURNING returns no row when another delivery of the same
-    //    event already committed: a duplicate, and the handler must not run again. If that delivery
-    //    is still in flight, the INSERT waits on its uncommitted key and then sees its outcome, so two
-    //    consumers never both run the handler. The key is our event id, never the SQS MessageId, which
-    //    changes when the relay re-publishes.
+    //  - The claim. ON CONFLICT DO NOTHING inserts no row (a count of 0, no RETURNING row for pg to
+    //    parse) when another delivery of the same event already committed: a duplicate, and the
+    //    handler must not run again. If that delivery is still in flight, the INSERT waits on its
+    //    uncommitted key and then sees its outcome, so two consumers never both run the handler. The
+    //    key is our event id, never the SQS MessageId, which changes when the relay re-publishes.
     const begin = beginWithStatementTimeout(Math.min(options.statementTimeoutMs, deadline.remainingMs()));
     const results: unknown = await client.query(
       `${begin};
        INSERT INTO inbox (consumer, event_id, message_id)
        VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
-       ON CONFLICT (consumer, event_id) DO NOTHING
-       RETURNING event_id`,
+       ON CONFLICT (consumer, event_id) DO NOTHING`,
       [],
     );
     const claim = Array.isArray(results) ? (results[2] as PostgresQueryResult<unknown>) : undefined;
@@ -172,7 +175,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
         return log;
       },
     };
-    await untilAborted(options.handle(event, context), deadline.signal);
+    await untilAborted(options.handle(event, context), deadline);
     deadline.throwIfExpired();
     lane.close();
     const commit = await client.query("COMMIT", []);

@@ -64,7 +64,7 @@ export class VisibilityHeartbeat {
     const due: { lease: Lease; seconds: number }[] = [];
     for (const lease of this.#leases) {
       const needed = lease.deadline.expiresAt + marginMs - lease.expiresAt;
-      if (needed <= 0 || lease.expiresAt - now > halfLeaseMs || lease.deadline.signal.aborted) continue;
+      if (needed <= 0 || lease.expiresAt - now > halfLeaseMs || lease.deadline.aborted) continue;
       if (this.#awaitingAnswer.has(lease)) continue;
       const wantedMs = Math.min(visibilityTimeoutSeconds * 1_000, lease.deadline.expiresAt + marginMs - now);
       due.push({ lease, seconds: Math.ceil(wantedMs / 1_000) });

@@ -1,5 +1,4 @@
 import { performance } from "node:perf_hooks";
-import { forwardAbort } from "./forward-abort.js";
 
 export class DeadlineExceededError extends Error {
   override readonly name = "DeadlineExceededError";
@@ -9,36 +8,54 @@ export class DeadlineExceededError extends Error {
  * A point in time by which work must be done: a monotonic expiry (immune to wall-clock jumps), an
  * AbortSignal that fires at expiry, and `remainingMs()` to hand the rest of the budget downstream.
  * Call `dispose()` when the work ends so the timer and the parent links go away.
+ *
+ * The signal is made on first use: a consumer makes a deadline per message, most of which end
+ * without anyone asking for it, and an AbortSignal (an EventTarget) costs more to make than the rest
+ * of the deadline. Deadlines linked to a deadline, and `onAbort` callbacks, are plain functions in a
+ * Set: no EventTarget listener, whose add and remove scan every listener already there.
  */
 export class Deadline {
-  readonly signal: AbortSignal;
-  readonly #timer: NodeJS.Timeout;
+  readonly #timer: NodeJS.Timeout | undefined;
   readonly #unlinks: (() => void)[];
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #onAbort: Set<(reason: unknown) => void> | undefined;
 
   private constructor(
-    /** `performance.now()` value at which the deadline expires. */
+    /** `performance.now()` value at which the deadline expires; Infinity: only a parent ends it. */
     readonly expiresAt: number,
-    parents: readonly AbortSignal[],
+    parents: readonly (AbortSignal | Deadline)[],
   ) {
-    const controller = new AbortController();
-    this.signal = controller.signal;
+    this.#unlinks = parents.map((parent) => this.#link(parent));
+    if (this.#aborted || expiresAt === Number.POSITIVE_INFINITY) return;
     const remaining = Math.max(0, expiresAt - performance.now());
-    this.#timer = setTimeout(
-      () => controller.abort(new DeadlineExceededError("deadline exceeded")),
-      remaining,
-    );
+    this.#timer = setTimeout(() => this.#abort(new DeadlineExceededError("deadline exceeded")), remaining);
     this.#timer.unref();
-    this.#unlinks = parents.map((parent) => forwardAbort(parent, controller));
   }
 
-  /** A deadline `ms` from now; aborts early when `parent` aborts. */
-  static after(ms: number, parent?: AbortSignal): Deadline {
+  /** A deadline `ms` from now (Infinity: none of its own); aborts early when `parent` aborts. */
+  static after(ms: number, parent?: AbortSignal | Deadline): Deadline {
     return new Deadline(performance.now() + ms, parent ? [parent] : []);
+  }
+
+  /** Aborts at expiry, or with a parent; the reason is a DeadlineExceededError or the parent's. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Aborted: expired (its timer fired) or a parent aborted. */
+  get aborted(): boolean {
+    return this.#aborted;
   }
 
   /** Milliseconds left, never negative; 0 once aborted for any reason. */
   remainingMs(): number {
-    if (this.signal.aborted) return 0;
+    if (this.#aborted) return 0;
     return Math.max(0, this.expiresAt - performance.now());
   }
 
@@ -48,7 +65,7 @@ export class Deadline {
 
   /** The earlier of the two, aborting when either aborts. Dispose it on its own. */
   min(other: Deadline): Deadline {
-    return new Deadline(Math.min(this.expiresAt, other.expiresAt), [this.signal, other.signal]);
+    return new Deadline(Math.min(this.expiresAt, other.expiresAt), [this, other]);
   }
 
   /** Throws DeadlineExceededError when no time is left. */
@@ -56,8 +73,46 @@ export class Deadline {
     if (this.expired) throw new DeadlineExceededError("deadline exceeded");
   }
 
+  /**
+   * Calls `callback` with the abort reason when the deadline aborts, at once if it already has.
+   * Returns the unlink; a cheaper `signal.addEventListener("abort", …)`.
+   */
+  onAbort(callback: (reason: unknown) => void): () => void {
+    if (this.#aborted) {
+      callback(this.#reason);
+      return () => {};
+    }
+    this.#onAbort ??= new Set();
+    const callbacks = this.#onAbort;
+    callbacks.add(callback);
+    return () => callbacks.delete(callback);
+  }
+
   dispose(): void {
     clearTimeout(this.#timer);
     for (const unlink of this.#unlinks) unlink();
+  }
+
+  #link(parent: AbortSignal | Deadline): () => void {
+    const abort = (reason: unknown) => this.#abort(reason);
+    if (parent instanceof Deadline) return parent.onAbort(abort);
+    if (parent.aborted) {
+      abort(parent.reason);
+      return () => {};
+    }
+    const onAbort = () => abort(parent.reason);
+    parent.addEventListener("abort", onAbort, { once: true });
+    return () => parent.removeEventListener("abort", onAbort);
+  }
+
+  #abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    clearTimeout(this.#timer);
+    this.#controller?.abort(reason);
+    const callbacks = this.#onAbort;
+    this.#onAbort = undefined;
+    for (const callback of callbacks ?? []) callback(reason);
   }
 }
