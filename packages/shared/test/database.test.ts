@@ -144,7 +144,7 @@ describe("prepared statements", () => {
         }
         const { rows } = await sql<{ generic: string; custom: string }>`
           SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements
-          WHERE statement LIKE ${"%plan-probe%"} OR statement LIKE ${"%outbox WHERE topic%"}
+          WHERE statement LIKE ${"%FROM outbox WHERE topic%"}
         `.execute(single.db);
         return rows.map((row) => ({ generic: Number(row.generic), custom: Number(row.custom) }));
       } finally {
