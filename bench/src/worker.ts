@@ -3,6 +3,7 @@
  * Everything measured here — CPU, peak RSS — is the subject's alone. The subjects themselves are
  * in subjects/, one file each.
  */
+import { CONSUMER_PLAN_CACHE_MODE } from "@outbox/consumer";
 import { createDatabase, createSnsClient, createSqsClient, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { childControl, emit } from "./child.js";
 import type { ConsumerJob, Job, RelayJob } from "./jobs.js";
@@ -43,7 +44,7 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     statementTimeoutMs: 5_000,
     idleInTransactionTimeoutMs: 10_000,
     // As the consumer daemon plans, for both sides alike.
-    planCacheMode: "auto",
+    planCacheMode: CONSUMER_PLAN_CACHE_MODE,
   });
   await Promise.all(
     Array.from({ length: Math.min(job.concurrency, 20) }, () => database.pool.query("SELECT 1")),

@@ -1,4 +1,4 @@
-import { type DaemonContext, type PlanCacheMode, packageVersion, runDaemon } from "@outbox/shared";
+import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
 import { apiTimeouts } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { createApiMetrics } from "./metrics.js";
@@ -6,7 +6,7 @@ import { postPhoto } from "./post-photo.js";
 import { reconcileOptions } from "./reconcile-links.js";
 import { startReconciler } from "./reconciler.js";
 import { createPhotoServer } from "./server.js";
-import { type ApiConfig, apiSettings } from "./settings.js";
+import { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";
 
 async function startPhotoService({ config, log, database, metrics: registry }: DaemonContext<ApiConfig>) {
   const metrics = createApiMetrics(registry, database.db);
@@ -50,9 +50,6 @@ async function startPhotoService({ config, log, database, metrics: registry }: D
       : null;
   return { server, reconciler };
 }
-
-/** Its statements write or read one photo by key: plans that never depend on the values. */
-export const API_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 
 /** The photo service as a daemon: runDaemon owns the stop order (readiness, drain, ops, pool). */
 export function runApiDaemon(): Promise<never> {

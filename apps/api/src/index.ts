@@ -1,5 +1,4 @@
 export { apiTimeouts } from "./api-timeouts.js";
-export { API_PLAN_CACHE_MODE } from "./daemon.js";
 export {
   createEquipmentClient,
   type EquipmentClient,
@@ -32,4 +31,4 @@ export {
   type PhotoServerSettings,
   type ShutdownSummary,
 } from "./server.js";
-export { type ApiConfig, apiSettings } from "./settings.js";
+export { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";

@@ -1,4 +1,7 @@
-import { type ConfigOf, commonSettings, setting } from "@outbox/shared";
+import { type ConfigOf, commonSettings, type PlanCacheMode, setting } from "@outbox/shared";
+
+/** Its statements write or read one photo by key: plans that never depend on the values. */
+export const API_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 
 /**
  * Everything the photo service reads from its environment. The defaults are the source document's

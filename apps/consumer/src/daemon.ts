@@ -10,7 +10,7 @@ import { createConsumer } from "./consumer.js";
 import { consumerTimeouts } from "./consumer-timeouts.js";
 import { loadHandlers } from "./load-handlers.js";
 import { startInboxRetention } from "./retention.js";
-import { consumerSettings } from "./settings.js";
+import { CONSUMER_PLAN_CACHE_MODE, consumerSettings } from "./settings.js";
 
 // The consumer daemon: configuration from the environment, stop and exit codes from runDaemon.
 await runDaemon({
@@ -18,8 +18,7 @@ await runDaemon({
   version: packageVersion(import.meta.url),
   settings: consumerSettings,
   timeouts: consumerTimeouts,
-  // The inbox's statements insert or delete by message id; handlers get Postgres's default planning.
-  planCacheMode: "auto",
+  planCacheMode: CONSUMER_PLAN_CACHE_MODE,
   async start({ config, log, database, metrics, stopping }) {
     const handlers = await loadHandlers(config.handlersModule);
     // Fail at start, not on the first message, when migrations have not run.

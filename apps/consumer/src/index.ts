@@ -20,4 +20,4 @@ export { migrateExampleTables } from "./example-migrations.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";
-export { consumerSettings } from "./settings.js";
+export { CONSUMER_PLAN_CACHE_MODE, consumerSettings } from "./settings.js";

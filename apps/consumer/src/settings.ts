@@ -1,4 +1,7 @@
-import { commonSettings, MAX_VISIBILITY_SECONDS, setting } from "@outbox/shared";
+import { commonSettings, MAX_VISIBILITY_SECONDS, type PlanCacheMode, setting } from "@outbox/shared";
+
+/** The inbox's statements insert or delete by event id; handlers get Postgres's default planning. */
+export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 
 /**
  * Everything the consumer daemon reads from its environment. The defaults are chosen to pass the
