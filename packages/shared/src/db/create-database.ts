@@ -40,8 +40,8 @@ export interface DatabaseSettings {
  *   picks its index.
  * - `auto` (Postgres's own default): after five runs a generic plan is kept if it costs no more. For a
  *   daemon whose statements are key lookups and single-row writes, whose plan never depends on the
- *   values, re-planning them costs as much CPU as running them: the photo service's three-table
- *   INSERT spent about a third of its Postgres time in the planner.
+ *   values, re-planning them is wasted CPU: the photo service's three-table INSERT spent about a
+ *   quarter of its Postgres time in the planner (533 → 387 µs per transaction without it).
  */
 export type PlanCacheMode = "force_custom_plan" | "auto";
 
