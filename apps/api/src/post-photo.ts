@@ -48,6 +48,8 @@ export async function postPhoto(
 ): Promise<PostedPhoto> {
   const { db, equipment } = dependencies;
   const id = uuidv7();
+  // Without gear there is nothing to confirm: the link is born linked and reconciliation never sees it.
+  const pending = photo.gearIds.length > 0;
   await deadlineTransaction(db, deadline, async (trx) => {
     const event = {
       topic: dependencies.topic,
@@ -65,10 +67,9 @@ export async function postPhoto(
           db.insertInto("photo_gear_links").values({
             photo_id: id,
             gear_ids: JSON.stringify(photo.gearIds),
-            // Without gear there is nothing to confirm.
-            state: photo.gearIds.length === 0 ? "linked" : "pending",
+            state: pending ? "pending" : "linked",
             // This request tries first; reconciliation takes over only once that attempt is over.
-            next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs),
+            ...(pending && { next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs) }),
           }),
         )
         .insertInto("outbox")
@@ -77,7 +78,7 @@ export async function postPhoto(
     );
     if (dependencies.commitDelayMs > 0) await sleep(dependencies.commitDelayMs, deadline.signal);
   });
-  if (photo.gearIds.length === 0) return { id, gearLink: "linked" };
+  if (!pending) return { id, gearLink: "linked" };
   const outcome = await equipment.link({ photoId: id, gearIds: photo.gearIds }, deadline);
   if (!outcome.linked) return { id, gearLink: "pending" };
   // The link exists at the equipment service even if this update does not make it (no time left):

@@ -1,63 +1,60 @@
 /**
- * The comparison for `pnpm bench --only api`: our photo server itself (the same Fastify settings,
- * hooks, deadline, validation, metrics and logger) whose POST /photos writes the photo and its gear
- * link in one statement on the same kind of deadline transaction — without the outbox event. What
- * ours costs more is the outbox's cost. On SIGTERM it exits at once, the way a server without a
- * graceful stop goes (the source document's "before").
+ * The comparison for `pnpm bench --only api`: our photo service itself — the same daemon scaffolding
+ * (`runDaemon`: pool, plan mode, logger, process metrics, ops server) and the same Fastify server
+ * (settings, hooks, deadline, validation, metrics) — whose POST /photos writes the photo and its gear
+ * link in one statement on the same kind of deadline transaction, without the outbox event. What ours
+ * costs more is the outbox's cost, and nothing else. On SIGTERM it exits at once, the way a server
+ * without a graceful stop goes (the source document's "before").
  */
 import {
   API_PLAN_CACHE_MODE,
   apiSettings,
+  apiTimeouts,
   createApiMetrics,
   createPhotoServer,
   type PostPhoto,
 } from "@outbox/api";
-import {
-  createDatabase,
-  createLogger,
-  deadlineTransaction,
-  EXIT_OK,
-  loadConfig,
-  uuidv7,
-} from "@outbox/shared";
-import { Registry } from "prom-client";
+import { deadlineTransaction, EXIT_OK, runDaemon, uuidv7 } from "@outbox/shared";
 
-// The daemon's own settings from the same environment: pool and timeouts cannot drift from ours.
-const config = loadConfig(apiSettings, process.env);
-const database = createDatabase({
-  url: config.databaseUrl,
-  service: "bench-peer",
-  poolMax: config.dbPoolMax,
-  statementTimeoutMs: config.dbStatementTimeoutMs,
-  idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
-  preparedStatements: config.dbPreparedStatements,
-  planCacheMode: API_PLAN_CACHE_MODE,
-});
-const { db } = database;
-
-/** Ours minus `enqueueWith`: the same two business rows, one statement, no event. */
-const postPhotoWithoutEvent: PostPhoto = async (photo, deadline) => {
-  const id = uuidv7();
-  await deadlineTransaction(db, deadline, (trx) =>
-    trx
-      .with("photo", (cte) => cte.insertInto("photos").values({ id, title: photo.title }))
-      .insertInto("photo_gear_links")
-      .values({ photo_id: id, gear_ids: JSON.stringify(photo.gearIds), state: "linked" })
-      .execute(),
-  );
-  return { id, gearLink: "linked" };
-};
-
-const server = createPhotoServer({
-  db,
-  postPhoto: postPhotoWithoutEvent,
-  metrics: createApiMetrics(new Registry(), db),
-  log: createLogger({ service: "bench-peer", version: "0", level: config.logLevel }),
-  headersTimeoutMs: config.headersTimeoutMs,
-  handlerTimeoutMs: config.handlerTimeoutMs,
-  requestTimeoutMs: config.requestTimeoutMs,
-  keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-});
+// Registered before runDaemon's own stop listener, so it runs first: no drain.
 process.on("SIGTERM", () => process.exit(EXIT_OK));
-const port = await server.listen(config.host, config.port);
-process.stdout.write(`${JSON.stringify({ msg: "listening", port })}\n`);
+
+await runDaemon({
+  service: "bench-peer",
+  version: "0",
+  settings: apiSettings,
+  timeouts: apiTimeouts,
+  planCacheMode: API_PLAN_CACHE_MODE,
+  async start({ config, log, database, metrics }) {
+    const { db } = database;
+    /** Ours minus `enqueueWith`: the same two business rows, one statement, no event. */
+    const postPhotoWithoutEvent: PostPhoto = async (photo, deadline) => {
+      const id = uuidv7();
+      await deadlineTransaction(db, deadline, (trx) =>
+        trx
+          .with("photo", (cte) => cte.insertInto("photos").values({ id, title: photo.title }))
+          .insertInto("photo_gear_links")
+          .values({ photo_id: id, gear_ids: JSON.stringify(photo.gearIds), state: "linked" })
+          .execute(),
+      );
+      return { id, gearLink: "linked" };
+    };
+    const server = createPhotoServer({
+      db,
+      postPhoto: postPhotoWithoutEvent,
+      metrics: createApiMetrics(metrics, db),
+      log,
+      headersTimeoutMs: config.headersTimeoutMs,
+      handlerTimeoutMs: config.handlerTimeoutMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    });
+    const port = await server.listen(config.host, config.port);
+    log.info({ port, host: config.host }, "listening");
+    return {
+      failure: new Promise<never>(() => {}),
+      inFlight: () => ({ requests: server.inFlight() }),
+      drain: (drainDeadline) => server.stop(drainDeadline),
+    };
+  },
+});

@@ -122,7 +122,14 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
         for (const side of ["ours", "peer"] as const) {
           const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_api");
           await handle.close(5_000);
-          const env = { DATABASE_URL: url, EQUIPMENT_URL: stub.url, API_HOST: "127.0.0.1", API_PORT: "0" };
+          const env = {
+            DATABASE_URL: url,
+            EQUIPMENT_URL: stub.url,
+            API_HOST: "127.0.0.1",
+            API_PORT: "0",
+            OPS_HOST: "127.0.0.1",
+            OPS_PORT: "0",
+          };
           const daemon = startBenchDaemon(side === "ours" ? OURS : PEER, env);
           started.push({ side, url, daemon });
           const listening = await daemon.waitForLog("listening", {}, READY_TIMEOUT_MS);
