@@ -1,33 +1,25 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
 import { apiTimeouts } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
-import { createApiMetrics } from "./metrics.js";
-import { postPhoto } from "./post-photo.js";
+import { type ApiMetrics, createApiMetrics } from "./metrics.js";
+import { type PostPhoto, postPhoto } from "./post-photo.js";
 import { reconcileOptions } from "./reconcile-links.js";
 import { startReconciler } from "./reconciler.js";
-import { createPhotoServer } from "./server.js";
+import { createPhotoServer, type PhotoServer } from "./server.js";
 import { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";
 
-async function startPhotoService({ config, log, database, metrics: registry }: DaemonContext<ApiConfig>) {
-  const metrics = createApiMetrics(registry, database.db);
-  const equipment = createEquipmentClient({
-    baseUrl: config.equipmentUrl,
-    timeoutMs: config.equipmentTimeoutMs,
-  });
+/**
+ * The photo server on the daemon's settings, listening, with `postPhoto` behind POST /photos. The
+ * bench's comparison (the same service without the outbox event) serves its own route through it.
+ */
+export async function listenPhotoServer(
+  { config, log, database }: DaemonContext<ApiConfig>,
+  metrics: ApiMetrics,
+  post: PostPhoto,
+): Promise<PhotoServer> {
   const server = createPhotoServer({
     db: database.db,
-    postPhoto: (photo, deadline) =>
-      postPhoto(
-        {
-          db: database.db,
-          equipment,
-          equipmentTimeoutMs: config.equipmentTimeoutMs,
-          topic: config.photoTopic,
-          commitDelayMs: config.commitDelayMs,
-        },
-        photo,
-        deadline,
-      ),
+    postPhoto: post,
     metrics,
     log,
     headersTimeoutMs: config.headersTimeoutMs,
@@ -37,6 +29,29 @@ async function startPhotoService({ config, log, database, metrics: registry }: D
   });
   const port = await server.listen(config.host, config.port);
   log.info({ port, host: config.host }, "listening");
+  return server;
+}
+
+async function startPhotoService(context: DaemonContext<ApiConfig>) {
+  const { config, log, database, metrics: registry } = context;
+  const metrics = createApiMetrics(registry, database.db);
+  const equipment = createEquipmentClient({
+    baseUrl: config.equipmentUrl,
+    timeoutMs: config.equipmentTimeoutMs,
+  });
+  const server = await listenPhotoServer(context, metrics, (photo, deadline) =>
+    postPhoto(
+      {
+        db: database.db,
+        equipment,
+        equipmentTimeoutMs: config.equipmentTimeoutMs,
+        topic: config.photoTopic,
+        commitDelayMs: config.commitDelayMs,
+      },
+      photo,
+      deadline,
+    ),
+  );
   const reconciler =
     config.reconcileIntervalMs > 0
       ? startReconciler({

@@ -1,4 +1,5 @@
 export { apiTimeouts } from "./api-timeouts.js";
+export { listenPhotoServer } from "./daemon.js";
 export {
   createEquipmentClient,
   type EquipmentClient,

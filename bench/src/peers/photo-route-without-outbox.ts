@@ -1,17 +1,17 @@
 /**
  * The comparison for `pnpm bench --only api`: our photo service itself — the same daemon scaffolding
- * (`runDaemon`: pool, plan mode, logger, process metrics, ops server) and the same Fastify server
- * (settings, hooks, deadline, validation, metrics) — whose POST /photos writes the photo and its gear
- * link in one statement on the same kind of deadline transaction, without the outbox event. What ours
- * costs more is the outbox's cost, and nothing else. On SIGTERM it exits at once, the way a server
- * without a graceful stop goes (the source document's "before").
+ * (`runDaemon`: pool, plan mode, logger, process metrics, ops server) and the same Fastify server on
+ * the same settings (`listenPhotoServer`: hooks, deadline, validation, metrics) — whose POST /photos
+ * writes the photo and its gear link in one statement on the same kind of deadline transaction,
+ * without the outbox event. What ours costs more is the outbox's cost, and nothing else. On SIGTERM
+ * it exits at once, the way a server without a graceful stop goes (the source document's "before").
  */
 import {
   API_PLAN_CACHE_MODE,
   apiSettings,
   apiTimeouts,
   createApiMetrics,
-  createPhotoServer,
+  listenPhotoServer,
   type PostPhoto,
 } from "@outbox/api";
 import { deadlineTransaction, EXIT_OK, runDaemon, uuidv7 } from "@outbox/shared";
@@ -25,8 +25,8 @@ await runDaemon({
   settings: apiSettings,
   timeouts: apiTimeouts,
   planCacheMode: API_PLAN_CACHE_MODE,
-  async start({ config, log, database, metrics }) {
-    const { db } = database;
+  async start(context) {
+    const { db } = context.database;
     /** Ours minus `enqueueWith`: the same two business rows, one statement, no event. */
     const postPhotoWithoutEvent: PostPhoto = async (photo, deadline) => {
       const id = uuidv7();
@@ -39,18 +39,11 @@ await runDaemon({
       );
       return { id, gearLink: "linked" };
     };
-    const server = createPhotoServer({
-      db,
-      postPhoto: postPhotoWithoutEvent,
-      metrics: createApiMetrics(metrics, db),
-      log,
-      headersTimeoutMs: config.headersTimeoutMs,
-      handlerTimeoutMs: config.handlerTimeoutMs,
-      requestTimeoutMs: config.requestTimeoutMs,
-      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-    });
-    const port = await server.listen(config.host, config.port);
-    log.info({ port, host: config.host }, "listening");
+    const server = await listenPhotoServer(
+      context,
+      createApiMetrics(context.metrics, db),
+      postPhotoWithoutEvent,
+    );
     return {
       failure: new Promise<never>(() => {}),
       inFlight: () => ({ requests: server.inFlight() }),
