@@ -167,6 +167,71 @@ describe.runIf(faults)("the relay under bus faults", () => {
     }
   });
 
+  it("an abort during the SDK's wait between retries releases the caller at once, and the retry is never sent", async () => {
+    await control.set({
+      topics: [bed.standard.topicArn],
+      actions: ["PublishBatch"],
+      failureRate: 1,
+      failureMode: "internal-error",
+    });
+    // A fresh socket per request: the sockets the agent opens are the requests that went out.
+    let connections = 0;
+    const agent = new (class extends http.Agent {
+      override createConnection(...args: Parameters<http.Agent["createConnection"]>) {
+        connections += 1;
+        return super.createConnection(...args);
+      }
+    })({ keepAlive: false });
+    // One retry, after a wait long enough that only the abort can end the call during it.
+    const retryToken = (count: number) => ({ getRetryCount: () => count, getRetryDelay: () => 1_000 });
+    let refreshed = 0;
+    const { sns } = awsClients({
+      sns: {
+        cacheMiddleware: true,
+        requestHandler: { httpAgent: agent, requestTimeout: 60_000 },
+        retryStrategy: {
+          mode: "standard",
+          acquireInitialRetryToken: async () => retryToken(0),
+          refreshRetryTokenForRetry: async (token) => {
+            if (token.getRetryCount() >= 1) throw new Error("one retry only");
+            refreshed += 1;
+            return retryToken(token.getRetryCount() + 1);
+          },
+          recordSuccess: () => {},
+        },
+      },
+    });
+    const publisher = createSnsPublisher(sns);
+    // What the SDK hands its HTTP handler, attempt by attempt, and how each one ended.
+    const { requestHandler } = sns.config;
+    const handle = requestHandler.handle.bind(requestHandler);
+    const handled: Promise<unknown>[] = [];
+    requestHandler.handle = (...args: Parameters<typeof handle>) => {
+      const attempt = handle(...args);
+      handled.push(attempt);
+      return attempt;
+    };
+    try {
+      const call = new AbortController();
+      const sent = publisher.publishBatch(
+        { topicArn: bed.standard.topicArn, entries: [{ id: "retried", message: "{}", attributes: {} }] },
+        call.signal,
+      );
+      // The first attempt failed with a 500 and the SDK is waiting to retry.
+      await expect.poll(() => refreshed).toBe(1);
+      call.abort(new Error("deadline"));
+      await expect(sent).rejects.toMatchObject({ name: "AbortError" });
+      // Released before the wait ended: the SDK has not even tried again yet.
+      expect(handled).toHaveLength(1);
+      // When it does, the retry is refused before a request is made.
+      await expect.poll(() => handled.length, { timeout: 5_000 }).toBe(2);
+      await expect(handled[1]).rejects.toMatchObject({ name: "AbortError" });
+      expect(connections).toBe(1);
+    } finally {
+      sns.destroy();
+    }
+  });
+
   describe("the pipeline (RELAY_PIPELINE_DEPTH)", () => {
     /** Samples, every 10 ms until `most` is called, how many rows `relayId` holds leased. */
     const sampleLeased = (relayId: string) => {
