@@ -116,16 +116,7 @@ function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
 function untilAborted<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const unlink = deadline.onAbort(reject);
-    work.then(
-      (value) => {
-        unlink();
-        resolve(value);
-      },
-      (error: unknown) => {
-        unlink();
-        reject(error);
-      },
-    );
+    work.then(resolve, reject).finally(unlink);
   });
 }
 

@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { onSignalAbort } from "./forward-abort.js";
 
 export class DeadlineExceededError extends Error {
   override readonly name = "DeadlineExceededError";
@@ -95,14 +96,7 @@ export class Deadline {
 
   #link(parent: AbortSignal | Deadline): () => void {
     const abort = (reason: unknown) => this.#abort(reason);
-    if (parent instanceof Deadline) return parent.onAbort(abort);
-    if (parent.aborted) {
-      abort(parent.reason);
-      return () => {};
-    }
-    const onAbort = () => abort(parent.reason);
-    parent.addEventListener("abort", onAbort, { once: true });
-    return () => parent.removeEventListener("abort", onAbort);
+    return parent instanceof Deadline ? parent.onAbort(abort) : onSignalAbort(parent, abort);
   }
 
   #abort(reason: unknown): void {

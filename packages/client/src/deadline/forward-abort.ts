@@ -4,13 +4,18 @@
  * The link returns its own undo, and callers undo when the work ends.
  */
 
-/** Aborts `child` when `parent` aborts. Returns the unlink function. */
-export function forwardAbort(parent: AbortSignal, child: AbortController): () => void {
+/** Calls `onAbort` with the reason when `parent` aborts (at once if it has). Returns the unlink function. */
+export function onSignalAbort(parent: AbortSignal, onAbort: (reason: unknown) => void): () => void {
   if (parent.aborted) {
-    child.abort(parent.reason);
+    onAbort(parent.reason);
     return () => {};
   }
-  const onAbort = () => child.abort(parent.reason);
-  parent.addEventListener("abort", onAbort, { once: true });
-  return () => parent.removeEventListener("abort", onAbort);
+  const listener = () => onAbort(parent.reason);
+  parent.addEventListener("abort", listener, { once: true });
+  return () => parent.removeEventListener("abort", listener);
+}
+
+/** Aborts `child` when `parent` aborts. Returns the unlink function. */
+export function forwardAbort(parent: AbortSignal, child: AbortController): () => void {
+  return onSignalAbort(parent, (reason) => child.abort(reason));
 }
