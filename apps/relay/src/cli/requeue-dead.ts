@@ -11,7 +11,7 @@ export async function runRequeueDead(id: string | boolean | undefined, usage: st
   if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
     return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
   }
-  const database = openDatabase("requeue-dead");
+  const database = await openDatabase("requeue-dead");
   if (!database) return EXIT_CONFIG;
   try {
     const result = await sql`

@@ -12,7 +12,7 @@ export interface TopicStatus {
 
 /** `relay status [--json]`: the backlog per topic, as a table for people or JSON for scripts. */
 export async function runStatus(options: { readonly json: boolean }): Promise<number> {
-  const database = openDatabase("status");
+  const database = await openDatabase("status");
   if (!database) return EXIT_CONFIG;
   try {
     // Dead rows are never published, so `published_at IS NULL` covers both counts.
