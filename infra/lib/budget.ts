@@ -2,7 +2,7 @@ import { apiSettings, apiTimeouts } from "@outbox/api";
 import { consumerSettings, consumerTimeouts } from "@outbox/consumer";
 import { relaySettings, relayTimeouts } from "@outbox/relay";
 import { ConfigError, commonSettings, resolveDaemonConfig, type Setting } from "@outbox/shared";
-import { Token } from "aws-cdk-lib";
+import { StringConcat, Token, Tokenization } from "aws-cdk-lib";
 
 /**
  * Every number the infrastructure derives from the daemons' own configuration. Nothing here is a copy
@@ -267,6 +267,12 @@ export function envNamesOf(daemon: Daemon): ReadonlySet<string> {
 const DATABASE_URL_PLACEHOLDER = "postgres://placeholder@database:5432/app";
 const DEPLOY_TIME_URL_PLACEHOLDER = "https://deploy-time.invalid/";
 const CHECKED_BY_THE_IMAGE = ["CONSUMER_HANDLERS_MODULE"];
+// A topic ARN CloudFormation fills in at deploy time: the relay checks each ARN's shape at start-up.
+const DEPLOY_TIME_TOPIC_ARN = "arn:aws:sns:us-east-1:000000000000:deploy-time";
+const TOPIC_ARN_SETTINGS: readonly string[] = [
+  relaySettings.topicArns.env,
+  relaySettings.defaultTopicArn.env,
+];
 const TLS_MODE_READING_NO_FILE: Readonly<Record<string, string>> = { "verify-full": "require" };
 
 function checkableEnvironment(daemon: Daemon, environment: Readonly<Record<string, string>>): Environment {
@@ -279,7 +285,11 @@ function checkableEnvironment(daemon: Daemon, environment: Readonly<Record<strin
   for (const [name, value] of Object.entries(environment)) {
     if (CHECKED_BY_THE_IMAGE.includes(name)) continue;
     if (name === commonSettings.dbSslMode.env) env[name] = TLS_MODE_READING_NO_FILE[value] ?? value;
-    else env[name] = urls.has(name) && Token.isUnresolved(value) ? DEPLOY_TIME_URL_PLACEHOLDER : value;
+    else if (TOPIC_ARN_SETTINGS.includes(name) && Token.isUnresolved(value)) {
+      env[name] = Tokenization.reverseString(value)
+        .mapTokens({ mapToken: () => DEPLOY_TIME_TOPIC_ARN })
+        .join(new StringConcat());
+    } else env[name] = urls.has(name) && Token.isUnresolved(value) ? DEPLOY_TIME_URL_PLACEHOLDER : value;
   }
   return env;
 }

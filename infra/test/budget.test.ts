@@ -13,6 +13,9 @@ import {
 } from "../lib/budget.js";
 import { container, environmentOf, synth } from "./support/synth.js";
 
+// The relay refuses to start without a topic to route rows to.
+const routed = { RELAY_DEFAULT_TOPIC_ARN: "arn:aws:sns:eu-west-1:123456789012:topic" };
+
 /** The environment a container gets, with CloudFormation references replaced by plausible values. */
 function containerEnvironment(name: string): Record<string, string> {
   const { template } = synth();
@@ -86,14 +89,14 @@ describe("the stop budget", () => {
     // A handlers module lives in the consumer's image: the synth cannot look for it, the daemon does.
     expect(() => synth({ consumer: { handlersModule: "/app/handlers/index.js" } })).not.toThrow();
     // So does verify-full's CA bundle; what the synth can check about TLS still fails it.
-    expect(startupProblems("relay", { DB_SSL_MODE: "verify-full" })).toEqual([]);
-    expect(startupProblems("relay", { DB_SSL_MODE: "verify" })).toEqual([
+    expect(startupProblems("relay", { ...routed, DB_SSL_MODE: "verify-full" })).toEqual([]);
+    expect(startupProblems("relay", { ...routed, DB_SSL_MODE: "verify" })).toEqual([
       expect.stringMatching(/^DB_SSL_MODE: /),
     ]);
   });
 
   it("reports every start-up problem of either daemon as ENV: message lines", () => {
-    expect(startupProblems("relay", { RELAY_BATCH_SIZE: "0" })).toEqual([
+    expect(startupProblems("relay", { ...routed, RELAY_BATCH_SIZE: "0" })).toEqual([
       expect.stringMatching(/^RELAY_BATCH_SIZE: must be between/),
     ]);
     expect(startupProblems("consumer", { CONSUMER_QUEUE_URL: "https://sqs.example/q" })).toEqual([]);

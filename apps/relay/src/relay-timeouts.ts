@@ -1,5 +1,6 @@
 import { type BudgetRule, type ConfigProblem, mustNotExceed, type Timeout } from "@outbox/shared";
 import type { RelayConfig } from "./settings.js";
+import { topicRoutingProblems } from "./topic-routing.js";
 
 /**
  * The relay's timeout rules, on top of the common ones (drain + overhead < stop, statement < drain).
@@ -17,10 +18,13 @@ export function relayTimeouts(config: RelayConfig): {
   const drain: Timeout = { env: "RELAY_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
   return {
     drain,
-    problems: mustNotExceed(
-      { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
-      { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
-    ),
+    problems: [
+      ...mustNotExceed(
+        { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
+        { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
+      ),
+      ...topicRoutingProblems(config),
+    ],
     rules: [
       {
         inner: [publishTimeout(config)],

@@ -50,7 +50,7 @@ export const relaySettings = {
     default: "",
     defaultLabel: "*(none)*",
     description:
-      "Topic ARN for rows whose topic is not in RELAY_TOPIC_ARNS; without it such rows are dead at once.",
+      "Topic ARN for rows whose topic is not in RELAY_TOPIC_ARNS; without it such rows are dead at once. With neither set the relay refuses to start (exit 78), and so it does with a value that is not an SNS topic ARN.",
   }),
   maxAttempts: setting.integer({
     env: "RELAY_MAX_ATTEMPTS",

@@ -36,6 +36,7 @@ describe("relay daemon configuration", () => {
   it("refuses a lease shorter than the drain, and a publish longer than the drain", async () => {
     const daemon = startDaemonProcess("apps/relay/src/main.ts", {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+      RELAY_DEFAULT_TOPIC_ARN: "arn:aws:sns:us-east-1:000000000000:events",
       RELAY_LEASE_MS: "20000",
       AWS_REQUEST_TIMEOUT_MS: "8000",
     });
@@ -49,9 +50,29 @@ describe("relay daemon configuration", () => {
 
 describe("relay configuration: every problem, every time", () => {
   const refusal = (env: Record<string, string>) =>
-    configRefusal("apps/relay/src/main.ts", { DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused", ...env });
+    configRefusal("apps/relay/src/main.ts", {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+      RELAY_DEFAULT_TOPIC_ARN: "arn:aws:sns:us-east-1:000000000000:events",
+      ...env,
+    });
   const stopBudget = (drainMs: number) =>
     `relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (${drainMs} ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = ${drainMs + 5000} ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL`;
+
+  it("a relay that could route no row, or routes to something that is not a topic ARN, does not start", async () => {
+    expect(await refusal({ RELAY_DEFAULT_TOPIC_ARN: "" })).toEqual([
+      "relay: config error: RELAY_TOPIC_ARNS: neither RELAY_TOPIC_ARNS nor RELAY_DEFAULT_TOPIC_ARN is set: every row would be dead at once (unknown topic); map the outbox topics to SNS topic ARNs",
+    ]);
+    expect(
+      await refusal({
+        RELAY_TOPIC_ARNS:
+          "orders=arn:aws:sns:us-east-1:000000000000:orders,photos=arn:aws:sqs:us-east-1:1:photos",
+        RELAY_DEFAULT_TOPIC_ARN: "events",
+      }),
+    ).toEqual([
+      'relay: config error: RELAY_TOPIC_ARNS: photos: "arn:aws:sqs:us-east-1:1:photos" is not an SNS topic ARN',
+      'relay: config error: RELAY_DEFAULT_TOPIC_ARN: "events" is not an SNS topic ARN',
+    ]);
+  });
 
   it("an unparsable variable and an inverted drain budget: both lines, exit 78", async () => {
     expect(await refusal({ RELAY_BATCH_SIZE: "0", RELAY_DRAIN_TIMEOUT_MS: "30000" })).toEqual([
