@@ -1,5 +1,5 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
+import { describeError, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
 import { PoisonReason } from "./errors.js";
 
 /** A message whose body and attributes make sense; which handler takes it is decided later. */
@@ -48,7 +48,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: describeError(error) };
   }
 }
 

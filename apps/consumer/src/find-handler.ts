@@ -1,4 +1,4 @@
-import type { EventHandler, HandlerSet } from "@outbox/client";
+import { describeError, type EventHandler, type HandlerSet } from "@outbox/client";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
 
@@ -25,7 +25,6 @@ export function findHandler<DB>(
   try {
     return { handle: entry.handle, payload: entry.parse(decoded.payload) };
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return new PoisonReason("payload_rejected", detail);
+    return new PoisonReason("payload_rejected", describeError(error));
   }
 }

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
 import { type ConsumedEvent, type HandlerSet, PoisonMessageError } from "@outbox/client";
-import type { Logger } from "@outbox/shared";
+import { describeError, type Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
 import { decodeMessage } from "./decode-message.js";
@@ -34,6 +34,20 @@ export interface MessageDeps<DB> {
   readonly drain: DrainDeadline;
   readonly counts: ResultCounts;
   readonly log: Logger;
+}
+
+/**
+ * What the value a message's handling threw means for the message. A handler may throw anything,
+ * even a Proxy whose prototype cannot be read: whatever cannot be classified is a plain failure.
+ */
+function howItEnded(error: unknown): "poison" | "drain expired" | "failed" {
+  try {
+    if (error instanceof PoisonMessageError) return "poison";
+    if (error instanceof DrainExpiredError) return "drain expired";
+  } catch {
+    // Not one of ours.
+  }
+  return "failed";
 }
 
 /**
@@ -95,9 +109,13 @@ export async function processMessage<DB>(
   } catch (error) {
     deps.heartbeat.untrack(lease);
     span.fail(error);
-    if (error instanceof PoisonMessageError) {
-      result = await settle.quarantine(message, new PoisonReason("rejected_by_handler", error.message));
-    } else if (error instanceof DrainExpiredError) {
+    const ending = howItEnded(error);
+    if (ending === "poison") {
+      result = await settle.quarantine(
+        message,
+        new PoisonReason("rejected_by_handler", describeError(error)),
+      );
+    } else if (ending === "drain expired") {
       result = await settle.release(message);
     } else {
       result = await context.with(span.context, () => settle.retry(message, error));

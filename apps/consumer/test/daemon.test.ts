@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
 import {
   configRefusal,
   type DaemonProcess,
+  drainQueue,
   expectAnswer,
   expectUsageError,
   queueDepth,
@@ -16,6 +18,7 @@ import { describe, expect, it } from "vitest";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import type { ExampleEffectsTable } from "../src/example-handlers.js";
 import { consumerSettings } from "../src/settings.js";
+import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_daemon");
@@ -133,6 +136,37 @@ describe("the consumer daemon as a real process", () => {
     expect(Number(restarted.processed)).toBe(events.length - committed);
     expect(await effectsOf("kill")).toBe(events.length);
     expect(await effectCount(bed.database)).toBeGreaterThanOrEqual(events.length);
+  });
+
+  it("fails a message whose handler throws what String() cannot convert, and keeps running", async () => {
+    const queue = await queueFor("daemon-hostile", { maxReceiveCount: 2 });
+    const events = Object.keys(hostileThrows).map((type) => ({ id: randomUUID(), type, payload: {} }));
+    await sendRaw(bed.sqs, queue.queueUrl, events);
+    const run = startDaemonProcess(
+      "apps/consumer/src/main.ts",
+      daemonEnv(queue, "hostile", {
+        CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./fixtures/hostile-handlers.ts", import.meta.url)),
+        CONSUMER_RETRY_BASE_SECONDS: "0",
+      }),
+    );
+    await run.waitForLog("started");
+    // Each is retried until the queue's redrive policy moves it to the DLQ: failed, never a crash.
+    const dead: unknown[] = [];
+    await expect
+      .poll(
+        async () => {
+          dead.push(...(await drainQueue(bed.sqs, queue.dlqUrl)));
+          return dead.length;
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(events.length);
+    const failures = run.lines.filter((line) => line.msg === "message failed; retrying later");
+    expect(failures.length).toBeGreaterThanOrEqual(events.length);
+    run.child.kill("SIGTERM");
+    expect((await run.exited).code).toBe(0);
+    expect(drainedLine(run)).toMatchObject({ clean: true, poison: 0, processed: 0 });
+    expect(run.lines.some((line) => line.msg === "message handling crashed")).toBe(false);
   });
 
   it("refuses bad config with exit 78 and one line per problem", async () => {
