@@ -98,7 +98,7 @@ export function decodeMessage(message: Message): DecodedMessage | PoisonReason {
 
   const eventId = requiredString(attributes, EVENT_ID_ATTRIBUTE, "missing_event_id");
   if (eventId instanceof PoisonReason) return eventId;
-  if (!uuidPattern.test(eventId)) return new PoisonReason("invalid_event_id", `"${eventId}" is not a UUID`);
+  if (!uuidPattern.test(eventId)) return new PoisonReason("invalid_event_id", `not a UUID: "${eventId}"`);
   const eventType = requiredString(attributes, EVENT_TYPE_ATTRIBUTE, "missing_event_type");
   if (eventType instanceof PoisonReason) return eventType;
 

@@ -19,7 +19,7 @@ export function findHandler<DB>(
 ): FoundHandler<DB> | PoisonReason {
   const entry = handlers.find(decoded.eventType);
   if (entry === undefined) {
-    return new PoisonReason("unknown_event_type", `no handler for "${decoded.eventType}"`);
+    return new PoisonReason("unknown_event_type", `no handler for the event type "${decoded.eventType}"`);
   }
   if (typeof entry === "function") return { handle: entry, payload: decoded.payload };
   try {

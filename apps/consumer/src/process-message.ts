@@ -7,7 +7,7 @@ import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
 import { decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
-import { DrainExpiredError, PoisonReason } from "./errors.js";
+import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
 import { findHandler } from "./find-handler.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
 import type { MessageResult } from "./metrics.js";
@@ -101,7 +101,8 @@ export async function processMessage<DB>(
         handle: found.handle,
         deadline,
         statementTimeoutMs: settings.statementTimeoutMs,
-        log: () => deps.log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
+        log: () =>
+          deps.log.child({ eventId: event.id, eventType: echoed(event.type), messageId: event.messageId }),
       }),
     );
     deps.heartbeat.untrack(lease);

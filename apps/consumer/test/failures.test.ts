@@ -6,6 +6,7 @@ import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.j
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
+  capturingLogger,
   effectCount,
   envelopeBody,
   exampleEvent,
@@ -185,6 +186,36 @@ describe("poison messages", () => {
         .poison_reason,
     ).toContain("order 42");
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("caps what a poison message's own content puts in its log line and its DLQ reason", async () => {
+    const queue = await queueFor("poison-huge");
+    const huge = "t".repeat(200 * 1024);
+    await sendBody(bed.sqs, queue.queueUrl, "{}", { event_id: validId(), event_type: type(huge) });
+    await sendBody(bed.sqs, queue.queueUrl, "{}", {
+      event_id: type(huge),
+      event_type: type("example.created"),
+    });
+    const { lines, log } = capturingLogger();
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      dlqUrl: queue.dlqUrl,
+      name: "poison-huge",
+      waitTimeSeconds: 1,
+      log,
+    });
+    consumer.start();
+    await expect.poll(() => consumer.stats().poison, { timeout: 15_000 }).toBe(2);
+    await consumer.drain();
+
+    const poisonLines = lines.filter((line) => line.includes('"msg":"poison message"'));
+    expect(poisonLines).toHaveLength(2);
+    for (const line of lines) expect(line.length).toBeLessThan(2_000);
+    const reasons = poisonLines.map((line) => String(JSON.parse(line).reason)).sort();
+    expect(reasons[0]).toMatch(/^invalid_event_id: not a UUID: "t{900,}… \(\d+ chars\)$/);
+    expect(reasons[1]).toMatch(/^unknown_event_type: no handler for the event type "t{900,}… \(\d+ chars\)$/);
+    const dead = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(dead.map((message) => message.attributes.poison_reason).sort()).toEqual(reasons);
   });
 
   it("without a DLQ URL leaves poison to the queue's redrive policy", async () => {
