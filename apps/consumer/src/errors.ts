@@ -1,6 +1,8 @@
 /** Why a message was quarantined, as the `poison_reason` attribute and a metric label. */
 export type PoisonKind =
   | "body_not_json"
+  | "not_an_envelope"
+  | "topic_not_allowed"
   | "envelope_message_not_json"
   | "missing_event_id"
   | "invalid_event_id"

@@ -10,6 +10,7 @@ import type { DrainDeadline } from "./drain.js";
 import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
 import { findHandler } from "./find-handler.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
+import type { MessageDelivery } from "./message-delivery.js";
 import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";
 import { type MessageSettler, receiveCountOf } from "./settle-message.js";
@@ -20,6 +21,8 @@ export interface MessageSettings {
   readonly consumer: string;
   /** For the process span's destination. */
   readonly queueUrl: string;
+  /** What a body may be unwrapped as. */
+  readonly delivery: MessageDelivery;
   readonly handlerTimeoutMs: number;
   /** DB_STATEMENT_TIMEOUT_MS: the per-message limit only ever tightens it. */
   readonly statementTimeoutMs: number;
@@ -65,7 +68,7 @@ export async function processMessage<DB>(
   // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and the
   // dispatcher already checked for them).
   if (deps.drain.tooLateToStart()) return settle.release(message);
-  const decoded = decodeMessage(message);
+  const decoded = decodeMessage(message, settings.delivery);
   if (decoded instanceof PoisonReason) return settle.quarantine(message, decoded);
   const found = findHandler(deps.handlers, decoded);
   if (found instanceof PoisonReason) return settle.quarantine(message, found);

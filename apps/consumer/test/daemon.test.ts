@@ -229,6 +229,29 @@ describe("the consumer daemon as a real process", () => {
     ]);
   });
 
+  it("refuses envelope delivery without topics to unwrap, topics with raw delivery, and what is not a topic ARN", async () => {
+    const refused = (message: string) => [`consumer: config error: CONSUMER_TOPIC_ARNS: ${message}`];
+    const [noTopics, rawWithTopics, notAnArn] = await Promise.all([
+      refusal({ CONSUMER_DELIVERY: "envelope" }),
+      refusal({ CONSUMER_TOPIC_ARNS: "arn:aws:sns:us-east-1:000000000000:events" }),
+      refusal({
+        CONSUMER_DELIVERY: "envelope",
+        CONSUMER_TOPIC_ARNS: "arn:aws:sns:us-east-1:000000000000:a, events",
+      }),
+    ]);
+    expect(noTopics).toEqual(
+      refused(
+        "is required with CONSUMER_DELIVERY=envelope: only notifications of these topics are unwrapped",
+      ),
+    );
+    expect(rawWithTopics).toEqual(
+      refused("is only read with CONSUMER_DELIVERY=envelope: raw delivery never unwraps a body"),
+    );
+    expect(notAnArn).toEqual(
+      refused('expected SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>), got "events"'),
+    );
+  });
+
   it("has defaults that pass its own budget check and the common one", () => {
     const config = loadConfig(consumerSettings, {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",

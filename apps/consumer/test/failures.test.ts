@@ -7,6 +7,7 @@ import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
   capturingLogger,
+  ENVELOPE_TOPIC_ARN,
   effectCount,
   envelopeBody,
   exampleEvent,
@@ -134,7 +135,8 @@ describe("poison messages", () => {
         body: '{"name":"x"}',
         attributes: { event_id: type("order-42"), event_type: type("example.created") },
       },
-      { kind: "envelope_message_not_json", body: envelopeBody(exampleEvent(), "{broken") },
+      // Raw delivery: an envelope without SQS attributes is not unwrapped, and has no event id.
+      { kind: "missing_event_id", body: envelopeBody(exampleEvent(), "{broken") },
       {
         kind: "unknown_event_type",
         body: "{}",
@@ -186,6 +188,42 @@ describe("poison messages", () => {
         .poison_reason,
     ).toContain("order 42");
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("with envelope delivery unwraps only well-formed notifications of an allowed topic", async () => {
+    const queue = await queueFor("poison-envelope");
+    const good = exampleEvent("wrapped");
+    const notification = (changes: Record<string, unknown>) =>
+      JSON.stringify({ ...JSON.parse(envelopeBody(exampleEvent())), ...changes });
+    const corpus = [
+      { kind: "envelope_message_not_json", body: envelopeBody(exampleEvent(), "{broken") },
+      {
+        kind: "topic_not_allowed",
+        body: envelopeBody(exampleEvent(), undefined, "arn:aws:sns:us-east-1:111111111111:x"),
+      },
+      { kind: "not_an_envelope", body: notification({ Type: "SubscriptionConfirmation" }) },
+      { kind: "not_an_envelope", body: notification({ MessageId: 7 }) },
+      { kind: "not_an_envelope", body: '{"name":"x"}' },
+    ];
+    for (const entry of corpus) await sendBody(bed.sqs, queue.queueUrl, entry.body);
+    await sendBody(bed.sqs, queue.queueUrl, envelopeBody(good));
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      dlqUrl: queue.dlqUrl,
+      delivery: "envelope",
+      topicArns: [ENVELOPE_TOPIC_ARN],
+      name: "poison-envelope",
+      waitTimeSeconds: 1,
+    });
+    consumer.start();
+    await expect
+      .poll(() => consumer.stats().poison + consumer.stats().processed, { timeout: 15_000 })
+      .toBe(corpus.length + 1);
+    expect(await consumer.drain()).toMatchObject({ processed: 1, poison: corpus.length, duplicates: 0 });
+    const dead = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(dead.map((message) => message.attributes.poison_reason?.split(":")[0]).sort()).toEqual(
+      corpus.map((entry) => entry.kind).sort(),
+    );
   });
 
   it("caps what a poison message's own content puts in its log line and its DLQ reason", async () => {

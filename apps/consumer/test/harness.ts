@@ -138,8 +138,15 @@ export async function sendRaw(
   return messageIds;
 }
 
+/** The topic `envelopeBody` says its notifications come from: the envelope tests' CONSUMER_TOPIC_ARNS. */
+export const ENVELOPE_TOPIC_ARN = "arn:aws:sns:us-east-1:000000000000:events";
+
 /** The body SNS delivers without raw delivery; a fresh SNS MessageId each time, like a re-publish. */
-export function envelopeBody(event: TestEvent, message: string = JSON.stringify(event.payload)): string {
+export function envelopeBody(
+  event: TestEvent,
+  message: string = JSON.stringify(event.payload),
+  topicArn: string = ENVELOPE_TOPIC_ARN,
+): string {
   const envelopeAttributes: Record<string, { Type: string; Value: string }> = {
     event_id: { Type: "String", Value: event.id },
     event_type: { Type: "String", Value: event.type },
@@ -150,7 +157,7 @@ export function envelopeBody(event: TestEvent, message: string = JSON.stringify(
   return JSON.stringify({
     Type: "Notification",
     MessageId: randomUUID(),
-    TopicArn: "arn:aws:sns:us-east-1:000000000000:events",
+    TopicArn: topicArn,
     Message: message,
     Timestamp: new Date().toISOString(),
     SignatureVersion: "1",

@@ -24,7 +24,8 @@ process.on("SIGTERM", shutdown);
 process.on("SIGHUP", shutdown);
 
 try {
-  const demo = await bootstrapResources(stack.aws, { name: "demo" });
+  // Raw delivery, as the CDK stack subscribes and the consumer reads by default (CONSUMER_DELIVERY).
+  const demo = await bootstrapResources(stack.aws, { name: "demo", rawDelivery: true });
   const env: Record<string, string> = {
     DATABASE_URL: stack.postgres.adminUrl,
     ...awsEnvironment(stack.aws),
