@@ -256,6 +256,24 @@ describe("poison messages", () => {
     expect(dead.map((message) => message.attributes.poison_reason).sort()).toEqual(reasons);
   });
 
+  it("caps the event type a handler's log lines carry", async () => {
+    const queue = await queueFor("huge-type-logged");
+    const huge = "h".repeat(200 * 1024);
+    await sendBody(bed.sqs, queue.queueUrl, "{}", { event_id: validId(), event_type: type(huge) });
+    const { lines, log } = capturingLogger();
+    const handlers = defineHandlers<Record<string, never>, ExampleDatabase>(
+      {},
+      { fallback: async (_event, context) => context.log.info("handled") },
+    );
+    const consumer = bed.consumer(queue, { handlers, name: "huge-type-logged", waitTimeSeconds: 1, log });
+    consumer.start();
+    await expect.poll(() => consumer.stats().processed, { timeout: 15_000 }).toBe(1);
+    await consumer.drain();
+    const handled = lines.find((line) => line.includes('"msg":"handled"'));
+    expect(JSON.parse(handled ?? "{}").eventType).toMatch(/^h{900,}… \(204800 chars\)$/);
+    for (const line of lines) expect(line.length).toBeLessThan(2_000);
+  });
+
   it("without a DLQ URL leaves poison to the queue's redrive policy", async () => {
     const queue = await queueFor("poison-redrive", { maxReceiveCount: 2 });
     await sendBody(bed.sqs, queue.queueUrl, "{not json", {
