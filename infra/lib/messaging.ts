@@ -1,3 +1,4 @@
+import type { DeliveryMode } from "@outbox/consumer";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
@@ -15,10 +16,13 @@ export interface MessagingProps {
 /**
  * The relay's SNS topic, the consumer's SQS queue with its DLQ, and the subscription between them
  * with a DLQ of its own. Raw delivery: the consumer gets the relay's body and message attributes as
- * published (it decodes an SNS envelope too, but raw is smaller and keeps the attributes
- * first-class). TLS only, on the topic and every queue.
+ * published, smaller than an envelope and with the attributes first-class; its task is told so
+ * (CONSUMER_DELIVERY, from `delivery`), and never unwraps a body that looks like an envelope. TLS
+ * only, on the topic and every queue.
  */
 export class Messaging extends Construct {
+  /** How the subscription delivers, for the consumer's CONSUMER_DELIVERY: the two must agree. */
+  readonly delivery: DeliveryMode = "raw";
   readonly topic: sns.Topic;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
@@ -77,7 +81,7 @@ export class Messaging extends Construct {
     // With the DLQ, CDK also lets SNS send to it: a queue policy for this topic only.
     this.topic.addSubscription(
       new subscriptions.SqsSubscription(this.queue, {
-        rawMessageDelivery: true,
+        rawMessageDelivery: this.delivery === "raw",
         deadLetterQueue: this.subscriptionDeadLetterQueue,
       }),
     );

@@ -361,6 +361,7 @@ export class OutboxWorkersStack extends Stack {
           CONSUMER_WAIT_TIME_SECONDS: String(budget.waitTimeSeconds),
           CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
           CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
+          CONSUMER_DELIVERY: this.messaging.delivery,
           CONSUMER_QUEUE_URL: queue.queueUrl,
           CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
           ...(consumerOptions.handlersModule

@@ -109,6 +109,7 @@ describe("docker-compose.yml", () => {
     );
     const script = read("infra/localstack/init-resources.sh");
     expect(script).toContain("RawMessageDelivery=true");
+    expect(consumer.CONSUMER_DELIVERY).toBe("raw");
     expect(script).toContain("maxReceiveCount");
   });
 });

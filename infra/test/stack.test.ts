@@ -128,6 +128,12 @@ describe("the containers", () => {
     );
   });
 
+  it("tell the consumer how the subscription delivers: raw, so it never unwraps a body", () => {
+    template.hasResourceProperties("AWS::SNS::Subscription", { RawMessageDelivery: true });
+    expect(environmentOf(consumerContainer).CONSUMER_DELIVERY).toBe("raw");
+    expect(environmentOf(consumerContainer).CONSUMER_TOPIC_ARNS).toBeUndefined();
+  });
+
   it("run under an init process, read-only, with a fetch-based /livez health check", () => {
     for (const definition of [relayContainer, consumerContainer]) {
       expect(definition.LinuxParameters).toMatchObject({ InitProcessEnabled: true });

@@ -4,6 +4,12 @@ import { type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { ConsumerOptionsError } from "./errors.js";
+import {
+  type DeliveryMode,
+  deliveryProblem,
+  type MessageDelivery,
+  messageDelivery,
+} from "./message-delivery.js";
 import { consumerSettings } from "./settings.js";
 
 export interface ConsumerOptions<DB> {
@@ -28,6 +34,14 @@ export interface ConsumerOptions<DB> {
   readonly queueUrl: string;
   /** Poison goes here at once; without it, poison waits for the queue's redrive policy. */
   readonly dlqUrl?: string;
+  /**
+   * How the queue's SNS subscription delivers (CONSUMER_DELIVERY), default "raw": the event's
+   * identity comes from the SQS message attributes and a body is never unwrapped. "envelope" unwraps
+   * SNS notifications of `topicArns` only.
+   */
+  readonly delivery?: DeliveryMode;
+  /** CONSUMER_TOPIC_ARNS: required with, and only taken with, `delivery: "envelope"`. */
+  readonly topicArns?: readonly string[];
   /** Key of this consumer in the inbox. Default "consumer". */
   readonly name?: string;
   readonly log: Logger;
@@ -89,4 +103,13 @@ export function consumerNumbers<DB>(options: ConsumerOptions<DB>): ConsumerNumbe
     );
   }
   return numbers;
+}
+
+/** The delivery options, or the setting's defaults; refused as the daemon refuses them. */
+export function consumerDelivery<DB>(options: ConsumerOptions<DB>): MessageDelivery {
+  const mode = options.delivery ?? consumerSettings.delivery.default ?? "raw";
+  const topicArns = options.topicArns ?? [];
+  const problem = deliveryProblem(mode, topicArns);
+  if (problem !== undefined) throw new ConsumerOptionsError(`topicArns ${problem}`);
+  return messageDelivery(mode, topicArns);
 }

@@ -8,6 +8,7 @@ import {
   type Timeout,
 } from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
+import { deliveryProblem } from "./message-delivery.js";
 import type { consumerSettings } from "./settings.js";
 
 type ConsumerConfig = ConfigOf<typeof consumerSettings>;
@@ -29,6 +30,8 @@ function otherProblems(config: ConsumerConfig): ConfigProblem[] {
       { env: "CONSUMER_RETRY_MAX_SECONDS", value: config.retryMaxSeconds },
     ),
   );
+  const delivery = deliveryProblem(config.delivery, config.topicArns);
+  if (delivery !== undefined) problems.push({ env: "CONSUMER_TOPIC_ARNS", message: delivery });
   if (
     config.handlersModule !== "" &&
     !fs.existsSync(fileURLToPath(handlersModuleUrl(config.handlersModule)))

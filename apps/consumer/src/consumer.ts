@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { MAX_BATCH_ENTRIES } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
-import { type ConsumerOptions, consumerNumbers } from "./consumer-options.js";
+import { type ConsumerOptions, consumerDelivery, consumerNumbers } from "./consumer-options.js";
 import { type ConsumerCounts, ResultCounts } from "./count-results.js";
 import { DeleteBuffer } from "./delete-buffer.js";
 import { MessageDispatcher } from "./dispatch-messages.js";
@@ -48,6 +48,7 @@ export interface Consumer {
  */
 export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const numbers = consumerNumbers(options);
+  const delivery = consumerDelivery(options);
   const { concurrency, visibilityTimeoutSeconds, handlerTimeoutMs, requestTimeoutMs } = numbers;
   const name = options.name ?? "consumer";
   const { sqs, queueUrl, log } = options;
@@ -92,6 +93,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const settings = {
     consumer: name,
     queueUrl,
+    delivery,
     handlerTimeoutMs,
     statementTimeoutMs: numbers.statementTimeoutMs,
   };

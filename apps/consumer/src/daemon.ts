@@ -44,6 +44,8 @@ await runDaemon({
       receiveSqs,
       queueUrl: config.queueUrl,
       dlqUrl: config.dlqUrl,
+      delivery: config.delivery,
+      topicArns: config.topicArns,
       name: config.name,
       log,
       metrics,

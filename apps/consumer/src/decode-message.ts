@@ -1,6 +1,7 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
+import { describeError, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
 import { PoisonReason } from "./errors.js";
+import type { MessageDelivery } from "./message-delivery.js";
 
 /** A message whose body and attributes make sense; which handler takes it is decided later. */
 export interface DecodedMessage {
@@ -31,30 +32,72 @@ function rawAttributes(message: Message): Map<string, Attribute> {
   return attributes;
 }
 
-function envelopeAttributes(envelope: Record<string, unknown>): Map<string, Attribute> {
-  const attributes = new Map<string, Attribute>();
-  if (!isRecord(envelope.MessageAttributes)) return attributes;
-  for (const [name, attribute] of Object.entries(envelope.MessageAttributes)) {
-    if (!isRecord(attribute)) continue;
-    attributes.set(name, {
-      type: typeof attribute.Type === "string" ? attribute.Type : "",
-      value: typeof attribute.Value === "string" ? attribute.Value : undefined,
-    });
-  }
-  return attributes;
-}
-
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: describeError(error) };
   }
 }
 
-/** An SNS notification delivered without raw delivery: the relay's body is in `Message`. */
-function isEnvelope(value: unknown): value is Record<string, unknown> & { Message: unknown } {
-  return isRecord(value) && value.Type === "Notification" && "Message" in value && "TopicArn" in value;
+/** Looks like an SNS notification: enough to say why a raw delivery without attributes is poison. */
+function looksLikeNotification(value: unknown): boolean {
+  return isRecord(value) && value.Type === "Notification";
+}
+
+/** The fields every SNS notification carries, as strings; `Message` is the relay's body. */
+const ENVELOPE_FIELDS = ["MessageId", "TopicArn", "Message", "Timestamp"] as const;
+
+function envelopeAttributes(envelope: Record<string, unknown>): Map<string, Attribute> | PoisonReason {
+  const attributes = new Map<string, Attribute>();
+  if (envelope.MessageAttributes === undefined) return attributes;
+  if (!isRecord(envelope.MessageAttributes)) {
+    return new PoisonReason("not_an_envelope", "MessageAttributes is not an object");
+  }
+  for (const [name, attribute] of Object.entries(envelope.MessageAttributes)) {
+    // SNS writes every attribute, Binary ones base64-encoded, as {"Type": "…", "Value": "…"}.
+    if (!isRecord(attribute) || typeof attribute.Type !== "string" || typeof attribute.Value !== "string") {
+      return new PoisonReason(
+        "not_an_envelope",
+        `message attribute without a string Type and Value: ${name}`,
+      );
+    }
+    attributes.set(name, { type: attribute.Type, value: attribute.Value });
+  }
+  return attributes;
+}
+
+/**
+ * The relay's body and attributes out of an SNS notification, if it is a well-formed one from an
+ * allowed topic. The emulator and SQS subscriptions do not sign for the consumer to check: what keeps
+ * others from writing such a body is the queue policy (only the topic may send) and this list.
+ */
+function unwrapEnvelope(
+  value: unknown,
+  topicArns: ReadonlySet<string>,
+): { attributes: Map<string, Attribute>; payload: unknown } | PoisonReason {
+  if (!isRecord(value))
+    return new PoisonReason("not_an_envelope", "the body is not an SNS notification object");
+  if (value.Type !== "Notification") {
+    return new PoisonReason(
+      "not_an_envelope",
+      `Type is not "Notification": ${JSON.stringify(value.Type) ?? "none"}`,
+    );
+  }
+  for (const field of ENVELOPE_FIELDS) {
+    if (typeof value[field] !== "string" || value[field] === "") {
+      return new PoisonReason("not_an_envelope", `no ${field} string`);
+    }
+  }
+  const topicArn = value.TopicArn as string;
+  if (!topicArns.has(topicArn)) {
+    return new PoisonReason("topic_not_allowed", `TopicArn is not in CONSUMER_TOPIC_ARNS: ${topicArn}`);
+  }
+  const attributes = envelopeAttributes(value);
+  if (attributes instanceof PoisonReason) return attributes;
+  const inner = parseJson(value.Message as string);
+  if (!inner.ok) return new PoisonReason("envelope_message_not_json", inner.error);
+  return { attributes, payload: inner.value };
 }
 
 function requiredString(
@@ -74,31 +117,35 @@ function requiredString(
 }
 
 /**
- * Decodes an SNS envelope or a raw delivery into the relay's event, or says why it is poison.
+ * Decodes a delivery into the relay's event, or says why it is poison. The SQS message attributes,
+ * when they carry an event id, are the message's identity: nothing in a body overrides them. A body
+ * is unwrapped only with envelope delivery and only when it is a well-formed notification of an
+ * allowed topic; with raw delivery a body that merely looks like one is a payload like any other.
  * Never throws: a message we cannot read must be quarantined, not crash the loop.
  */
-export function decodeMessage(message: Message): DecodedMessage | PoisonReason {
+export function decodeMessage(message: Message, delivery: MessageDelivery): DecodedMessage | PoisonReason {
   const body = parseJson(message.Body ?? "");
   if (!body.ok) return new PoisonReason("body_not_json", body.error);
 
-  let attributes: Map<string, Attribute>;
-  let payload: unknown;
-  if (isEnvelope(body.value)) {
-    if (typeof body.value.Message !== "string") {
-      return new PoisonReason("envelope_message_not_json", "envelope Message is not a string");
-    }
-    const inner = parseJson(body.value.Message);
-    if (!inner.ok) return new PoisonReason("envelope_message_not_json", inner.error);
-    attributes = envelopeAttributes(body.value);
-    payload = inner.value;
-  } else {
-    attributes = rawAttributes(message);
-    payload = body.value;
+  let attributes = rawAttributes(message);
+  let payload: unknown = body.value;
+  if (delivery.mode === "envelope" && !attributes.has(EVENT_ID_ATTRIBUTE)) {
+    const unwrapped = unwrapEnvelope(body.value, delivery.topicArns);
+    if (unwrapped instanceof PoisonReason) return unwrapped;
+    ({ attributes, payload } = unwrapped);
   }
 
   const eventId = requiredString(attributes, EVENT_ID_ATTRIBUTE, "missing_event_id");
-  if (eventId instanceof PoisonReason) return eventId;
-  if (!uuidPattern.test(eventId)) return new PoisonReason("invalid_event_id", `"${eventId}" is not a UUID`);
+  if (eventId instanceof PoisonReason) {
+    if (eventId.kind === "missing_event_id" && delivery.mode === "raw" && looksLikeNotification(body.value)) {
+      return new PoisonReason(
+        "missing_event_id",
+        `${eventId.detail}, and the body is an SNS notification: with CONSUMER_DELIVERY=raw it is not unwrapped (is raw delivery off on the subscription?)`,
+      );
+    }
+    return eventId;
+  }
+  if (!uuidPattern.test(eventId)) return new PoisonReason("invalid_event_id", `not a UUID: "${eventId}"`);
   const eventType = requiredString(attributes, EVENT_TYPE_ATTRIBUTE, "missing_event_type");
   if (eventType instanceof PoisonReason) return eventType;
 

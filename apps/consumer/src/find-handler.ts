@@ -1,4 +1,4 @@
-import type { EventHandler, HandlerSet } from "@outbox/client";
+import { describeError, type EventHandler, type HandlerSet } from "@outbox/client";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
 
@@ -19,13 +19,12 @@ export function findHandler<DB>(
 ): FoundHandler<DB> | PoisonReason {
   const entry = handlers.find(decoded.eventType);
   if (entry === undefined) {
-    return new PoisonReason("unknown_event_type", `no handler for "${decoded.eventType}"`);
+    return new PoisonReason("unknown_event_type", `no handler for the event type "${decoded.eventType}"`);
   }
   if (typeof entry === "function") return { handle: entry, payload: decoded.payload };
   try {
     return { handle: entry.handle, payload: entry.parse(decoded.payload) };
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return new PoisonReason("payload_rejected", detail);
+    return new PoisonReason("payload_rejected", describeError(error));
   }
 }

@@ -17,6 +17,7 @@ export { consumerTimeouts } from "./consumer-timeouts.js";
 export { ConsumerOptionsError, type PoisonKind } from "./errors.js";
 export { type ExampleDatabase, type ExampleEffectsTable, photoPostedHandler } from "./example-handlers.js";
 export { migrateExampleTables } from "./example-migrations.js";
+export type { DeliveryMode } from "./message-delivery.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
 export { type InboxRetention, startInboxRetention } from "./retention.js";

@@ -11,7 +11,6 @@ export const POISON_REASON_ATTRIBUTE = "poison_reason";
 
 // SQS allows 10 message attributes; one is ours.
 const MAX_COPIED_ATTRIBUTES = 9;
-const MAX_REASON_LENGTH = 1_000;
 
 /**
  * Moves a poison message to the DLQ right away, with the reason attached, instead of letting it
@@ -38,7 +37,8 @@ export async function sendToDeadLetterQueue(
   }
   attributes[POISON_REASON_ATTRIBUTE] = {
     DataType: "String",
-    StringValue: reason.toString().slice(0, MAX_REASON_LENGTH),
+    // Short already: PoisonReason caps what the message itself put in it.
+    StringValue: reason.toString(),
   };
   const fifo = dlqUrl.endsWith(".fifo");
   await sqs.send(

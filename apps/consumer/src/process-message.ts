@@ -2,14 +2,15 @@ import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
 import { type ConsumedEvent, type HandlerSet, PoisonMessageError } from "@outbox/client";
-import type { Logger } from "@outbox/shared";
+import { describeError, type Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
 import { decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
-import { DrainExpiredError, PoisonReason } from "./errors.js";
+import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
 import { findHandler } from "./find-handler.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
+import type { MessageDelivery } from "./message-delivery.js";
 import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";
 import { type MessageSettler, receiveCountOf } from "./settle-message.js";
@@ -20,6 +21,8 @@ export interface MessageSettings {
   readonly consumer: string;
   /** For the process span's destination. */
   readonly queueUrl: string;
+  /** What a body may be unwrapped as. */
+  readonly delivery: MessageDelivery;
   readonly handlerTimeoutMs: number;
   /** DB_STATEMENT_TIMEOUT_MS: the per-message limit only ever tightens it. */
   readonly statementTimeoutMs: number;
@@ -37,6 +40,20 @@ export interface MessageDeps<DB> {
 }
 
 /**
+ * What the value a message's handling threw means for the message. A handler may throw anything,
+ * even a Proxy whose prototype cannot be read: whatever cannot be classified is a plain failure.
+ */
+function howItEnded(error: unknown): "poison" | "drain expired" | "failed" {
+  try {
+    if (error instanceof PoisonMessageError) return "poison";
+    if (error instanceof DrainExpiredError) return "drain expired";
+  } catch {
+    // Not one of ours.
+  }
+  return "failed";
+}
+
+/**
  * One received message, start to end: decode it, find its handler, run the inbox transaction, then
  * settle it (delete after the commit, retry, release or quarantine). Resolves how it ended; rejects
  * only on a bug, every failing message has an outcome.
@@ -51,7 +68,7 @@ export async function processMessage<DB>(
   // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and the
   // dispatcher already checked for them).
   if (deps.drain.tooLateToStart()) return settle.release(message);
-  const decoded = decodeMessage(message);
+  const decoded = decodeMessage(message, settings.delivery);
   if (decoded instanceof PoisonReason) return settle.quarantine(message, decoded);
   const found = findHandler(deps.handlers, decoded);
   if (found instanceof PoisonReason) return settle.quarantine(message, found);
@@ -87,7 +104,8 @@ export async function processMessage<DB>(
         handle: found.handle,
         deadline,
         statementTimeoutMs: settings.statementTimeoutMs,
-        log: () => deps.log.child({ eventId: event.id, eventType: event.type, messageId: event.messageId }),
+        log: () =>
+          deps.log.child({ eventId: event.id, eventType: echoed(event.type), messageId: event.messageId }),
       }),
     );
     deps.heartbeat.untrack(lease);
@@ -95,9 +113,13 @@ export async function processMessage<DB>(
   } catch (error) {
     deps.heartbeat.untrack(lease);
     span.fail(error);
-    if (error instanceof PoisonMessageError) {
-      result = await settle.quarantine(message, new PoisonReason("rejected_by_handler", error.message));
-    } else if (error instanceof DrainExpiredError) {
+    const ending = howItEnded(error);
+    if (ending === "poison") {
+      result = await settle.quarantine(
+        message,
+        new PoisonReason("rejected_by_handler", describeError(error)),
+      );
+    } else if (ending === "drain expired") {
       result = await settle.release(message);
     } else {
       result = await context.with(span.context, () => settle.retry(message, error));

@@ -1,6 +1,6 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ConsumedEvent } from "@outbox/client";
-import { contextFromHeaders, MessagingAttributes, OutboxAttributes } from "@outbox/shared";
+import { contextFromHeaders, MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/shared";
 import type { MessageResult } from "./metrics.js";
 
 const TRACER_NAME = "@outbox/consumer";
@@ -47,11 +47,10 @@ export function startProcessSpan(event: ConsumedEvent, queueUrl: string, consume
   return {
     context: trace.setSpan(parent, span),
     fail(error) {
-      if (error instanceof Error) span.recordException(error);
-      span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      });
+      // Read once, safely: a handler may throw anything, and recording it must not throw.
+      const exception = thrownParts(error);
+      span.recordException(exception);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: exception.message });
     },
     end(result) {
       if (result !== undefined) span.setAttribute(OutboxAttributes.result, result);

@@ -22,6 +22,20 @@ export const consumerSettings = {
     description:
       "Where poison messages go at once, with a `poison_reason` attribute; without it they wait for the queue's redrive.",
   }),
+  delivery: setting.oneOf({
+    env: "CONSUMER_DELIVERY",
+    values: ["raw", "envelope"],
+    default: "raw",
+    description:
+      "How the queue's SNS subscription delivers, as set on it (RawMessageDelivery): raw, as the CDK stack subscribes, takes the event's identity from the SQS message attributes and never unwraps a body; envelope unwraps SNS notifications from CONSUMER_TOPIC_ARNS only.",
+  }),
+  topicArns: setting.list({
+    env: "CONSUMER_TOPIC_ARNS",
+    default: [],
+    defaultLabel: "*(none)*",
+    description:
+      "The SNS topics whose notifications are unwrapped; required with, and only read with, CONSUMER_DELIVERY=envelope. An envelope from any other topic is poison.",
+  }),
   name: setting.string({
     env: "CONSUMER_NAME",
     default: "consumer",

@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
 import {
   configRefusal,
   type DaemonProcess,
+  drainQueue,
   expectAnswer,
   expectUsageError,
   queueDepth,
@@ -16,6 +18,7 @@ import { describe, expect, it } from "vitest";
 import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import type { ExampleEffectsTable } from "../src/example-handlers.js";
 import { consumerSettings } from "../src/settings.js";
+import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_daemon");
@@ -135,6 +138,37 @@ describe("the consumer daemon as a real process", () => {
     expect(await effectCount(bed.database)).toBeGreaterThanOrEqual(events.length);
   });
 
+  it("fails a message whose handler throws what String() cannot convert, and keeps running", async () => {
+    const queue = await queueFor("daemon-hostile", { maxReceiveCount: 2 });
+    const events = Object.keys(hostileThrows).map((type) => ({ id: randomUUID(), type, payload: {} }));
+    await sendRaw(bed.sqs, queue.queueUrl, events);
+    const run = startDaemonProcess(
+      "apps/consumer/src/main.ts",
+      daemonEnv(queue, "hostile", {
+        CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./fixtures/hostile-handlers.ts", import.meta.url)),
+        CONSUMER_RETRY_BASE_SECONDS: "0",
+      }),
+    );
+    await run.waitForLog("started");
+    // Each is retried until the queue's redrive policy moves it to the DLQ: failed, never a crash.
+    const dead: unknown[] = [];
+    await expect
+      .poll(
+        async () => {
+          dead.push(...(await drainQueue(bed.sqs, queue.dlqUrl)));
+          return dead.length;
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(events.length);
+    const failures = run.lines.filter((line) => line.msg === "message failed; retrying later");
+    expect(failures.length).toBeGreaterThanOrEqual(events.length);
+    run.child.kill("SIGTERM");
+    expect((await run.exited).code).toBe(0);
+    expect(drainedLine(run)).toMatchObject({ clean: true, poison: 0, processed: 0 });
+    expect(run.lines.some((line) => line.msg === "message handling crashed")).toBe(false);
+  });
+
   it("refuses bad config with exit 78 and one line per problem", async () => {
     const parse = startDaemonProcess("apps/consumer/src/main.ts", {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
@@ -193,6 +227,29 @@ describe("the consumer daemon as a real process", () => {
       'consumer: config error: CONSUMER_POLLERS: must be between 1 and 64 (got "0")',
       "consumer: config error: CONSUMER_WAIT_TIME_SECONDS: CONSUMER_WAIT_TIME_SECONDS (10000 ms) + AWS_REQUEST_TIMEOUT_MS (5000 ms) = 15000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS (12000 ms): a long poll open at the stop must return, and its messages be handled or released, within the drain",
     ]);
+  });
+
+  it("refuses envelope delivery without topics to unwrap, topics with raw delivery, and what is not a topic ARN", async () => {
+    const refused = (message: string) => [`consumer: config error: CONSUMER_TOPIC_ARNS: ${message}`];
+    const [noTopics, rawWithTopics, notAnArn] = await Promise.all([
+      refusal({ CONSUMER_DELIVERY: "envelope" }),
+      refusal({ CONSUMER_TOPIC_ARNS: "arn:aws:sns:us-east-1:000000000000:events" }),
+      refusal({
+        CONSUMER_DELIVERY: "envelope",
+        CONSUMER_TOPIC_ARNS: "arn:aws:sns:us-east-1:000000000000:a, events",
+      }),
+    ]);
+    expect(noTopics).toEqual(
+      refused(
+        "is required with CONSUMER_DELIVERY=envelope: only notifications of these topics are unwrapped",
+      ),
+    );
+    expect(rawWithTopics).toEqual(
+      refused("is only read with CONSUMER_DELIVERY=envelope: raw delivery never unwraps a body"),
+    );
+    expect(notAnArn).toEqual(
+      refused('expected SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>), got "events"'),
+    );
   });
 
   it("has defaults that pass its own budget check and the common one", () => {

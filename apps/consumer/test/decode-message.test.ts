@@ -4,11 +4,14 @@ import { describe, expect, it } from "vitest";
 import { Capacity } from "../src/capacity.js";
 import { decodeMessage } from "../src/decode-message.js";
 import { PoisonReason } from "../src/errors.js";
-import { envelopeBody } from "./harness.js";
+import { messageDelivery } from "../src/message-delivery.js";
+import { ENVELOPE_TOPIC_ARN, envelopeBody } from "./harness.js";
 
 const id = randomUUID();
+const raw = messageDelivery("raw", []);
+const envelope = messageDelivery("envelope", [ENVELOPE_TOPIC_ARN]);
 
-function raw(body: string, attributes: Record<string, [string, string]> = {}): Message {
+function rawMessage(body: string, attributes: Record<string, [string, string]> = {}): Message {
   return {
     MessageId: "m-1",
     Body: body,
@@ -24,12 +27,13 @@ function raw(body: string, attributes: Record<string, [string, string]> = {}): M
 describe("decodeMessage", () => {
   it("reads a raw delivery: payload from the body, id and type from attributes, the rest as headers", () => {
     const decoded = decodeMessage(
-      raw('{"name":"x"}', {
+      rawMessage('{"name":"x"}', {
         event_id: ["String", id.toUpperCase()],
         event_type: ["String", "example.created"],
         traceparent: ["String", "00-1-2-01"],
         size: ["Number", "3"],
       }),
+      raw,
     );
     expect(decoded).toEqual({
       eventId: id,
@@ -39,14 +43,14 @@ describe("decodeMessage", () => {
     });
   });
 
-  it("reads an SNS envelope: payload from Message, attributes from the envelope", () => {
+  it("with envelope delivery reads an SNS envelope of an allowed topic: payload from Message, attributes from the envelope", () => {
     const body = envelopeBody({
       id,
       type: "example.created",
       payload: [1, 2],
       headers: { traceparent: "t" },
     });
-    expect(decodeMessage({ MessageId: "m-2", Body: body })).toEqual({
+    expect(decodeMessage({ MessageId: "m-2", Body: body }, envelope)).toEqual({
       eventId: id,
       eventType: "example.created",
       payload: [1, 2],
@@ -54,20 +58,67 @@ describe("decodeMessage", () => {
     });
   });
 
+  it("with raw delivery never unwraps a body, however much it looks like an envelope", () => {
+    const claimed = envelopeBody({ id: randomUUID(), type: "example.created", payload: { name: "claimed" } });
+    const decoded = decodeMessage(
+      rawMessage(claimed, { event_id: ["String", id], event_type: ["String", "example.created"] }),
+      raw,
+    );
+    expect(decoded).toMatchObject({ eventId: id, eventType: "example.created", headers: {} });
+    expect((decoded as { payload: unknown }).payload).toEqual(JSON.parse(claimed));
+    const unattributed = decodeMessage({ MessageId: "m-3", Body: claimed }, raw);
+    expect(unattributed).toBeInstanceOf(PoisonReason);
+    expect((unattributed as PoisonReason).kind).toBe("missing_event_id");
+    expect((unattributed as PoisonReason).detail).toMatch(/the body is an SNS notification/);
+  });
+
+  it("with envelope delivery lets the SQS attributes win over the body when they carry an event id", () => {
+    const claimed = envelopeBody({ id: randomUUID(), type: "other.type", payload: 1 });
+    const decoded = decodeMessage(
+      rawMessage(claimed, { event_id: ["String", id], event_type: ["String", "example.created"] }),
+      envelope,
+    );
+    expect(decoded).toMatchObject({
+      eventId: id,
+      eventType: "example.created",
+      payload: JSON.parse(claimed),
+    });
+  });
+
   it.each([
-    ["body_not_json", raw("nope", { event_id: ["String", id], event_type: ["String", "t"] })],
+    ["body_not_json", rawMessage("nope", { event_id: ["String", id], event_type: ["String", "t"] })],
     ["body_not_json", { MessageId: "m" } satisfies Message],
-    ["missing_event_id", raw("{}", { event_type: ["String", "t"] })],
-    ["missing_event_id", raw("{}", { event_id: ["String", ""], event_type: ["String", "t"] })],
-    ["missing_event_type", raw("{}", { event_id: ["String", id] })],
-    ["wrong_attribute_type", raw("{}", { event_id: ["Binary", id], event_type: ["String", "t"] })],
+    ["missing_event_id", rawMessage("{}", { event_type: ["String", "t"] })],
+    ["missing_event_id", rawMessage("{}", { event_id: ["String", ""], event_type: ["String", "t"] })],
+    ["missing_event_type", rawMessage("{}", { event_id: ["String", id] })],
+    ["wrong_attribute_type", rawMessage("{}", { event_id: ["Binary", id], event_type: ["String", "t"] })],
     [
       "invalid_event_id",
-      raw("{}", { event_id: ["String", "1; DROP TABLE inbox"], event_type: ["String", "t"] }),
+      rawMessage("{}", { event_id: ["String", "1; DROP TABLE inbox"], event_type: ["String", "t"] }),
     ],
-    ["envelope_message_not_json", { MessageId: "m", Body: envelopeBody({ id, type: "t", payload: 1 }, "{") }],
   ])("says %s", (kind, message) => {
-    const decoded = decodeMessage(message);
+    const decoded = decodeMessage(message, raw);
+    expect(decoded).toBeInstanceOf(PoisonReason);
+    expect((decoded as PoisonReason).kind).toBe(kind);
+  });
+
+  const notification = JSON.parse(envelopeBody({ id, type: "t", payload: 1 })) as Record<string, unknown>;
+  const withEnvelope = (changes: Record<string, unknown>): Message => ({
+    MessageId: "m",
+    Body: JSON.stringify({ ...notification, ...changes }),
+  });
+  it.each([
+    ["envelope_message_not_json", { MessageId: "m", Body: envelopeBody({ id, type: "t", payload: 1 }, "{") }],
+    ["not_an_envelope", { MessageId: "m", Body: '{"name":"x"}' }],
+    ["not_an_envelope", { MessageId: "m", Body: "[1]" }],
+    ["not_an_envelope", withEnvelope({ Type: "SubscriptionConfirmation" })],
+    ["not_an_envelope", withEnvelope({ MessageId: undefined })],
+    ["not_an_envelope", withEnvelope({ Message: { name: "x" } })],
+    ["not_an_envelope", withEnvelope({ Timestamp: 1 })],
+    ["not_an_envelope", withEnvelope({ MessageAttributes: { event_id: { Type: "String" } } })],
+    ["topic_not_allowed", withEnvelope({ TopicArn: "arn:aws:sns:us-east-1:111111111111:elsewhere" })],
+  ])("with envelope delivery says %s", (kind, message) => {
+    const decoded = decodeMessage(message, envelope);
     expect(decoded).toBeInstanceOf(PoisonReason);
     expect((decoded as PoisonReason).kind).toBe(kind);
   });

@@ -6,6 +6,8 @@ import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.j
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
+  capturingLogger,
+  ENVELOPE_TOPIC_ARN,
   effectCount,
   envelopeBody,
   exampleEvent,
@@ -133,7 +135,8 @@ describe("poison messages", () => {
         body: '{"name":"x"}',
         attributes: { event_id: type("order-42"), event_type: type("example.created") },
       },
-      { kind: "envelope_message_not_json", body: envelopeBody(exampleEvent(), "{broken") },
+      // Raw delivery: an envelope without SQS attributes is not unwrapped, and has no event id.
+      { kind: "missing_event_id", body: envelopeBody(exampleEvent(), "{broken") },
       {
         kind: "unknown_event_type",
         body: "{}",
@@ -185,6 +188,90 @@ describe("poison messages", () => {
         .poison_reason,
     ).toContain("order 42");
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("with envelope delivery unwraps only well-formed notifications of an allowed topic", async () => {
+    const queue = await queueFor("poison-envelope");
+    const good = exampleEvent("wrapped");
+    const notification = (changes: Record<string, unknown>) =>
+      JSON.stringify({ ...JSON.parse(envelopeBody(exampleEvent())), ...changes });
+    const corpus = [
+      { kind: "envelope_message_not_json", body: envelopeBody(exampleEvent(), "{broken") },
+      {
+        kind: "topic_not_allowed",
+        body: envelopeBody(exampleEvent(), undefined, "arn:aws:sns:us-east-1:111111111111:x"),
+      },
+      { kind: "not_an_envelope", body: notification({ Type: "SubscriptionConfirmation" }) },
+      { kind: "not_an_envelope", body: notification({ MessageId: 7 }) },
+      { kind: "not_an_envelope", body: '{"name":"x"}' },
+    ];
+    for (const entry of corpus) await sendBody(bed.sqs, queue.queueUrl, entry.body);
+    await sendBody(bed.sqs, queue.queueUrl, envelopeBody(good));
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      dlqUrl: queue.dlqUrl,
+      delivery: "envelope",
+      topicArns: [ENVELOPE_TOPIC_ARN],
+      name: "poison-envelope",
+      waitTimeSeconds: 1,
+    });
+    consumer.start();
+    await expect
+      .poll(() => consumer.stats().poison + consumer.stats().processed, { timeout: 15_000 })
+      .toBe(corpus.length + 1);
+    expect(await consumer.drain()).toMatchObject({ processed: 1, poison: corpus.length, duplicates: 0 });
+    const dead = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(dead.map((message) => message.attributes.poison_reason?.split(":")[0]).sort()).toEqual(
+      corpus.map((entry) => entry.kind).sort(),
+    );
+  });
+
+  it("caps what a poison message's own content puts in its log line and its DLQ reason", async () => {
+    const queue = await queueFor("poison-huge");
+    const huge = "t".repeat(200 * 1024);
+    await sendBody(bed.sqs, queue.queueUrl, "{}", { event_id: validId(), event_type: type(huge) });
+    await sendBody(bed.sqs, queue.queueUrl, "{}", {
+      event_id: type(huge),
+      event_type: type("example.created"),
+    });
+    const { lines, log } = capturingLogger();
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      dlqUrl: queue.dlqUrl,
+      name: "poison-huge",
+      waitTimeSeconds: 1,
+      log,
+    });
+    consumer.start();
+    await expect.poll(() => consumer.stats().poison, { timeout: 15_000 }).toBe(2);
+    await consumer.drain();
+
+    const poisonLines = lines.filter((line) => line.includes('"msg":"poison message"'));
+    expect(poisonLines).toHaveLength(2);
+    for (const line of lines) expect(line.length).toBeLessThan(2_000);
+    const reasons = poisonLines.map((line) => String(JSON.parse(line).reason)).sort();
+    expect(reasons[0]).toMatch(/^invalid_event_id: not a UUID: "t{900,}… \(\d+ chars\)$/);
+    expect(reasons[1]).toMatch(/^unknown_event_type: no handler for the event type "t{900,}… \(\d+ chars\)$/);
+    const dead = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(dead.map((message) => message.attributes.poison_reason).sort()).toEqual(reasons);
+  });
+
+  it("caps the event type a handler's log lines carry", async () => {
+    const queue = await queueFor("huge-type-logged");
+    const huge = "h".repeat(200 * 1024);
+    await sendBody(bed.sqs, queue.queueUrl, "{}", { event_id: validId(), event_type: type(huge) });
+    const { lines, log } = capturingLogger();
+    const handlers = defineHandlers<Record<string, never>, ExampleDatabase>(
+      {},
+      { fallback: async (_event, context) => context.log.info("handled") },
+    );
+    const consumer = bed.consumer(queue, { handlers, name: "huge-type-logged", waitTimeSeconds: 1, log });
+    consumer.start();
+    await expect.poll(() => consumer.stats().processed, { timeout: 15_000 }).toBe(1);
+    await consumer.drain();
+    const handled = lines.find((line) => line.includes('"msg":"handled"'));
+    expect(JSON.parse(handled ?? "{}").eventType).toMatch(/^h{900,}… \(204800 chars\)$/);
+    for (const line of lines) expect(line.length).toBeLessThan(2_000);
   });
 
   it("without a DLQ URL leaves poison to the queue's redrive policy", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
 import {
   type MessageAttributeValue,
   SendMessageBatchCommand,
@@ -11,6 +12,18 @@ import { awsClients, createMigratedTestDatabase, stack, uniqueName } from "@outb
 import { afterAll, beforeAll } from "vitest";
 import type { ExampleEffectsTable } from "../src/example-handlers.js";
 import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
+
+/** A logger at level info whose lines land in `lines`, as written (JSON text), instead of on stdout. */
+export function capturingLogger(): { lines: string[]; log: Logger } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      done();
+    },
+  });
+  return { lines, log: createLogger({ service: "consumer-test", version: "0", level: "info", destination }) };
+}
 
 /** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
 export function testLogger(): Logger {
@@ -27,10 +40,10 @@ export interface ConsumerTestBed {
   /** A migrated database of the file's own (pool of 30). */
   readonly database: DatabaseHandle;
   readonly databaseUrl: string;
-  /** A consumer of `queue` on the bed's database and SQS client, logging quietly; `options` give the rest. */
+  /** A consumer of `queue` on the bed's database and SQS client, logging quietly unless given a `log`; `options` give the rest. */
   consumer<DB>(
     queue: BootstrappedResources,
-    options: Omit<ConsumerOptions<DB>, "pool" | "sqs" | "queueUrl" | "log">,
+    options: Omit<ConsumerOptions<DB>, "pool" | "sqs" | "queueUrl" | "log"> & { log?: Logger },
   ): Consumer;
 }
 
@@ -125,8 +138,15 @@ export async function sendRaw(
   return messageIds;
 }
 
+/** The topic `envelopeBody` says its notifications come from: the envelope tests' CONSUMER_TOPIC_ARNS. */
+export const ENVELOPE_TOPIC_ARN = "arn:aws:sns:us-east-1:000000000000:events";
+
 /** The body SNS delivers without raw delivery; a fresh SNS MessageId each time, like a re-publish. */
-export function envelopeBody(event: TestEvent, message: string = JSON.stringify(event.payload)): string {
+export function envelopeBody(
+  event: TestEvent,
+  message: string = JSON.stringify(event.payload),
+  topicArn: string = ENVELOPE_TOPIC_ARN,
+): string {
   const envelopeAttributes: Record<string, { Type: string; Value: string }> = {
     event_id: { Type: "String", Value: event.id },
     event_type: { Type: "String", Value: event.type },
@@ -137,7 +157,7 @@ export function envelopeBody(event: TestEvent, message: string = JSON.stringify(
   return JSON.stringify({
     Type: "Notification",
     MessageId: randomUUID(),
-    TopicArn: "arn:aws:sns:us-east-1:000000000000:events",
+    TopicArn: topicArn,
     Message: message,
     Timestamp: new Date().toISOString(),
     SignatureVersion: "1",

@@ -10,6 +10,7 @@ import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
 import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
+import { messageDelivery } from "../src/message-delivery.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { type MessageSettings, processMessage } from "../src/process-message.js";
 import type { Held } from "../src/release-messages.js";
@@ -75,6 +76,7 @@ function pipeline(handlers: HandlerSet<ExampleDatabase>, options: { consumer: st
   const settings: MessageSettings = {
     consumer: options.consumer,
     queueUrl: "http://localhost/000000000000/pipeline",
+    delivery: messageDelivery("raw", []),
     handlerTimeoutMs: 5_000,
     statementTimeoutMs: 5_000,
   };

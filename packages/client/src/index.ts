@@ -32,6 +32,7 @@ export type {
 export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
 export { forwardAbort } from "./deadline/forward-abort.js";
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";
+export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";
 export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
 export {
   EVENT_ID_ATTRIBUTE,

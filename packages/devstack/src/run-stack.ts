@@ -61,7 +61,8 @@ export async function runStack(options: RunStackOptions): Promise<void> {
     // `pnpm stack` is the embedded stack (fault injection, no Docker) unless STACK asks otherwise.
     stack = await startStack({ backend: process.env.STACK ? undefined : "embedded" });
     const migrated = options.migrate ? await migrateStackDatabase(stack.postgres.adminUrl) : undefined;
-    const demo = await bootstrapResources(stack.aws, { name: "demo" });
+    // Raw delivery, as the CDK stack subscribes and the consumer reads by default (CONSUMER_DELIVERY).
+    const demo = await bootstrapResources(stack.aws, { name: "demo", rawDelivery: true });
     equipment = await startEquipmentStub();
     const env: Record<string, string> = {
       DATABASE_URL: stack.postgres.adminUrl,

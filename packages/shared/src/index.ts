@@ -3,6 +3,7 @@ export {
   type Database,
   Deadline,
   DeadlineExceededError,
+  describeError,
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
   enqueue,
@@ -33,6 +34,8 @@ export {
   OutboxValidationError,
   RELAY_ASLEEP_LOCK,
   runMigrator,
+  type ThrownParts,
+  thrownParts,
   uuidv7,
 } from "@outbox/client";
 export {

@@ -27,6 +27,7 @@ const spec = {
   }),
   topics: setting.map({ env: "TOPICS", default: {}, description: "Logical topic → ARN." }),
   verbose: setting.boolean({ env: "VERBOSE", default: false, description: "More logs." }),
+  queues: setting.list({ env: "QUEUES", default: [], description: "Queue names." }),
 };
 
 function problemsOf(run: () => unknown): string[] {
@@ -47,7 +48,9 @@ describe("loadConfig", () => {
       BATCH_SIZE: "500",
       TOPICS: "orders=arn:aws:sns:us-east-1:1:orders, payments=arn:aws:sns:us-east-1:1:payments",
       VERBOSE: "true",
+      QUEUES: " a, ,b ,",
     });
+    expect(config.queues).toEqual(["a", "b"]);
     expect(config.batchSize).toBe(500);
     expect(config.stopTimeoutMs).toBe(30_000);
     expect(config.dbPoolMax).toBe(25);

@@ -1,5 +1,6 @@
 import { type Kysely, type MigrationResult, Migrator } from "kysely";
 import type { ClientLogger } from "../log/client-logger.js";
+import { describeError } from "../log/describe-error.js";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 
@@ -23,10 +24,7 @@ export async function runMigrator(
   }
   if (error) {
     const failed = results.find((result) => result.status === "Error")?.migrationName ?? "unknown";
-    throw new MigrationError(
-      `${label} ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new MigrationError(`${label} ${failed} failed: ${describeError(error)}`, { cause: error });
   }
   return results;
 }

@@ -1,5 +1,6 @@
 import type * as OpenTelemetry from "@opentelemetry/api";
 import type { Context, Span, Tracer } from "@opentelemetry/api";
+import { thrownParts } from "../log/describe-error.js";
 import { MessagingAttributes, OutboxAttributes } from "../telemetry/messaging-attributes.js";
 
 type OpenTelemetryApi = typeof OpenTelemetry;
@@ -77,12 +78,10 @@ export async function enqueueTracing(): Promise<EnqueueTracing> {
       for (const span of spans) span.end();
     },
     fail(error) {
+      const exception = thrownParts(error);
       for (const span of spans) {
-        if (error instanceof Error) span.recordException(error);
-        span.setStatus({
-          code: api.SpanStatusCode.ERROR,
-          message: error instanceof Error ? error.message : String(error),
-        });
+        span.recordException(exception);
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: exception.message });
         span.end();
       }
     },

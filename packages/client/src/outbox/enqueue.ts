@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database, NewOutboxRow } from "../db/schema.js";
+import { describeError } from "../log/describe-error.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
@@ -129,7 +130,7 @@ function checked(
     // Throws again if the event does not fit even without the trace headers: the caller's problem.
     const json = validate(event, eventId, given, index);
     traced.span.addEvent("trace context not stored", {
-      reason: error instanceof Error ? error.message : String(error),
+      reason: describeError(error),
     });
     return { json, headers: given };
   }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { describeError } from "@outbox/client";
 import type { SettingsSpec } from "../config/setting.js";
 import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
 import { EXIT_OK, EXIT_USAGE } from "../lifecycle/exit-codes.js";
@@ -64,7 +65,7 @@ export function parseCommandLine(
     return parseArgs(config);
   } catch (error) {
     // Node's first sentence says it ("Unknown option '--bogus'"); the rest is advice about `--`.
-    const reason = error instanceof Error ? (error.message.split(". ")[0] ?? error.message) : String(error);
+    const reason = describeError(error).split(". ")[0] ?? "";
     return usageError(usage, reason);
   }
 }

@@ -119,6 +119,20 @@ export const setting = {
       }) as unknown as z.ZodType<V[number], string>,
     );
   },
+  /** `a,b,c`, e.g. topic ARNs; blanks between commas are dropped. */
+  list(base: Base<readonly string[]>): Setting<readonly string[]> {
+    return make(
+      base,
+      "comma-separated list",
+      "",
+      z.string().transform((text) =>
+        text
+          .split(",")
+          .map((part) => part.trim())
+          .filter((part) => part !== ""),
+      ),
+    );
+  },
   /** `key=value,key=value`, e.g. logical topic → topic ARN. */
   map(base: Base<Readonly<Record<string, string>>>): Setting<Readonly<Record<string, string>>> {
     return make(

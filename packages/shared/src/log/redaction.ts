@@ -29,24 +29,3 @@ const awsAccessKey = /\b(AKIA|ASIA)[A-Z0-9]{16}\b/g;
 export function maskSecretsInText(text: string): string {
   return text.replace(credentialsInUrl, "$1:[REDACTED]@").replace(awsAccessKey, "$1[REDACTED]");
 }
-
-/** Applies `maskSecretsInText` to string fields up to two levels deep (messages, error texts, config). */
-export function maskSecretsInFields(fields: Record<string, unknown>): Record<string, unknown> {
-  const masked: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (typeof value === "string") masked[key] = maskSecretsInText(value);
-    else if (
-      value !== null &&
-      typeof value === "object" &&
-      !Array.isArray(value) &&
-      !(value instanceof Error)
-    ) {
-      const inner: Record<string, unknown> = {};
-      for (const [innerKey, innerValue] of Object.entries(value)) {
-        inner[innerKey] = typeof innerValue === "string" ? maskSecretsInText(innerValue) : innerValue;
-      }
-      masked[key] = inner;
-    } else masked[key] = value;
-  }
-  return masked;
-}
