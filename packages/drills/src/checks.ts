@@ -345,3 +345,79 @@ export function checkPhotoChain(o: PhotoChainObservation): Check {
     pass,
   };
 }
+
+/** One daemon stopped with SIGTERM while a fault was on, and what its stop may take. */
+export interface StopUnderFault {
+  readonly daemon: string;
+  readonly stopMs: number;
+  /** Its drain timeout plus its shutdown overhead: what it promises to stay inside of. */
+  readonly budgetMs: number;
+  readonly exit: Exit;
+}
+
+export interface FaultObservation {
+  /** What was done, e.g. "relay's Postgres backends frozen (SIGSTOP) 8 s". */
+  readonly fault: string;
+  /** Null when the fault was in place; otherwise why it could not be injected. */
+  readonly notInjected: string | null;
+  /** From the fault's start to the first warning or error of a daemon it hit; null: none did. */
+  readonly noticeMs: number | null;
+  /** Until work entering after the reference moment came out the far end; null: it never did. */
+  readonly recoverMs: number | null;
+  /** The reference of `recoverMs`: with the fault still on (a hung connection may never come back), or after it. */
+  readonly recoverFrom: "fault start" | "fault end";
+  readonly stops: readonly StopUnderFault[];
+  readonly expected: number;
+  readonly inbox: number;
+  readonly effects: number;
+  readonly lost: number;
+  readonly dead: number;
+  readonly outOfOrder: number;
+  readonly overtaken: number;
+}
+
+function stopText(stop: StopUnderFault): string {
+  return `${stop.daemon} ${formatSeconds(stop.stopMs)} of ${formatSeconds(stop.budgetMs)}, ${exitText(stop.exit)}`;
+}
+
+/**
+ * One fault, judged only from what was measured: noticed, recovered, every stop during it inside
+ * its budget with exit 0, nothing lost, every effect once, no event of a key overtaken.
+ */
+export function checkFault(o: FaultObservation): Check {
+  if (o.notInjected !== null) {
+    return { check: o.fault, result: `fault not injected: ${o.notInjected}`, pass: false };
+  }
+  const stopsHeld = o.stops.every((stop) => stop.stopMs <= stop.budgetMs && stop.exit.code === 0);
+  const orderHeld = o.outOfOrder === 0 && o.overtaken === 0;
+  const once = o.effects === o.expected && o.inbox === o.expected;
+  const pass =
+    o.noticeMs !== null &&
+    o.recoverMs !== null &&
+    o.stops.length > 0 &&
+    stopsHeld &&
+    o.lost === 0 &&
+    o.dead === 0 &&
+    once &&
+    orderHeld;
+  const notice = o.noticeMs === null ? "never noticed" : `noticed ${formatSeconds(o.noticeMs)}`;
+  const recover =
+    o.recoverMs === null
+      ? `never recovered (from the ${o.recoverFrom})`
+      : `recovered ${formatSeconds(o.recoverMs)} after the ${o.recoverFrom}`;
+  const order = orderHeld
+    ? "per-key order held"
+    : `per-key order broken (${o.outOfOrder} out of order, ${o.overtaken} overtaken)`;
+  return {
+    check: o.fault,
+    result: [
+      notice,
+      recover,
+      `SIGTERM: ${o.stops.length > 0 ? o.stops.map(stopText).join("; ") : "no stop"}`,
+      `lost ${o.lost}${o.dead > 0 ? ` (${o.dead} dead)` : ""}`,
+      `effects ${o.effects}/${o.expected} (exactly once: ${once})`,
+      order,
+    ].join(" · "),
+    pass,
+  };
+}

@@ -25,6 +25,8 @@ export interface DrillEnvironmentOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** A Postgres server of the drill's own (the chaos drill restarts it); default: the stack's. */
   readonly postgresAdminUrl?: string;
+  /** A FIFO topic and queue, so per-key order holds end to end and the inbox shows it. */
+  readonly fifo?: boolean;
 }
 
 /** Creates a database (migrated) and a topic → queue (+ DLQ) subscription, both named after the label. */
@@ -48,6 +50,7 @@ export async function prepareDrillEnvironment(
   const resources = await bootstrapResources(stack.aws, {
     name: name.replace(/_/g, "-"),
     rawDelivery: true,
+    fifo: options.fifo === true,
     maxReceiveCount: options.maxReceiveCount ?? 10,
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
   });

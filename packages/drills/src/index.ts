@@ -1,10 +1,14 @@
 export * from "./checks.js";
 export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
+export { type FrozenBackends, freezeBackends } from "./freeze-backends.js";
+export { judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export { allPassed, renderTable, type ScenarioResult } from "./report.js";
 export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.js";
 export { runChaos } from "./scenarios/chaos.js";
 export { runDeadlineDrill } from "./scenarios/deadline.js";
+export { FAULTS, type FaultSpec } from "./scenarios/fault-kinds.js";
+export { runFaultsDrill } from "./scenarios/faults.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";
 export { drills, runDrills } from "./scenarios/index.js";
 export { runPhotoChain } from "./scenarios/photo-chain.js";

@@ -28,6 +28,8 @@ export interface FaultConfig {
   batchEntryFailureRate?: number;
   /** PublishBatch entries whose message attribute `attribute` has one of `values` are reported as `Failed`. */
   failBatchEntries?: { attribute: string; values: string[] };
+  /** A matching call is not executed and answered 200 with this body (a lying endpoint). */
+  okBody?: "empty" | "truncated" | "html";
 }
 
 /**
@@ -82,6 +84,7 @@ export function parseFaultConfig(input: unknown): FaultConfig {
     "hang",
     "batchEntryFailureRate",
     "failBatchEntries",
+    "okBody",
   ]);
   for (const key of Object.keys(raw)) if (!known.has(key)) throw new Error(`unknown fault setting: ${key}`);
 

@@ -2,6 +2,7 @@ import type { DrillContext } from "../drill-context.js";
 import type { ScenarioResult } from "../report.js";
 import { runChaos } from "./chaos.js";
 import { runDeadlineDrill } from "./deadline.js";
+import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
 import { runPhotoChain } from "./photo-chain.js";
 import { runRollingRestart } from "./rolling-restart.js";
@@ -30,6 +31,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   deadline: runDeadlineDrill,
   "photo-chain": runPhotoChain,
   "termination-race": runTerminationRace,
+  faults: runFaultsDrill,
 };
 
 /** Runs the named drills in order, each underlying drill once. */

@@ -1,0 +1,66 @@
+import { sql } from "kysely";
+import type { DrillEnvironment } from "./drill-environment.js";
+
+/** An outbox row as the order check needs it. */
+export interface KeyedEvent {
+  readonly id: string;
+  readonly orderingKey: string | null;
+  readonly seq: number;
+}
+
+export interface KeyOrder {
+  /** Events the bus took after a later event (higher `seq`) of their key. */
+  readonly outOfOrder: number;
+  /** Events the bus never took although it took a later event of their key: overtaken for good. */
+  readonly overtaken: number;
+  /** Up to five inversions, for the report. */
+  readonly examples: readonly { key: string; seq: number; after: number }[];
+}
+
+/**
+ * Per-key order of what reached the bus (`accepted`: event ids in the order the topic took them,
+ * repeats included) against the outbox's `seq`. A repeat of an event already taken says nothing
+ * about order (the inbox absorbs it), so only each event's first arrival counts.
+ */
+export function judgeKeyOrder(events: readonly KeyedEvent[], accepted: readonly string[]): KeyOrder {
+  const byId = new Map(events.map((event) => [event.id, event]));
+  const seen = new Set<string>();
+  const highest = new Map<string, number>();
+  const examples: { key: string; seq: number; after: number }[] = [];
+  let outOfOrder = 0;
+  for (const id of accepted) {
+    const event = byId.get(id);
+    if (!event || seen.has(id)) continue;
+    seen.add(id);
+    if (event.orderingKey === null) continue;
+    const before = highest.get(event.orderingKey) ?? Number.NEGATIVE_INFINITY;
+    if (event.seq < before) {
+      outOfOrder += 1;
+      if (examples.length < 5) examples.push({ key: event.orderingKey, seq: event.seq, after: before });
+    } else highest.set(event.orderingKey, event.seq);
+  }
+  const overtaken = events.filter(
+    (event) =>
+      event.orderingKey !== null &&
+      !seen.has(event.id) &&
+      (highest.get(event.orderingKey) ?? Number.NEGATIVE_INFINITY) > event.seq,
+  ).length;
+  return { outOfOrder, overtaken, examples };
+}
+
+/** Every outbox row's key and place. */
+export async function keyedEvents(environment: DrillEnvironment): Promise<KeyedEvent[]> {
+  const rows = await environment.database.db
+    .selectFrom("outbox")
+    .select(["id", "ordering_key", "seq"])
+    .execute();
+  return rows.map((row) => ({ id: row.id, orderingKey: row.ordering_key, seq: Number(row.seq) }));
+}
+
+/** Rows of the photo feed: the effect of each `photo.posted` event (the example effects count the rest). */
+export async function countFeedRows(environment: DrillEnvironment): Promise<number> {
+  const { rows } = await sql<{ feed: string }>`SELECT count(*) AS feed FROM photo_feed`.execute(
+    environment.database.db,
+  );
+  return Number(rows[0]?.feed ?? 0);
+}
