@@ -26,6 +26,7 @@ export function openDatabase(command: string): DatabaseHandle | null {
     service: `relay-${command}`,
     poolMax: 1,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
