@@ -172,7 +172,10 @@ export function createRelay(options: RelayOptions): Relay {
         });
       if (!(await settlesBefore(counted, deadline))) {
         counted.catch(() => {});
-        log?.warn("could not count unsent rows before the drain deadline");
+        log?.warn(
+          { waitedMs: settings.leaseMarginMs },
+          "could not count unsent rows: no answer by the drain deadline",
+        );
       }
       return unsent;
     } catch (error) {

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import {
   type BackoffPolicy,
   backoffMs,
@@ -160,7 +161,12 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
   /** Resolves at a notification, after `ms`, when `signal` aborts or when `until` settles. */
   const block = (ms: number, signal: AbortSignal, until?: Promise<unknown>) =>
     new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      let ended = false;
       const done = () => {
+        // `until` may settle after the block ended another way; it must not swallow a later wake-up.
+        if (ended) return;
+        ended = true;
         clearTimeout(timer);
         signal.removeEventListener("abort", done);
         if (wakeWaiter === done) wakeWaiter = undefined;
@@ -225,13 +231,15 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
       });
       // The answer normally comes in a round trip; one that takes longer than the poll interval
       // leaves the caller to claim (poll) meanwhile, and the query's own timeout judges the connection.
+      const askedAt = performance.now();
       await block(ms, signal, answered);
+      const leftMs = Math.max(0, ms - (performance.now() - askedAt));
       // Settled: the caller's next claim sees every row inserted without a notification, after which
       // it may block. Unsettled: such writers are still open, so look again soon (a notification ends
       // this early). Failed: the connection is gone and reconnects; poll meanwhile.
       if (state === "settled") settled = listening === session;
-      else if (state === "unsettled") await block(Math.min(ms, UNSETTLED_RECHECK_MS), signal);
-      else if (state === "failed") await block(ms, signal);
+      else if (state === "unsettled") await block(Math.min(leftMs, UNSETTLED_RECHECK_MS), signal);
+      else if (state === "failed") await block(leftMs, signal);
     },
     async close() {
       closed = true;
