@@ -55,7 +55,7 @@ describe("the relay with a LISTEN connection that answers nothing", () => {
     const { lines, log } = capturedLog();
     // The pool's config: keepalive, and every query bounded at statement + connect timeout (10 s).
     bed.start({ listenUrl: bed.handle.clientConfig, log });
-    await expect.poll(asleepHolder).toBeTypeOf("number");
+    await expect.poll(asleepHolder, { timeout: 20_000 }).toBeTypeOf("number");
     const listen = await freezeBackends(bed.handle.db, { applicationName: "relay-listen" });
 
     // The first rows may be claimed on the way into the sleep handshake; after them the relay waits
@@ -77,10 +77,13 @@ describe("the relay with a LISTEN connection that answers nothing", () => {
       })
       .toMatchObject({ level: "warn", reason: "query_unanswered", err: { message: "Query read timeout" } });
     await expect
-      .poll(async () => {
-        const holder = await asleepHolder();
-        return holder !== undefined && !listen.pids.includes(holder);
-      })
+      .poll(
+        async () => {
+          const holder = await asleepHolder();
+          return holder !== undefined && !listen.pids.includes(holder);
+        },
+        { timeout: 20_000 },
+      )
       .toBe(true);
     listen.thaw();
   });
