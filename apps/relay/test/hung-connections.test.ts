@@ -27,17 +27,22 @@ afterEach(async () => {
   }
   await bed.stopAll();
   await clearOutbox(bed.handle);
+  // A thawed backend whose client hung up ends, and its asleep lock with it: the next test starts
+  // with no relay session left over.
+  await expect.poll(asleep, { timeout: 20_000 }).toBe(false);
 });
 
-/** The pid of the session holding the relay's asleep lock, if one does. */
-async function asleepHolder(): Promise<number | undefined> {
+/** The pids of the sessions holding the relay's asleep lock (a frozen one keeps it). */
+async function asleepHolders(): Promise<number[]> {
   const { rows } = await sql<{ pid: number }>`
     SELECT pid FROM pg_locks
     WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
       AND objsubid = 2 AND granted
   `.execute(bed.handle.db);
-  return rows[0]?.pid;
+  return rows.map((row) => row.pid);
 }
+
+const asleep = async () => (await asleepHolders()).length > 0;
 
 function capturedLog() {
   const lines: Record<string, unknown>[] = [];
@@ -55,7 +60,7 @@ describe("the relay with a LISTEN connection that answers nothing", () => {
     const { lines, log } = capturedLog();
     // The pool's config: keepalive, and every query bounded at statement + connect timeout (10 s).
     bed.start({ listenUrl: bed.handle.clientConfig, log });
-    await expect.poll(asleepHolder, { timeout: 20_000 }).toBeTypeOf("number");
+    await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
     const listen = await freezeBackends(bed.handle.db, { applicationName: "relay-listen" });
 
     // The first rows may be claimed on the way into the sleep handshake; after them the relay waits
@@ -77,13 +82,9 @@ describe("the relay with a LISTEN connection that answers nothing", () => {
       })
       .toMatchObject({ level: "warn", reason: "query_unanswered", err: { message: "Query read timeout" } });
     await expect
-      .poll(
-        async () => {
-          const holder = await asleepHolder();
-          return holder !== undefined && !listen.pids.includes(holder);
-        },
-        { timeout: 20_000 },
-      )
+      .poll(async () => (await asleepHolders()).some((pid) => !listen.pids.includes(pid)), {
+        timeout: 20_000,
+      })
       .toBe(true);
     listen.thaw();
   });
@@ -118,7 +119,7 @@ describe("the relay daemon stopped while Postgres answers nothing", () => {
   it("with its LISTEN backend frozen mid-handshake: exits 0 inside the drain budget", async () => {
     const daemon = start({ RELAY_POLL_INTERVAL_MS: String(pollIntervalMs) });
     await daemon.waitForLog("started");
-    await expect.poll(asleepHolder, { timeout: 20_000 }).toBeTypeOf("number");
+    await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
     const listen = await freezeBackends(bed.handle.db, { applicationName: "relay-listen" });
     // Within a poll interval the relay sends its sleep handshake, which stays unanswered.
     await expect.poll(() => listen.hasUnreadInput(), { timeout: 10_000 }).toBe(true);
@@ -136,7 +137,7 @@ describe("the relay daemon stopped while Postgres answers nothing", () => {
     // Notifications wake it (its LISTEN connection works), so the pool is idle until the insert.
     const daemon = start({ RELAY_POLL_INTERVAL_MS: "60000" });
     await daemon.waitForLog("started");
-    await expect.poll(asleepHolder, { timeout: 20_000 }).toBeTypeOf("number");
+    await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
     const pool = await freezeBackends(bed.handle.db, { applicationName: "relay", idleOnly: true });
     await enqueueAll(bed.handle, events("orders", 3));
     // Woken, the relay claims on a frozen connection.
