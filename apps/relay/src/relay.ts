@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import { forwardAbort } from "@outbox/shared";
+import { forwardAbort, settlesBefore } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
@@ -44,11 +44,35 @@ export interface Relay extends EventEmitter<RelayEvents> {
   /**
    * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
    * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
-   * was not sent. Resolves once nothing is held.
+   * was not sent. Resolves once nothing is held, or one statement's time (`leaseMarginMs`) after
+   * `deadline` whatever is still running: a query the server leaves unanswered is not waited for
+   * (its rows come back when their lease ends).
    */
   drain(deadline?: AbortSignal): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
+}
+
+/**
+ * Aborts `ms` after `deadline` does: the time a drain still gives the batch cut at its deadline for
+ * its last marks and releases (`leaseMarginMs`, the statement timeout, which the lease keeps back
+ * for them). A live server answers them within it; past it the database is not answering.
+ */
+function afterLastStatement(deadline: AbortSignal, ms: number): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const start = () => {
+    timer = setTimeout(() => controller.abort(new Error("the drain's last statements went unanswered")), ms);
+  };
+  if (deadline.aborted) start();
+  else deadline.addEventListener("abort", start, { once: true });
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      deadline.removeEventListener("abort", start);
+    },
+  };
 }
 
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
@@ -135,12 +159,25 @@ export function createRelay(options: RelayOptions): Relay {
   // The caller may never look at `failure`; the loop's own errors are all caught, so this is for bugs.
   failure.catch(() => {});
 
-  const countUnsent = async (): Promise<number> => {
+  /** What is left in the table; -1 when the database cannot tell (or not before `deadline`). */
+  const countUnsent = async (deadline: AbortSignal): Promise<number> => {
     try {
-      const { rows } = await sql<{ unsent: string }>`
+      let unsent = -1;
+      const counted = sql<{ unsent: string }>`
         SELECT count(*) AS unsent FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
-      `.execute(db);
-      return Number(rows[0]?.unsent ?? -1);
+      `
+        .execute(db)
+        .then(({ rows }) => {
+          unsent = Number(rows[0]?.unsent ?? -1);
+        });
+      if (!(await settlesBefore(counted, deadline))) {
+        counted.catch(() => {});
+        log?.warn(
+          { waitedMs: settings.leaseMarginMs },
+          "could not count unsent rows: no answer by the drain deadline",
+        );
+      }
+      return unsent;
     } catch (error) {
       log?.warn({ err: error }, "could not count unsent rows");
       return -1;
@@ -156,14 +193,27 @@ export function createRelay(options: RelayOptions): Relay {
     async drain(deadline?: AbortSignal): Promise<RelaySummary> {
       stopping.abort(new Error("relay draining"));
       const unlink = deadline ? forwardAbort(deadline, abandon) : () => {};
+      const giveUp = afterLastStatement(abandon.signal, settings.leaseMarginMs);
       try {
-        await running.catch(() => {});
+        // Raced, not awaited: a statement the server never answers (a frozen server) would hold the
+        // stop past its budget, and the platform's SIGKILL would end it anyway.
+        const ended = await settlesBefore(
+          running.catch(() => {}),
+          giveUp.signal,
+        );
+        const clean = !abandon.signal.aborted;
+        if (!ended)
+          log?.warn(
+            { leasedRows: pipeline.leasedRows(), waitedMs: settings.leaseMarginMs },
+            "drain deadline: the batch's statements are unanswered; its rows are left to their lease",
+          );
+        const retentionStopped = retention ? settlesBefore(retention.stop(), giveUp.signal) : true;
+        await Promise.all([wakeup.close(), retentionStopped]);
+        return { clean, published, unsent: await countUnsent(giveUp.signal), dead };
       } finally {
+        giveUp.dispose();
         unlink();
       }
-      const clean = !abandon.signal.aborted;
-      await Promise.all([wakeup.close(), retention?.stop()]);
-      return { clean, published, unsent: await countUnsent(), dead };
     },
     inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: requests }),
   });

@@ -71,12 +71,15 @@ export {
   type Timeout,
 } from "./config/timeout-budget.js";
 export {
+  type ConnectionBounds,
+  connectionBounds,
   createDatabase,
   type DatabaseClientConfig,
   type DatabaseHandle,
   type DatabaseSettings,
   type DatabaseSsl,
   type DatabaseSslMode,
+  isQueryReadTimeout,
   type PlanCacheMode,
 } from "./db/create-database.js";
 export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
@@ -111,7 +114,7 @@ export {
   runDaemon,
   type Worker,
 } from "./lifecycle/run-daemon.js";
-export { settlesWithin } from "./lifecycle/settles-within.js";
+export { settlesBefore, settlesWithin } from "./lifecycle/settles-within.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";

@@ -27,6 +27,7 @@ export async function openDatabase(command: string): Promise<DatabaseHandle | nu
     service: `relay-${command}`,
     poolMax: 1,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },

@@ -37,6 +37,14 @@ export const commonSettings = {
     description:
       "Server-side idle_in_transaction_session_timeout: a stuck client cannot hold row locks longer.",
   }),
+  dbConnectTimeoutMs: setting.milliseconds({
+    env: "DB_CONNECT_TIMEOUT_MS",
+    min: 100,
+    max: 60_000,
+    default: 5_000,
+    description:
+      "Bounds opening a Postgres connection (TCP, TLS, authentication) and waiting for a free one in the pool. Also the margin over the statement timeout after which an unanswered query is given up client-side and its connection closed (a hung server cannot enforce its own statement_timeout).",
+  }),
   dbPreparedStatements: setting.boolean({
     env: "DB_PREPARED_STATEMENTS",
     default: true,
@@ -143,6 +151,7 @@ export const commonSettings = {
 export const databaseSettings = {
   databaseUrl: commonSettings.databaseUrl,
   dbStatementTimeoutMs: commonSettings.dbStatementTimeoutMs,
+  dbConnectTimeoutMs: commonSettings.dbConnectTimeoutMs,
   dbPreparedStatements: commonSettings.dbPreparedStatements,
   dbSslMode: commonSettings.dbSslMode,
   dbSslCaFile: commonSettings.dbSslCaFile,

@@ -4,8 +4,9 @@ import type { ConnectionOptions } from "node:tls";
 import type { Database } from "@outbox/client";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
+import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
+import { numericOption } from "../config/numeric-option.js";
 import { settlesWithin } from "../lifecycle/settles-within.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
@@ -24,6 +25,14 @@ export interface DatabaseSettings {
   readonly service: string;
   readonly poolMax?: number;
   readonly statementTimeoutMs: number;
+  /** DB_CONNECT_TIMEOUT_MS; default that setting's default. See {@link connectionBounds}. */
+  readonly connectTimeoutMs?: number;
+  /**
+   * The longest `statement_timeout` a transaction on this pool sets for itself with `SET LOCAL` (the
+   * photo service raises it to a request's deadline), which the client-side bound of every query must
+   * cover. Default `statementTimeoutMs`.
+   */
+  readonly longestStatementMs?: number;
   readonly idleInTransactionTimeoutMs: number;
   /** DB_PREPARED_STATEMENTS: prepare parameterised statements once per connection. Default true. */
   readonly preparedStatements?: boolean;
@@ -60,13 +69,65 @@ export interface DatabaseHandle {
   close(timeoutMs: number): Promise<boolean>;
 }
 
-export interface DatabaseClientConfig {
+export interface DatabaseClientConfig extends ConnectionBounds {
   /** The URL without its TLS parameters: `ssl` below is the only TLS configuration pg sees. */
   readonly connectionString: string;
   readonly ssl: false | ConnectionOptions;
 }
 
-const CONNECTION_TIMEOUT_MS = 5_000;
+/**
+ * What bounds every wait on a connection on the client side, as pg's own options. The server's
+ * `statement_timeout` bounds a statement only while the server runs: a server that is frozen, failed
+ * over or cut off by a NAT answers nothing, and a connection without these waits for ever.
+ */
+export interface ConnectionBounds {
+  /** TCP keepalive: a peer that vanished is noticed on an idle connection, which no query would notice. */
+  readonly keepAlive: true;
+  /** Silence before the first keepalive probe (the kernel's interval and count do the rest). */
+  readonly keepAliveInitialDelayMillis: number;
+  /** TCP connect, TLS handshake and authentication; for a pool, also the wait for a free connection. */
+  readonly connectionTimeoutMillis: number;
+  /**
+   * How long a query may go unanswered before its caller gets an error: the longest statement the
+   * server may run, plus one connect timeout for the server's own timeout error to come back. Only a
+   * server that no longer answers gets there; the pool then closes the connection (see
+   * {@link explainingClient}), and the LISTEN connection is replaced.
+   */
+  readonly query_timeout: number;
+}
+
+/**
+ * The client-side bounds from the settings' timeout hierarchy (docs/configuration.md): connect and
+ * first keepalive probe DB_CONNECT_TIMEOUT_MS, a query DB_STATEMENT_TIMEOUT_MS (or the longest
+ * statement a transaction may set) + DB_CONNECT_TIMEOUT_MS. Omitted timeouts take their settings'
+ * defaults, for a library user who gives only a URL.
+ */
+export function connectionBounds(
+  timeouts: Partial<Pick<DatabaseSettings, "statementTimeoutMs" | "connectTimeoutMs" | "longestStatementMs">>,
+): ConnectionBounds {
+  const invalid = (message: string) => new RangeError(message);
+  const connectMs = numericOption(
+    commonSettings.dbConnectTimeoutMs,
+    timeouts.connectTimeoutMs,
+    "connectTimeoutMs",
+    invalid,
+  );
+  const statementMs = Math.max(
+    timeouts.longestStatementMs ?? 0,
+    numericOption(
+      commonSettings.dbStatementTimeoutMs,
+      timeouts.statementTimeoutMs,
+      "statementTimeoutMs",
+      invalid,
+    ),
+  );
+  return {
+    keepAlive: true,
+    keepAliveInitialDelayMillis: connectMs,
+    connectionTimeoutMillis: connectMs,
+    query_timeout: statementMs + connectMs,
+  };
+}
 
 /** `sslmode` values of a URL that `auto` follows, libpq's meanings (pg's own `no-verify` is `require`). */
 const URL_SSL_MODES: Readonly<Record<string, DatabaseSslMode>> = {
@@ -95,7 +156,7 @@ const URL_TLS_PARAMETERS = [
 interface ResolvedSsl {
   /** Why these settings cannot work, each naming the variable to fix; the rest is unusable then. */
   readonly problems: readonly ConfigProblem[];
-  readonly config: DatabaseClientConfig;
+  readonly config: Pick<DatabaseClientConfig, "connectionString" | "ssl">;
   /** Puts the setting to change in front of a connection error's message. */
   readonly explain: (error: Error) => Error;
 }
@@ -208,20 +269,56 @@ const PREPARED_PER_CONNECTION = 100;
 /** Postgres refusing a prepared statement whose result columns a migration changed since. */
 const STALE_PREPARED_STATEMENT = "0A000";
 
+/** The message of pg's error when a query outlives `query_timeout`. */
+const PG_QUERY_READ_TIMEOUT = "Query read timeout";
+
+/** Whether pg gave up on a query that the server left unanswered past `query_timeout`. */
+export function isQueryReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith(PG_QUERY_READ_TIMEOUT);
+}
+
 /**
- * pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}), and
- * every parameterised statement prepared once per connection: Postgres then skips parsing and
- * analysing it again, which for a statement writing three tables costs as much as running it.
+ * pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}),
+ * every parameterised statement prepared once per connection (Postgres then skips parsing and
+ * analysing it again, which for a statement writing three tables costs as much as running it), and
+ * a connection that left a query unanswered past `query_timeout` closed.
  */
-function explainingClient(explain: (error: Error) => Error, prepare: boolean): typeof pg.Client {
+function explainingClient(
+  explain: (error: Error) => Error,
+  prepare: boolean,
+  bounds: ConnectionBounds,
+): typeof pg.Client {
   return class DatabaseClient extends pg.Client {
     readonly #prepared = new Map<string, string>();
     #named = 0;
 
     // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
     override query(config: any, values?: any, callback?: any): any {
-      if (!prepare || typeof config !== "string" || !Array.isArray(values) || values.length === 0 || callback)
+      // Callbacks are pg-pool's `pool.query`, which hands an error back with the client and so
+      // closes it; submittables (cursors) return no promise.
+      if (callback !== undefined || typeof values === "function" || typeof config?.submit === "function")
         return super.query(config, values, callback);
+      return this.#send(config, values).catch((error: unknown) => {
+        if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) this.#abandon(error);
+        throw error;
+      });
+    }
+
+    /**
+     * pg rejects the caller at `query_timeout` but keeps the query on the wire and the connection in
+     * the pool, where every later query would queue behind the one that never ends. Closing it fails
+     * what is queued at once and makes the pool open a new one.
+     */
+    #abandon(error: Error) {
+      error.message = `${PG_QUERY_READ_TIMEOUT}: Postgres left a query unanswered for ${bounds.query_timeout} ms (its statement timeout + DB_CONNECT_TIMEOUT_MS): its connection is closed`;
+      // With a query in flight, pg's end() destroys the socket rather than waiting for a goodbye.
+      this.end().catch(() => {});
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
+    #send(config: any, values: any): Promise<pg.QueryResult> {
+      if (!prepare || typeof config !== "string" || !Array.isArray(values) || values.length === 0)
+        return super.query(config, values);
       let name = this.#prepared.get(config);
       if (name === undefined && this.#prepared.size < PREPARED_PER_CONNECTION) {
         name = `outbox_${this.#named++}`;
@@ -265,18 +362,19 @@ function explainingClient(explain: (error: Error) => Error, prepare: boolean): t
 export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   const {
     problems,
-    config: clientConfig,
+    config: target,
     explain,
   } = resolveSsl(settings.url, settings.ssl ?? { mode: "auto", caFile: RDS_CA_BUNDLE_PATH });
   if (problems.length > 0) throw new ConfigError(problems);
+  // Bound the TCP connect and the TLS handshake too (an unanswered handshake fails, never hangs),
+  // and every query: see ConnectionBounds.
+  const clientConfig: DatabaseClientConfig = { ...target, ...connectionBounds(settings) };
   const pool = new pg.Pool({
     ...clientConfig,
-    Client: explainingClient(explain, settings.preparedStatements ?? true),
+    Client: explainingClient(explain, settings.preparedStatements ?? true, clientConfig),
     max: settings.poolMax ?? 25,
     // Recycle connections so a failover or a DNS change is picked up without a restart.
     maxLifetimeSeconds: 300,
-    // Bounds the TCP connect and the TLS handshake too: an unanswered handshake fails, never hangs.
-    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
     // Server-side limits: they hold even when this process is frozen or its timers are late.

@@ -32,6 +32,7 @@ const handle = createDatabase({
   poolMax: 1,
   // DDL can wait on locks held by running daemons; give it longer than a daemon's statements.
   statementTimeoutMs: Math.max(config.dbStatementTimeoutMs, 60_000),
+  connectTimeoutMs: config.dbConnectTimeoutMs,
   idleInTransactionTimeoutMs: 60_000,
   preparedStatements: config.dbPreparedStatements,
   ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },

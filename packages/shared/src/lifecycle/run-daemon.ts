@@ -13,6 +13,7 @@ import { startTracing } from "../telemetry/start-tracing.js";
 import { timedSignal } from "./abort-links.js";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "./exit-codes.js";
 import { type DaemonTimeouts, resolveDaemonConfig } from "./resolve-daemon-config.js";
+import { settlesBefore } from "./settles-within.js";
 import { listenForStopRequests } from "./stop-requests.js";
 
 /** What a worker reports once drained; the fields go on the daemon's final log line as they are. */
@@ -53,6 +54,11 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
   start(context: DaemonContext<ConfigOf<S>>): Promise<Worker<W>>;
   /** How the pool's prepared statements are planned; default `force_custom_plan` ({@link PlanCacheMode}). */
   readonly planCacheMode?: PlanCacheMode;
+  /**
+   * The longest `statement_timeout` the daemon's transactions set for themselves, when that can
+   * exceed DB_STATEMENT_TIMEOUT_MS (see `DatabaseSettings.longestStatementMs`).
+   */
+  readonly longestStatementMs?: (config: ConfigOf<S>) => number;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -73,7 +79,8 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
  * readiness 503 → the worker's `drain` (which stops taking work first; bounded by the drain
  * deadline, a signal of its own that the stop request does not abort) → close the ops server (after
  * the drain, so the stop stays observable on /metrics) → close the pool and flush the spans (side by
- * side, each bounded by the shutdown overhead) → exit.
+ * side, each bounded by the shutdown overhead) → exit. The whole stop ends within drain timeout +
+ * shutdown overhead: a drain still running then is left behind, and the closes get what is left.
  * Exit codes (exit-codes.ts): EXIT_OK for any signal-initiated stop, EXIT_CRASH for a crash,
  * EXIT_CONFIG for bad config or a database that lacks migrations; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
  */
@@ -93,6 +100,8 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       service: definition.service,
       poolMax: common.dbPoolMax,
       statementTimeoutMs: common.dbStatementTimeoutMs,
+      connectTimeoutMs: common.dbConnectTimeoutMs,
+      longestStatementMs: definition.longestStatementMs?.(config),
       idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
       preparedStatements: common.dbPreparedStatements,
       planCacheMode: definition.planCacheMode,
@@ -135,11 +144,8 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   // Only if the OTEL_* variables ask for it; otherwise the spans of enqueue, relay and consumer are no-ops.
   const tracing = await startTracing({ service: definition.service, version: definition.version, log });
   /** The pool closes and the buffered spans are exported side by side: neither waits for the other. */
-  const closePoolAndTraces = async (): Promise<boolean> => {
-    const [poolClosed] = await Promise.all([
-      database.close(common.shutdownOverheadMs),
-      tracing.shutdown(common.shutdownOverheadMs),
-    ]);
+  const closePoolAndTraces = async (withinMs = common.shutdownOverheadMs): Promise<boolean> => {
+    const [poolClosed] = await Promise.all([database.close(withinMs), tracing.shutdown(withinMs)]);
     return poolClosed;
   };
   const metrics = createMetricsRegistry(definition.service);
@@ -172,19 +178,36 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   const drainStarted = performance.now();
   log.info({ drainTimeoutMs: drain.ms, signal: outcome.signal }, "draining");
   const drainDeadline = timedSignal(drain.ms, "drain");
-  const summary = await worker.drain(drainDeadline.signal);
+  // The whole stop fits drain + overhead, which the budget keeps below STOP_TIMEOUT_MS: a drain
+  // still running when the overhead is spent too (a worker waiting on a server that answers
+  // nothing) is left behind, and the closes get whatever the overhead has left.
+  const stopBudgetMs = drain.ms + common.shutdownOverheadMs;
+  const stopDeadline = timedSignal(stopBudgetMs, "stop");
+  let summary: W | undefined;
+  const drained = worker.drain(drainDeadline.signal).then((result) => {
+    summary = result;
+  });
+  const drainEnded = await settlesBefore(drained, stopDeadline.signal);
   drainDeadline.dispose();
-  const drainedFields: Record<string, unknown> = {
-    ...summary,
-    drainMs: Math.round(performance.now() - drainStarted),
-  };
-  log.info(drainedFields, "drained");
+  stopDeadline.dispose();
+  const drainMs = Math.round(performance.now() - drainStarted);
+  if (drainEnded) log.info({ ...summary, drainMs }, "drained");
+  else {
+    drained.catch(() => {});
+    log.error(
+      { drainMs, abandoned: worker.inFlight() },
+      "drain did not end within the stop budget; leaving it",
+    );
+  }
 
   await ops.close();
   log.info("ops server closed");
-  const poolClosed = await closePoolAndTraces();
+  const closeWithinMs = Math.round(
+    Math.min(common.shutdownOverheadMs, Math.max(0, stopBudgetMs - (performance.now() - drainStarted))),
+  );
+  const poolClosed = await closePoolAndTraces(closeWithinMs);
   if (poolClosed) log.info("database pool closed");
-  else log.warn({ waitedMs: common.shutdownOverheadMs }, "database pool did not close in time");
+  else log.warn({ waitedMs: closeWithinMs }, "database pool did not close in time");
   stop.dispose();
   return exit(EXIT_OK);
 }

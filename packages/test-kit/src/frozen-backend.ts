@@ -1,0 +1,91 @@
+import { readFile } from "node:fs/promises";
+import { type Kysely, sql } from "kysely";
+
+/**
+ * Postgres backends stopped with SIGSTOP: the process and its TCP connection stay, the kernel still
+ * acknowledges what the client sends, and nothing is ever answered. That is what a failed-over or
+ * frozen server, or a NAT that forgot the flow, looks like to the client, and no error says so.
+ */
+export interface FrozenBackends {
+  readonly pids: readonly number[];
+  /** Whether a frozen backend has bytes waiting that it has not read: a query was sent to it. */
+  hasUnreadInput(): Promise<boolean>;
+  /** SIGCONTs them (idempotent); `thawAllBackends` does it for every frozen one. */
+  thaw(): void;
+}
+
+/** Every pid this process froze and has not thawed yet. */
+const frozen = new Set<number>();
+
+/** SIGCONTs every backend still frozen; call it in `afterEach`, or one frozen backend stalls other files. */
+export function thawAllBackends(): void {
+  for (const pid of frozen) resume(pid);
+}
+
+// A test process that dies with backends frozen would leave the run's shared Postgres half stopped.
+process.on("exit", thawAllBackends);
+
+function resume(pid: number): void {
+  frozen.delete(pid);
+  try {
+    process.kill(pid, "SIGCONT");
+  } catch {
+    // Already gone.
+  }
+}
+
+interface Backend {
+  readonly pid: number;
+  readonly serverPort: number;
+  readonly clientPort: number;
+}
+
+/**
+ * SIGSTOPs the backends of `db`'s database that `applicationName` holds, those `idle` only if asked
+ * (an idle backend holds no lock other backends could wait on). Resolves once they are stopped;
+ * rejects when there is none to stop.
+ */
+export async function freezeBackends(
+  // biome-ignore lint/suspicious/noExplicitAny: any schema; only catalog views are read.
+  db: Kysely<any>,
+  { applicationName, idleOnly = false }: { applicationName: string; idleOnly?: boolean },
+): Promise<FrozenBackends> {
+  const { rows } = await sql<{ pid: number; server_port: number; client_port: number }>`
+    SELECT pid, inet_server_port() AS server_port, client_port FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = ${applicationName}
+      AND pid <> pg_backend_pid() AND (NOT ${idleOnly} OR state = 'idle')
+  `.execute(db);
+  if (rows.length === 0) throw new Error(`no backend of ${applicationName} to freeze`);
+  const backends: Backend[] = rows.map((row) => ({
+    pid: row.pid,
+    serverPort: row.server_port,
+    clientPort: row.client_port,
+  }));
+  for (const { pid } of backends) {
+    frozen.add(pid);
+    process.kill(pid, "SIGSTOP");
+  }
+  return {
+    pids: backends.map((backend) => backend.pid),
+    hasUnreadInput: async () => (await Promise.all(backends.map(unreadBytes))).some((bytes) => bytes > 0),
+    thaw() {
+      for (const { pid } of backends) resume(pid);
+    },
+  };
+}
+
+/** Bytes queued on the server side of a backend's connection (Linux's /proc/net/tcp rx_queue). */
+async function unreadBytes(backend: Backend): Promise<number> {
+  let total = 0;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    const text = await readFile(table, "utf8").catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const [, local, remote, , queues] = line.trim().split(/\s+/);
+      if (!local || !remote || !queues) continue;
+      const port = (address: string) => Number.parseInt(address.split(":").pop() ?? "", 16);
+      if (port(local) !== backend.serverPort || port(remote) !== backend.clientPort) continue;
+      total += Number.parseInt(queues.split(":")[1] ?? "0", 16);
+    }
+  }
+  return total;
+}
