@@ -1,16 +1,13 @@
-import { type RunningPostgres, startEmbeddedPostgres } from "@outbox/devstack";
 import {
   checkFault,
   drillContext,
   FAULTS,
   type FaultObservation,
-  freezeBackends,
   judgeKeyOrder,
   runFaultsDrill,
   testScale,
 } from "@outbox/drills";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useDrillStack } from "./drill-stack.js";
 
 const clean = { code: 0, signal: null };
@@ -106,43 +103,6 @@ describe("per-key order at the bus", () => {
     expect(judgeKeyOrder(events, ["a1", "b2", "a5"])).toMatchObject({ outOfOrder: 0, overtaken: 1 });
     // Missing at the end of its key is not an overtaking: nothing later of the key got through.
     expect(judgeKeyOrder(events, ["a1", "b2", "a3"])).toMatchObject({ outOfOrder: 0, overtaken: 0 });
-  });
-});
-
-describe("freezing Postgres backends", () => {
-  let postgres: RunningPostgres;
-  beforeAll(async () => {
-    postgres = await startEmbeddedPostgres();
-  });
-  afterAll(async () => {
-    await postgres?.stop();
-  });
-
-  it("holds a connection's queries unanswered until the thaw, and leaves new connections alone", async () => {
-    const frozenClient = new pg.Client({
-      connectionString: postgres.adminUrl,
-      application_name: "to-freeze",
-    });
-    const fresh = new pg.Client({ connectionString: postgres.adminUrl, application_name: "to-freeze" });
-    await frozenClient.connect();
-    try {
-      const frozen = await freezeBackends(postgres.adminUrl, "postgres", ["to-freeze"]);
-      expect(frozen.pids).toHaveLength(1);
-      let answered = false;
-      const pending = frozenClient.query("SELECT 1 AS one").then((result) => {
-        answered = true;
-        return result.rows[0];
-      });
-      // A connection opened after the freeze works: its backend is a new process.
-      await fresh.connect();
-      expect((await fresh.query("SELECT 2 AS two")).rows[0]).toEqual({ two: 2 });
-      expect(answered).toBe(false);
-      frozen.thaw();
-      expect(await pending).toEqual({ one: 1 });
-      frozen.thaw();
-    } finally {
-      await Promise.all([frozenClient.end(), fresh.end()]);
-    }
   });
 });
 

@@ -61,7 +61,8 @@ describe("the relay with a LISTEN connection that answers nothing", () => {
     // The pool's config: keepalive, and every query bounded at statement + connect timeout (10 s).
     bed.start({ listenUrl: bed.handle.clientConfig, log });
     await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
-    const listen = await freezeBackends(bed.handle.db, { applicationName: "relay-listen" });
+    const listen = await freezeBackends(bed.handle.db, { applicationNames: ["relay-listen"] });
+    expect(listen.pids.length).toBeGreaterThan(0);
 
     // The first rows may be claimed on the way into the sleep handshake; after them the relay waits
     // on an unanswered handshake, and no notification can arrive: the wait still ends at the poll
@@ -120,7 +121,8 @@ describe("the relay daemon stopped while Postgres answers nothing", () => {
     const daemon = start({ RELAY_POLL_INTERVAL_MS: String(pollIntervalMs) });
     await daemon.waitForLog("started");
     await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
-    const listen = await freezeBackends(bed.handle.db, { applicationName: "relay-listen" });
+    const listen = await freezeBackends(bed.handle.db, { applicationNames: ["relay-listen"] });
+    expect(listen.pids.length).toBeGreaterThan(0);
     // Within a poll interval the relay sends its sleep handshake, which stays unanswered.
     await expect.poll(() => listen.hasUnreadInput(), { timeout: 10_000 }).toBe(true);
 
@@ -138,7 +140,8 @@ describe("the relay daemon stopped while Postgres answers nothing", () => {
     const daemon = start({ RELAY_POLL_INTERVAL_MS: "60000" });
     await daemon.waitForLog("started");
     await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
-    const pool = await freezeBackends(bed.handle.db, { applicationName: "relay", idleOnly: true });
+    const pool = await freezeBackends(bed.handle.db, { applicationNames: ["relay"], idleOnly: true });
+    expect(pool.pids.length).toBeGreaterThan(0);
     await enqueueAll(bed.handle, events("orders", 3));
     // Woken, the relay claims on a frozen connection.
     await expect.poll(() => pool.hasUnreadInput(), { timeout: 10_000 }).toBe(true);

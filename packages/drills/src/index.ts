@@ -1,7 +1,6 @@
 export * from "./checks.js";
 export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
-export { type FrozenBackends, freezeBackends } from "./freeze-backends.js";
 export { judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export { allPassed, renderTable, type ScenarioResult } from "./report.js";
 export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.js";

@@ -48,7 +48,7 @@ describe("a pool whose server stops answering", () => {
 
   it("rejects a query client-side at statement timeout + connect timeout, and closes that connection", async () => {
     const frozenPid = await backendPid();
-    const frozen = await freezeBackends(observer.db, { applicationName: service, idleOnly: true });
+    const frozen = await freezeBackends(observer.db, { applicationNames: [service], idleOnly: true });
     expect(frozen.pids).toEqual([frozenPid]);
 
     const started = performance.now();

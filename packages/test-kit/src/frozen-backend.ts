@@ -41,21 +41,21 @@ interface Backend {
 }
 
 /**
- * SIGSTOPs the backends of `db`'s database that `applicationName` holds, those `idle` only if asked
- * (an idle backend holds no lock other backends could wait on). Resolves once they are stopped;
- * rejects when there is none to stop.
+ * SIGSTOPs the backends of `db`'s database whose `application_name` is one of `applicationNames`,
+ * those `idle` only if asked (an idle backend holds no lock other backends could wait on). Resolves
+ * once they are stopped, with no pid when there was none. Connections opened later are not frozen,
+ * as after a failover. Needs to run as the server's user or root, on the server's machine.
  */
 export async function freezeBackends(
   // biome-ignore lint/suspicious/noExplicitAny: any schema; only catalog views are read.
   db: Kysely<any>,
-  { applicationName, idleOnly = false }: { applicationName: string; idleOnly?: boolean },
+  { applicationNames, idleOnly = false }: { applicationNames: readonly string[]; idleOnly?: boolean },
 ): Promise<FrozenBackends> {
   const { rows } = await sql<{ pid: number; server_port: number; client_port: number }>`
     SELECT pid, inet_server_port() AS server_port, client_port FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name = ${applicationName}
+    WHERE datname = current_database() AND application_name IN (${sql.join([...applicationNames])})
       AND pid <> pg_backend_pid() AND (NOT ${idleOnly} OR state = 'idle')
   `.execute(db);
-  if (rows.length === 0) throw new Error(`no backend of ${applicationName} to freeze`);
   const backends: Backend[] = rows.map((row) => ({
     pid: row.pid,
     serverPort: row.server_port,
@@ -63,7 +63,12 @@ export async function freezeBackends(
   }));
   for (const { pid } of backends) {
     frozen.add(pid);
-    process.kill(pid, "SIGSTOP");
+    try {
+      process.kill(pid, "SIGSTOP");
+    } catch {
+      // Ended meanwhile (its client went away): nothing left to freeze.
+      frozen.delete(pid);
+    }
   }
   return {
     pids: backends.map((backend) => backend.pid),

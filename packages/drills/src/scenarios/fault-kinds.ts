@@ -1,6 +1,7 @@
 import type { FaultClient, FaultConfig } from "@outbox/devstack";
+import { createDatabase } from "@outbox/shared";
+import { freezeBackends } from "@outbox/test-kit/process";
 import { formatSeconds } from "../checks.js";
-import { freezeBackends } from "../freeze-backends.js";
 import type { FaultedDaemon, FaultRig } from "./fault-rig.js";
 import { defaultAttemptSpanMs, TIME_SCALE } from "./faults-env.js";
 
@@ -37,6 +38,9 @@ const SNS_DOWN_SIMULATED_MS = 600_000;
 const SNS_EMPTY_BODY_MS = 3_000;
 
 /** The application names each daemon's connections carry in pg_stat_activity. */
+// The look-up in pg_stat_activity runs on a healthy backend of its own: it answers at once.
+const OBSERVER_STATEMENT_TIMEOUT_MS = 5_000;
+
 const APPLICATION_NAMES: Record<FaultedDaemon, readonly string[]> = {
   relay: ["relay", "relay-listen"],
   consumer: ["consumer"],
@@ -51,8 +55,16 @@ function frozenBackend(daemon: FaultedDaemon): FaultSpec {
     holdMs: FREEZE_MS,
     recoverFrom: "fault start",
     async inject(rig) {
-      const database = new URL(rig.environment.databaseUrl).pathname.slice(1);
-      const frozen = await freezeBackends(rig.postgres.adminUrl, database, APPLICATION_NAMES[daemon]);
+      const observer = createDatabase({
+        url: rig.environment.databaseUrl,
+        service: "drill-freeze",
+        poolMax: 1,
+        statementTimeoutMs: OBSERVER_STATEMENT_TIMEOUT_MS,
+        idleInTransactionTimeoutMs: OBSERVER_STATEMENT_TIMEOUT_MS,
+      });
+      const frozen = await freezeBackends(observer.db, {
+        applicationNames: APPLICATION_NAMES[daemon],
+      }).finally(() => observer.close(OBSERVER_STATEMENT_TIMEOUT_MS));
       return {
         notInjected: frozen.pids.length === 0 ? `no ${daemon} backend in pg_stat_activity` : null,
         figures: { frozenBackends: frozen.pids.length },
