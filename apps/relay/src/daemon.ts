@@ -50,7 +50,8 @@ export function runRelayDaemon(): Promise<never> {
         inFlight: () => relay.inFlight(),
         async drain(drainDeadline) {
           try {
-            return await relay.drain(drainDeadline);
+            // runDaemon starts the deadline's timer just before this call: the budget is the whole drain.
+            return await relay.drain(drainDeadline, config.drainTimeoutMs);
           } finally {
             sns.destroy();
           }

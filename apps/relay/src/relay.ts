@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
+import { OutageBackoff } from "./outage-backoff.js";
 import { pipelineBatches } from "./pipeline-batches.js";
 import { type BatchReport, processBatch } from "./process-batch.js";
 import type { Publisher } from "./publisher.js";
@@ -44,9 +45,11 @@ export interface Relay extends EventEmitter<RelayEvents> {
   /**
    * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
    * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
-   * was not sent. Resolves once nothing is held.
+   * was not sent. Resolves once nothing is held. `budgetMs`, how long `deadline` gives from now: no
+   * PublishBatch starts that could not end before it (the rest is released unsent), so the deadline
+   * need not cut one that SNS may already have taken.
    */
-  drain(deadline?: AbortSignal): Promise<RelaySummary>;
+  drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
 }
@@ -57,7 +60,8 @@ export function createRelay(options: RelayOptions): Relay {
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;
-  const metrics = createRelayMetrics(options.metrics ?? new Registry(), db);
+  const outage = new OutageBackoff(settings.backoff);
+  const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
   const markPublished = createPublishedMarker(db);
 
   const emitter = new EventEmitter<RelayEvents>();
@@ -66,6 +70,7 @@ export function createRelay(options: RelayOptions): Relay {
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
   let requests = 0;
+  let drainEndsAt = Number.POSITIVE_INFINITY;
   let published = 0;
   let dead = 0;
 
@@ -85,6 +90,8 @@ export function createRelay(options: RelayOptions): Relay {
     resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
     markPublished,
     metrics,
+    outage,
+    drainEndsAt: () => drainEndsAt,
     log,
     onDead(row: ClaimedRow, reason: string) {
       log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
@@ -153,7 +160,8 @@ export function createRelay(options: RelayOptions): Relay {
     stop() {
       stopping.abort(new Error("relay stopping"));
     },
-    async drain(deadline?: AbortSignal): Promise<RelaySummary> {
+    async drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary> {
+      if (budgetMs !== undefined) drainEndsAt = performance.now() + budgetMs;
       stopping.abort(new Error("relay draining"));
       const unlink = deadline ? forwardAbort(deadline, abandon) : () => {};
       try {
