@@ -35,6 +35,7 @@ export function runRelayDaemon(): Promise<never> {
         publishTimeoutMs: publishTimeout(config).ms,
         maxAttempts: config.maxAttempts,
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
+        outageBackoffMaxMs: config.outageBackoffMaxMs,
         pollIntervalMs: config.pollIntervalMs,
         retention:
           config.retentionMs > 0

@@ -17,10 +17,16 @@ export function relayTimeouts(config: RelayConfig): {
   const drain: Timeout = { env: "RELAY_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
   return {
     drain,
-    problems: mustNotExceed(
-      { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
-      { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
-    ),
+    problems: [
+      ...mustNotExceed(
+        { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
+        { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
+      ),
+      ...mustNotExceed(
+        { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
+        { env: "RELAY_OUTAGE_BACKOFF_MAX_MS", value: config.outageBackoffMaxMs },
+      ),
+    ],
     rules: [
       {
         inner: [publishTimeout(config)],

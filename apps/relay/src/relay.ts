@@ -60,7 +60,7 @@ export function createRelay(options: RelayOptions): Relay {
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;
-  const outage = new OutageBackoff(settings.backoff);
+  const outage = new OutageBackoff({ baseMs: settings.backoff.baseMs, maxMs: settings.outageBackoffMaxMs });
   const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
   const markPublished = createPublishedMarker(db);
 

@@ -115,6 +115,7 @@ describe("relay configuration: every problem, every time", () => {
   it("a retry backoff base above its cap is listed with the budget problems", async () => {
     expect(await refusal({ RELAY_BACKOFF_BASE_MS: "400000", RELAY_DRAIN_TIMEOUT_MS: "30000" })).toEqual([
       "relay: config error: RELAY_BACKOFF_BASE_MS: 400000 must not exceed RELAY_BACKOFF_MAX_MS (300000)",
+      "relay: config error: RELAY_BACKOFF_BASE_MS: 400000 must not exceed RELAY_OUTAGE_BACKOFF_MAX_MS (30000)",
       stopBudget(30_000),
     ]);
   });
