@@ -3,6 +3,7 @@ import {
   createLogger,
   EXIT_CONFIG,
   EXIT_OK,
+  missingSchemaLine,
   packageVersion,
   reportConfigErrors,
   resolveConfig,
@@ -55,6 +56,12 @@ export async function runReconcileOnce(): Promise<number> {
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
+  const missingSchema = await missingSchemaLine(database.db, "api reconcile");
+  if (missingSchema !== undefined) {
+    process.stderr.write(missingSchema);
+    await database.close(5_000);
+    return EXIT_CONFIG;
+  }
   const equipment = createEquipmentClient({
     baseUrl: config.equipmentUrl,
     timeoutMs: config.equipmentTimeoutMs,

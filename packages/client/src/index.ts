@@ -11,7 +11,7 @@ export {
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";
-export { MigrationError, migrateToLatest, runMigrator } from "./db/migrate.js";
+export { MigrationError, migrateToLatest, pendingMigrations, runMigrator } from "./db/migrate.js";
 export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
 export {
   INSERT_IN_FLIGHT_LOCK,

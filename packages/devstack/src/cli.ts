@@ -1,42 +1,22 @@
-import { EXIT_CRASH, EXIT_OK } from "@outbox/shared";
-import { awsEnvironment } from "./aws-environment.js";
-import { bootstrapResources } from "./bootstrap.js";
-import { startStack } from "./stack.js";
+import { parseCommandLine, usageError } from "@outbox/shared/command-line";
 
-// `pnpm stack`: the embedded stack in the foreground, with a `demo` topic/queue, until Ctrl-C.
-const stack = await startStack({ backend: "embedded" });
+const usage = `usage: pnpm stack [--no-migrate]
 
-let stopping = false;
-async function shutdown(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  console.error("stopping local stack…");
-  try {
-    await stack.stop();
-    process.exit(EXIT_OK);
-  } catch (error) {
-    console.error(error);
-    process.exit(EXIT_CRASH);
-  }
-}
-process.on("SIGINT", shutdown);
-process.on("SIGTERM", shutdown);
-process.on("SIGHUP", shutdown);
+Starts the local stack in the foreground until SIGINT (Ctrl-C), SIGTERM or SIGHUP: Postgres, SQS
+and SNS (the embedded backend, unless STACK=containers or STACK=auto picks LocalStack and Postgres
+containers), a demo topic and queue, and the equipment service stub. Migrates the database (the
+outbox and inbox tables, and the demo's example_effects table), then prints on stdout the variables
+the daemons read, as shell exports: source them in another shell and relay, consumer and api run
+on the stack (pnpm --silent stack > stack.env, then . ./stack.env).
 
-try {
-  const demo = await bootstrapResources(stack.aws, { name: "demo" });
-  const env: Record<string, string> = {
-    DATABASE_URL: stack.postgres.adminUrl,
-    ...awsEnvironment(stack.aws),
-    // The names the daemons read: `eval` the output and the relay and the consumer run on the demo.
-    RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
-    CONSUMER_QUEUE_URL: demo.queueUrl,
-    CONSUMER_DLQ_URL: demo.dlqUrl,
-  };
-  for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);
-  if (stack.faultControlUrl) console.error(`# fault control: ${stack.faultControlUrl}`);
-  console.error("# local stack running; Ctrl-C to stop");
-} catch (error) {
-  console.error(error);
-  await shutdown();
-}
+  --no-migrate  leave the database empty (the daemons then refuse to start, naming the migration)
+
+Stopping it, or stopping the pnpm that launched it, stops every server it started and removes
+their files. Exit 0 after a stop, 1 when the stack could not start.`;
+
+const { values, positionals } = parseCommandLine(usage, { "no-migrate": { type: "boolean" } });
+if (positionals.length > 0) usageError(usage, `unexpected argument: ${positionals.join(" ")}`);
+
+// Loaded after the command line: `--help` answers without starting anything.
+const { runStack } = await import("./run-stack.js");
+await runStack({ migrate: values["no-migrate"] !== true });

@@ -83,6 +83,7 @@ export {
   exampleMigrations,
   migrateExampleTables,
 } from "./db/example-migrations.js";
+export { missingSchemaLine } from "./db/require-schema.js";
 export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
 export {
   DEFAULT_REQUEST_CAP_MS,

@@ -78,6 +78,15 @@ describe("loadConfig", () => {
     expect(problems.join("\n")).not.toContain("hunter2");
   });
 
+  it("takes OPS_HOST only as an IP literal: a host name would bind to whatever it resolves to at start-up", () => {
+    const base = { DATABASE_URL: "postgres://app@db:5432/app" };
+    expect(loadConfig(spec, { ...base, OPS_HOST: "127.0.0.1" }).opsHost).toBe("127.0.0.1");
+    expect(loadConfig(spec, { ...base, OPS_HOST: "::" }).opsHost).toBe("::");
+    expect(problemsOf(() => loadConfig(spec, { ...base, OPS_HOST: "ops.internal" }))).toEqual([
+      'OPS_HOST: expected an IP address such as 0.0.0.0, 127.0.0.1 or :: (got "ops.internal")',
+    ]);
+  });
+
   it("reports a missing required variable", () => {
     expect(problemsOf(() => loadConfig(spec, {}))).toEqual(["DATABASE_URL: is required"]);
   });

@@ -1,4 +1,5 @@
 import http from "node:http";
+import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
@@ -68,5 +69,52 @@ describe("ops server", () => {
     expect(scrape.connection).toBe("close");
     expect(closeMs).toBeLessThan(5_000);
     agent.destroy();
+  });
+
+  it("binds the address it is given", async () => {
+    const metrics = createMetricsRegistry("ops-test");
+    const ops = await startOpsServer({ host: "127.0.0.2", port: 0, metrics, log });
+    const agent = new http.Agent();
+    const answer = await new Promise<number>((resolve, reject) => {
+      http
+        .get({ host: "127.0.0.2", port: ops.port, path: "/livez", agent }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on("error", reject);
+    });
+    expect(answer).toBe(200);
+    // Nothing listens on the other loopback address: the server is bound to one address, not all.
+    await expect(
+      new Promise((resolve, reject) => {
+        const socket = net.connect({ host: "127.0.0.1", port: ops.port }, () => resolve(socket.end()));
+        socket.on("error", reject);
+      }),
+    ).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await ops.close();
+    agent.destroy();
+  });
+
+  it("closes a connection that trickles its headers at the 5 s headers timeout, not at Node's 30 s sweep", async () => {
+    const metrics = createMetricsRegistry("ops-test");
+    const ops = await startOpsServer({ host: "127.0.0.1", port: 0, metrics, log });
+    const socket = net.connect({ host: "127.0.0.1", port: ops.port });
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const started = performance.now();
+    socket.write("GET /livez HTTP/1.1\r\nHost: x\r\n");
+    // A header line now and then: never complete, so only the headers timeout can end it.
+    const trickle = setInterval(() => socket.write("X-Slow: 1\r\n"), 500);
+    let reply = "";
+    socket.on("data", (chunk) => {
+      reply += chunk;
+    });
+    await new Promise((resolve) => socket.once("close", resolve));
+    clearInterval(trickle);
+    const closedAfterMs = performance.now() - started;
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(4_900);
+    // Without the sweep interval set, Node closes it at its 30 s check.
+    expect(closedAfterMs).toBeLessThan(20_000);
+    await ops.close();
   });
 });

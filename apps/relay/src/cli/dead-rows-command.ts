@@ -18,7 +18,7 @@ export async function runDeadRowsCommand(
   if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
     return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
   }
-  const database = openDatabase(command);
+  const database = await openDatabase(command);
   if (!database) return EXIT_CONFIG;
   try {
     const changed = await change(database.db, id);

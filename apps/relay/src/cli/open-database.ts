@@ -2,6 +2,7 @@ import {
   createDatabase,
   type DatabaseHandle,
   databaseSettings,
+  missingSchemaLine,
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
@@ -14,14 +15,14 @@ export const commandSettings = databaseSettings;
 
 /**
  * The database for a one-shot command. Bad config (TLS settings that cannot work included, checked
- * together with the rest like a daemon's): one line per problem, null.
+ * together with the rest like a daemon's), or a database that lacks migrations: one line per
+ * problem, null.
  */
-export function openDatabase(command: string): DatabaseHandle | null {
-  const config = reportConfigErrors(`relay ${command}`, () =>
-    resolveConfig(commandSettings, () => [], process.env),
-  );
+export async function openDatabase(command: string): Promise<DatabaseHandle | null> {
+  const program = `relay ${command}`;
+  const config = reportConfigErrors(program, () => resolveConfig(commandSettings, () => [], process.env));
   if (config === undefined) return null;
-  return createDatabase({
+  const database = createDatabase({
     url: config.databaseUrl,
     service: `relay-${command}`,
     poolMax: 1,
@@ -30,4 +31,9 @@ export function openDatabase(command: string): DatabaseHandle | null {
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
+  const missingSchema = await missingSchemaLine(database.db, program);
+  if (missingSchema === undefined) return database;
+  process.stderr.write(missingSchema);
+  await database.close(config.dbStatementTimeoutMs);
+  return null;
 }

@@ -28,7 +28,7 @@ const BLOCKED_KEYS_LISTED = 20;
 
 /** `relay status [--json]`: the backlog per topic, as tables for people or JSON for scripts. */
 export async function runStatus(options: { readonly json: boolean }): Promise<number> {
-  const database = openDatabase("status");
+  const database = await openDatabase("status");
   if (!database) return EXIT_CONFIG;
   try {
     // Dead rows are never published, so `published_at IS NULL` covers every count; a dead row blocks

@@ -31,14 +31,25 @@ export async function runMigrator(
   return results;
 }
 
+function outboxMigrator(db: Kysely<Database>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+}
+
 /** Brings the schema to the latest migration; safe to run from several processes at once (kysely locks). */
 export function migrateToLatest(
   db: Kysely<Database>,
   log?: ClientLogger,
 ): Promise<readonly MigrationResult[]> {
-  return runMigrator(
-    new Migrator({ db, provider: { getMigrations: async () => migrations } }),
-    "migration",
-    log,
-  );
+  return runMigrator(outboxMigrator(db), "migration", log);
+}
+
+/**
+ * The names of this package's migrations that the database has not applied, oldest first; empty
+ * when the schema is current. Reads only: on a database never migrated it creates nothing (kysely's
+ * own tables included) and names every migration. Migrations the database has and this package does
+ * not know (a newer release ran first) are not its concern.
+ */
+export async function pendingMigrations(db: Kysely<Database>): Promise<readonly string[]> {
+  const known = await outboxMigrator(db).getMigrations();
+  return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }

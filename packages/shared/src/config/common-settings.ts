@@ -69,10 +69,11 @@ export const commonSettings = {
     default: 9_090,
     description: "Port of the ops server (/livez, /readyz, /metrics); 0 picks a free port.",
   }),
-  opsHost: setting.string({
+  opsHost: setting.ipAddress({
     env: "OPS_HOST",
     default: "0.0.0.0",
-    description: "Interface the ops server binds to.",
+    description:
+      "Address the ops server binds to. 0.0.0.0 because ECS target-group and container health checks reach the task on its own network address, not on loopback; 127.0.0.1 keeps /metrics off the network where a sidecar scrapes it locally.",
   }),
   stopTimeoutMs: setting.milliseconds({
     env: "STOP_TIMEOUT_MS",

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /**
@@ -53,6 +54,17 @@ const integerText = z
 export const setting = {
   string(base: Base<string>): Setting<string> {
     return make(base, "string", "", z.string().min(1, "must not be empty"));
+  },
+  /** An IPv4 or IPv6 literal to bind to: a host name would be resolved at bind time, and could change. */
+  ipAddress(base: Base<string>): Setting<string> {
+    return make(
+      base,
+      "IP address",
+      "",
+      z
+        .string()
+        .refine((value) => isIP(value) !== 0, "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::"),
+    );
   },
   url(base: Base<string>): Setting<string> {
     return make(

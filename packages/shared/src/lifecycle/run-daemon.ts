@@ -5,6 +5,7 @@ import { ConfigError, configErrorText } from "../config/config-error.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
+import { missingSchemaLine } from "../db/require-schema.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
@@ -74,7 +75,7 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
  * the drain, so the stop stays observable on /metrics) → close the pool and flush the spans (side by
  * side, each bounded by the shutdown overhead) → exit.
  * Exit codes (exit-codes.ts): EXIT_OK for any signal-initiated stop, EXIT_CRASH for a crash,
- * EXIT_CONFIG for bad config; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
+ * EXIT_CONFIG for bad config or a database that lacks migrations; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
  */
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
@@ -103,6 +104,16 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     version: definition.version,
     level: common.logLevel,
   });
+  // A database that cannot answer yet is no reason to refuse: the worker's own loops retry it.
+  const missingSchema = await missingSchemaLine(database.db, definition.service).catch((error: unknown) => {
+    log.warn({ err: error }, "schema not checked: the database did not answer");
+    return undefined;
+  });
+  if (missingSchema !== undefined) {
+    process.stderr.write(missingSchema);
+    await database.close(common.shutdownOverheadMs);
+    process.exit(EXIT_CONFIG);
+  }
   let worker: Worker<W> | undefined;
   const stop = listenForStopRequests(log, () =>
     log.error({ abandoned: worker?.inFlight() ?? {} }, "second SIGINT: exiting without draining"),

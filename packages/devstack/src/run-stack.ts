@@ -1,0 +1,87 @@
+import { migrateToLatest } from "@outbox/client";
+import { createDatabase, EXIT_CRASH, EXIT_OK, migrateExampleTables } from "@outbox/shared";
+import { awsEnvironment } from "./aws-environment.js";
+import { bootstrapResources } from "./bootstrap.js";
+import { type EquipmentStub, startEquipmentStub } from "./equipment/stub.js";
+import { onLauncherExit } from "./launcher-watch.js";
+import { type LocalStack, startStack } from "./stack.js";
+
+export interface RunStackOptions {
+  /** Apply the outbox/inbox migrations and the demo's to the stack's database before printing. */
+  readonly migrate: boolean;
+}
+
+// How often the stack checks that pnpm (or whatever launched it) is still there.
+const LAUNCHER_POLL_MS = 500;
+// Migrations on a fresh local database take a second; a minute means something is wrong.
+const MIGRATION_STATEMENT_TIMEOUT_MS = 60_000;
+
+async function migrateStackDatabase(url: string): Promise<number> {
+  const handle = createDatabase({
+    url,
+    service: "stack-migrate",
+    poolMax: 1,
+    statementTimeoutMs: MIGRATION_STATEMENT_TIMEOUT_MS,
+    idleInTransactionTimeoutMs: MIGRATION_STATEMENT_TIMEOUT_MS,
+  });
+  try {
+    // The demo's after the production list: production 0008 drops the demo's table.
+    const applied = [...(await migrateToLatest(handle.db)), ...(await migrateExampleTables(handle.db))];
+    return applied.length;
+  } finally {
+    await handle.close(MIGRATION_STATEMENT_TIMEOUT_MS);
+  }
+}
+
+/** `pnpm stack`: the local stack in the foreground, until a signal or the end of its launcher. */
+export async function runStack(options: RunStackOptions): Promise<void> {
+  let stack: LocalStack | undefined;
+  let equipment: EquipmentStub | undefined;
+  let stopping = false;
+  async function shutdown(code: number): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    console.error("stopping local stack…");
+    try {
+      await equipment?.close();
+      await stack?.stop();
+      process.exit(code);
+    } catch (error) {
+      console.error(error);
+      process.exit(EXIT_CRASH);
+    }
+  }
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => shutdown(EXIT_OK));
+  onLauncherExit(() => {
+    console.error("the process that launched the stack has exited");
+    void shutdown(EXIT_OK);
+  }, LAUNCHER_POLL_MS);
+
+  try {
+    // `pnpm stack` is the embedded stack (fault injection, no Docker) unless STACK asks otherwise.
+    stack = await startStack({ backend: process.env.STACK ? undefined : "embedded" });
+    const migrated = options.migrate ? await migrateStackDatabase(stack.postgres.adminUrl) : undefined;
+    const demo = await bootstrapResources(stack.aws, { name: "demo" });
+    equipment = await startEquipmentStub();
+    const env: Record<string, string> = {
+      DATABASE_URL: stack.postgres.adminUrl,
+      ...awsEnvironment(stack.aws),
+      RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
+      CONSUMER_QUEUE_URL: demo.queueUrl,
+      CONSUMER_DLQ_URL: demo.dlqUrl,
+      EQUIPMENT_URL: equipment.url,
+    };
+    for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);
+    console.error(`# backend: ${stack.backend}; pid ${process.pid}`);
+    console.error(
+      migrated === undefined
+        ? "# database not migrated (--no-migrate): run `pnpm migrate --demo` before the daemons"
+        : `# database migrated (${migrated} applied)`,
+    );
+    if (stack.faultControlUrl) console.error(`# fault control: ${stack.faultControlUrl}`);
+    console.error("# local stack running; Ctrl-C to stop");
+  } catch (error) {
+    console.error(error);
+    await shutdown(EXIT_CRASH);
+  }
+}
