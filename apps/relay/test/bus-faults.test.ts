@@ -566,6 +566,9 @@ describe.runIf(faults)("the relay under bus faults", () => {
         n: string;
       }>`SELECT count(*) AS n FROM outbox WHERE locked_until IS NOT NULL`.execute(bed.handle.db);
       expect(leased.rows[0]?.n).toBe("0");
+      console.info(
+        `SIGTERM mid-waves: ${rows.published} published, ${rows.unsent} released unsent, drain ${drained?.drainMs} ms`,
+      );
 
       await control.clear();
       start();
