@@ -12,6 +12,10 @@ export interface OutboxAlarmsProps {
   readonly subscriptionDeadLetterQueue: sqs.IQueue;
   /** The relay's lag (`RELAY_METRICS.lag` in CloudWatch), when a metric path exists. */
   readonly relayLag?: cloudwatch.IMetric;
+  /** Topics a relay is backing off from because whole PublishBatch requests fail (`RELAY_METRICS.topicsInOutage`). */
+  readonly relayTopicsInOutage?: cloudwatch.IMetric;
+  /** Ordering keys held by a dead row (`RELAY_METRICS.blockedKeys`). */
+  readonly relayBlockedKeys?: cloudwatch.IMetric;
   /** Outbox rows the relay marked dead, per minute. */
   readonly relayDeadEvents: cloudwatch.IMetric;
   /** Consumer handler failures (messages given back for a retry), per minute. */
@@ -26,10 +30,14 @@ export interface OutboxAlarmsProps {
   readonly alarmTopic: sns.ITopic;
 }
 
+/** Minutes in a row SNS may fail a relay's whole requests before it is an outage worth a page. */
+const SNS_OUTAGE_MINUTES = 3;
+
 /**
  * The signals about the events themselves: something reached a DLQ (a poison message, a handler that
- * failed every attempt, or a delivery SNS gave up on), an outbox row died, handlers are failing, the
- * consumer falls behind (oldest message age), the relay falls behind (oldest unsent outbox row).
+ * failed every attempt, or a delivery SNS gave up on), an outbox row died, a dead row holds its key,
+ * handlers are failing, the consumer falls behind (oldest message age), the relay falls behind (oldest
+ * unsent outbox row), SNS fails the relay's requests as a whole.
  */
 export class OutboxAlarms extends Construct {
   readonly deadLetters: cloudwatch.Alarm;
@@ -38,6 +46,8 @@ export class OutboxAlarms extends Construct {
   readonly handlerFailures: cloudwatch.Alarm;
   readonly queueAge: cloudwatch.Alarm;
   readonly relayLag: cloudwatch.Alarm | undefined;
+  readonly snsOutage: cloudwatch.Alarm | undefined;
+  readonly blockedKeys: cloudwatch.Alarm | undefined;
 
   constructor(scope: Construct, id: string, props: OutboxAlarmsProps) {
     super(scope, id);
@@ -61,7 +71,7 @@ export class OutboxAlarms extends Construct {
     this.deadEvents = new cloudwatch.Alarm(this, "RelayDeadEvents", {
       metric: props.relayDeadEvents,
       alarmDescription:
-        "The relay marked an outbox row dead: it will not be published until `relay requeue-dead` (the `event dead` line says why).",
+        "The relay marked an outbox row dead: it will not be published until `relay requeue-dead`, and holds its ordering key until then or `relay skip-dead` (the `event dead` line says why).",
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
@@ -102,6 +112,33 @@ export class OutboxAlarms extends Construct {
         })
       : undefined;
 
+    // Whole-request failures spend no attempts (rows wait, nothing dies), so an outage shows here and
+    // in the lag, never as dead rows. Missing data is the lag alarm's business.
+    this.snsOutage = props.relayTopicsInOutage
+      ? new cloudwatch.Alarm(this, "RelaySnsOutage", {
+          metric: props.relayTopicsInOutage,
+          alarmDescription: `SNS has failed the relay's PublishBatch requests as a whole for ${SNS_OUTAGE_MINUTES} minutes (5xx, throttling, timeouts, a permission or a deleted topic): events wait, none dies. relay_publish_request_failures_total{kind} and the "PublishBatch failing as a whole" line say why.`,
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: SNS_OUTAGE_MINUTES,
+          datapointsToAlarm: SNS_OUTAGE_MINUTES,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        })
+      : undefined;
+
+    // A state, where RelayDeadEvents is the event: it stays in alarm until an operator has decided.
+    this.blockedKeys = props.relayBlockedKeys
+      ? new cloudwatch.Alarm(this, "RelayBlockedKeys", {
+          metric: props.relayBlockedKeys,
+          alarmDescription:
+            "A dead outbox row holds its ordering key: the key's later events wait. `relay status` lists them; `relay requeue-dead` retries the row, `relay skip-dead` lets the key go on without it.",
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        })
+      : undefined;
+
     const action = new actions.SnsAction(props.alarmTopic);
     for (const alarm of [
       this.deadLetters,
@@ -110,6 +147,8 @@ export class OutboxAlarms extends Construct {
       this.handlerFailures,
       this.queueAge,
       this.relayLag,
+      this.snsOutage,
+      this.blockedKeys,
     ]) {
       alarm?.addAlarmAction(action);
       alarm?.addOkAction(action);

@@ -338,7 +338,12 @@ export class OutboxWorkersStack extends Stack {
         ? new PrometheusEmfSidecar(this, "RelayMetrics", {
             taskDefinition: this.relay.taskDefinition,
             opsPort: relayBudgetValues.opsPort,
-            metricNames: [RELAY_METRICS.lag, RELAY_METRICS.unsent],
+            metricNames: [
+              RELAY_METRICS.lag,
+              RELAY_METRICS.unsent,
+              RELAY_METRICS.topicsInOutage,
+              RELAY_METRICS.blockedKeys,
+            ],
             namespace: METRICS_NAMESPACE,
             service: "relay",
             ...(relayOptions.collectorImage ? { collectorImage: relayOptions.collectorImage } : {}),
@@ -511,7 +516,13 @@ export class OutboxWorkersStack extends Stack {
       queue,
       deadLetterQueue,
       subscriptionDeadLetterQueue,
-      ...(this.relayMetrics ? { relayLag: this.relayMetrics.metric(RELAY_METRICS.lag) } : {}),
+      ...(this.relayMetrics
+        ? {
+            relayLag: this.relayMetrics.metric(RELAY_METRICS.lag),
+            relayTopicsInOutage: this.relayMetrics.metric(RELAY_METRICS.topicsInOutage),
+            relayBlockedKeys: this.relayMetrics.metric(RELAY_METRICS.blockedKeys),
+          }
+        : {}),
       relayDeadEvents: relayDeadEvents.metric(),
       consumerHandlerFailures: consumerHandlerFailures.metric(),
       oldestMessageAgeThreshold: props.oldestMessageAgeAlarm ?? Duration.minutes(5),

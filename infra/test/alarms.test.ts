@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { RELAY_METRICS } from "@outbox/relay";
 import type { CfnElement } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
@@ -82,6 +83,32 @@ describe("what the relay promises", () => {
       TreatMissingData: "notBreaching",
     });
     notifiesTheTopic(deadEvents);
+  });
+
+  it("alarms when SNS fails its whole requests for 3 minutes, and while a dead row blocks a key", () => {
+    const forwarded = (metricName: string) => ({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: metricName,
+      Dimensions: [{ Name: "service", Value: "relay" }],
+      Statistic: "Maximum",
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
+    });
+    const outage = alarm(stack.alarms.snsOutage as IConstruct);
+    expect(outage).toMatchObject({
+      ...forwarded(RELAY_METRICS.topicsInOutage),
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+    notifiesTheTopic(outage);
+    const blocked = alarm(stack.alarms.blockedKeys as IConstruct);
+    expect(blocked).toMatchObject({ ...forwarded(RELAY_METRICS.blockedKeys), EvaluationPeriods: 1 });
+    notifiesTheTopic(blocked);
+    // Both gauges reach CloudWatch through the collector sidecar.
+    const sidecar = JSON.stringify(template.findResources("AWS::ECS::TaskDefinition"));
+    for (const name of [RELAY_METRICS.topicsInOutage, RELAY_METRICS.blockedKeys])
+      expect(sidecar).toContain(name);
   });
 });
 

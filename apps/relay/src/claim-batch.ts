@@ -42,6 +42,12 @@ interface RawRow {
  *   rows would fill every batch (and be released again), starving the other keys. Only the head is
  *   probed (one lookup in `outbox_pending_by_key`): a relay only ever leases a prefix of a key's rows,
  *   and a failed row keeps its successors from being attempted, so the head decides.
+ * - A dead row blocks its key too, until an operator requeues it (`relay requeue-dead`) or skips it
+ *   (`relay skip-dead`, `skipped_at`): its key's later events must not overtake it, which they did when
+ *   dead rows were simply left out (a long SNS outage then reordered every key). The pending head
+ *   probe cannot see it (`outbox_pending_by_key` holds no dead rows, and keeps the claim's hot path
+ *   narrow), so a second probe asks `outbox_dead_heads` (migration 0010), which holds only dead,
+ *   unskipped keyed rows: normally empty, one lookup per keyed candidate.
  * - `FOR UPDATE SKIP LOCKED` lets several replicas claim side by side without waiting on each other.
  * - `keys.blocked_from` closes the race SKIP LOCKED opens: a concurrent claimer may hold the row-lock of
  *   an earlier row of the same key, invisible to our snapshot as a lease. So a keyed row is claimed only
@@ -74,7 +80,7 @@ export async function claimBatch(
       WHERE o.published_at IS NULL AND o.dead_at IS NULL
         AND o.available_at <= now()
         AND (o.locked_until IS NULL OR o.locked_until < now())
-        AND (o.ordering_key IS NULL OR NOT EXISTS (
+        AND (o.ordering_key IS NULL OR (NOT EXISTS (
           SELECT 1 FROM (
             SELECT h.available_at, h.locked_until
             FROM outbox h
@@ -83,7 +89,11 @@ export async function claimBatch(
             LIMIT 1
           ) head
           WHERE head.available_at > now() OR head.locked_until >= now()
-        ))
+        ) AND NOT EXISTS (
+          SELECT 1 FROM outbox d
+          WHERE d.ordering_key = o.ordering_key
+            AND d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+        )))
       ORDER BY o.seq
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED

@@ -13,9 +13,10 @@ export const relayProgram: Program = {
     }),
     status: {
       synopsis: "[--json]",
-      summary: "unsent and dead rows, oldest unsent age, per topic",
+      summary: "unsent and dead rows, blocked keys, oldest unsent age, per topic",
       details: `
-  --json  one JSON object { total, topics } instead of the table`,
+  --json  one JSON object { total, topics, blockedKeys } instead of the tables
+A blocked key is held by a dead row: its later events wait for requeue-dead or skip-dead.`,
       options: { json: { type: "boolean" } },
       settings: async () => (await import("./cli/open-database.js")).commandSettings,
       async run({ values }) {
@@ -32,6 +33,18 @@ Prints {"requeued":N}.`,
       settings: async () => (await import("./cli/open-database.js")).commandSettings,
       async run({ values }, usage) {
         return (await import("./cli/requeue-dead.js")).runRequeueDead(values.id, usage);
+      },
+    },
+    "skip-dead": {
+      synopsis: "[--id ID]",
+      summary: "let dead rows (or one) stop holding their key",
+      details: `
+  --id ID  only the dead row with this event id (a UUID); exit 1 when none holds its key
+The rows stay dead; their keys' later events go out without them. Prints {"skipped":N}.`,
+      options: { id: { type: "string" } },
+      settings: async () => (await import("./cli/open-database.js")).commandSettings,
+      async run({ values }, usage) {
+        return (await import("./cli/skip-dead.js")).runSkipDead(values.id, usage);
       },
     },
   },

@@ -35,6 +35,7 @@ export function runRelayDaemon(): Promise<never> {
         publishTimeoutMs: publishTimeout(config).ms,
         maxAttempts: config.maxAttempts,
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
+        outageBackoffMaxMs: config.outageBackoffMaxMs,
         pollIntervalMs: config.pollIntervalMs,
         retention:
           config.retentionMs > 0
@@ -50,7 +51,8 @@ export function runRelayDaemon(): Promise<never> {
         inFlight: () => relay.inFlight(),
         async drain(drainDeadline) {
           try {
-            return await relay.drain(drainDeadline);
+            // runDaemon starts the deadline's timer just before this call: the budget is the whole drain.
+            return await relay.drain(drainDeadline, config.drainTimeoutMs);
           } finally {
             sns.destroy();
           }

@@ -1,11 +1,16 @@
 import type { Database } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 
-/** A row whose publish failed: retried after `delayMs`, or dead when `dead`. */
+/**
+ * A row whose publish failed: retried after `delayMs`, or dead when `dead`. `attempt` says whether it
+ * counts toward RELAY_MAX_ATTEMPTS: only a failure that is the row's own (SNS refused its entry, or it
+ * cannot be sent) does; a request that failed as a whole (SNS down) only makes it wait.
+ */
 export interface RowFailure {
   readonly id: string;
   readonly delayMs: number;
   readonly error: string;
+  readonly attempt: boolean;
   readonly dead: boolean;
 }
 
@@ -22,8 +27,8 @@ export async function markPublished(db: Kysely<Database>, ids: readonly string[]
 }
 
 /**
- * Records failed attempts: backoff or death, and the reason. Guarded by `locked_by` so a relay whose
- * lease expired cannot reschedule a row another relay has claimed since.
+ * Records failures: an attempt or a mere wait, backoff or death, and the reason. Guarded by `locked_by`
+ * so a relay whose lease expired cannot reschedule a row another relay has claimed since.
  */
 export async function markFailed(
   db: Kysely<Database>,
@@ -33,7 +38,7 @@ export async function markFailed(
   if (failures.length === 0) return;
   await sql`
     UPDATE outbox o
-    SET attempts = o.attempts + 1,
+    SET attempts = o.attempts + CASE WHEN f.attempt THEN 1 ELSE 0 END,
         available_at = now() + f.delay_ms * interval '1 millisecond',
         last_error = f.error,
         dead_at = CASE WHEN f.dead THEN now() END,
@@ -43,8 +48,9 @@ export async function markFailed(
       ${failures.map((f) => f.id)}::uuid[],
       ${failures.map((f) => f.delayMs)}::integer[],
       ${failures.map((f) => f.error)}::text[],
+      ${failures.map((f) => f.attempt)}::boolean[],
       ${failures.map((f) => f.dead)}::boolean[]
-    ) AS f(id, delay_ms, error, dead)
+    ) AS f(id, delay_ms, error, attempt, dead)
     WHERE o.id = f.id AND o.locked_by = ${relayId} AND o.published_at IS NULL
   `.execute(db);
 }

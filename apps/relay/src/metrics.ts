@@ -3,8 +3,9 @@ import { type Kysely, sql } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /**
- * The names the relay's metrics are served under. Infra forwards `unsent` and `lag` to CloudWatch and
- * alarms on the lag, the drills read others: they all take the names from here.
+ * The names the relay's metrics are served under. Infra forwards `unsent`, `lag`, `blockedKeys` and
+ * `topicsInOutage` to CloudWatch and alarms on the last three, the drills read others: they all take
+ * the names from here.
  */
 export const RELAY_METRICS = {
   unsent: "relay_unsent_events",
@@ -15,9 +16,19 @@ export const RELAY_METRICS = {
   batchSeconds: "relay_batch_duration_seconds",
   publishSeconds: "relay_publish_duration_seconds",
   requestsInFlight: "relay_publish_requests_in_flight",
+  requestFailures: "relay_publish_request_failures_total",
+  topicsInOutage: "relay_topics_in_outage",
+  blockedKeys: "relay_blocked_keys",
 } as const;
 
 export type FailureReason = "entry" | "request" | "unsendable";
+
+/**
+ * How a PublishBatch failed as a whole: `throttling`, `server` (5xx), `client` (another 4xx: a
+ * permission, a deleted topic), `network` (no answer: timeout, connection refused or reset), `malformed`
+ * (a 200 that does not parse, or whose lists leave entries out).
+ */
+export type RequestFailureKind = "throttling" | "server" | "client" | "network" | "malformed";
 
 export interface RelayMetrics {
   readonly published: Counter<"topic">;
@@ -26,26 +37,40 @@ export interface RelayMetrics {
   readonly batchSeconds: Histogram;
   readonly publishSeconds: Histogram;
   readonly requestsInFlight: Gauge;
+  readonly requestFailures: Counter<"kind">;
 }
 
 interface Backlog {
   unsent: number;
   oldestAgeSeconds: number;
+  blockedKeys: number;
 }
 
 /**
  * The relay's metrics on `registry`. The backlog gauges are read from the table at scrape time: they
  * are the truth across all replicas, not this process's view of it. One query serves both gauges.
  */
-export function createRelayMetrics(registry: Registry, db: Kysely<Database>): RelayMetrics {
+export function createRelayMetrics(
+  registry: Registry,
+  db: Kysely<Database>,
+  outage: { topicsInOutage(): number },
+): RelayMetrics {
   let backlog: Promise<Backlog> | undefined;
   const readBacklog = () => {
-    backlog ??= sql<{ unsent: string; age: number | null }>`
-      SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age
+    // The blocked keys walk `outbox_dead_heads` (migration 0010), which holds only the dead rows still blocking a key.
+    backlog ??= sql<{ unsent: string; age: number | null; blocked: string }>`
+      SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age,
+             (SELECT count(DISTINCT d.ordering_key) FROM outbox d
+              WHERE d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+                AND d.ordering_key IS NOT NULL) AS blocked
       FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
     `
       .execute(db)
-      .then(({ rows }) => ({ unsent: Number(rows[0]?.unsent ?? 0), oldestAgeSeconds: rows[0]?.age ?? 0 }))
+      .then(({ rows }) => ({
+        unsent: Number(rows[0]?.unsent ?? 0),
+        oldestAgeSeconds: rows[0]?.age ?? 0,
+        blockedKeys: Number(rows[0]?.blocked ?? 0),
+      }))
       .finally(() => {
         // Shared by the gauges of one scrape, never reused by the next.
         setTimeout(() => {
@@ -70,6 +95,22 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
       this.set((await readBacklog()).oldestAgeSeconds);
     },
   });
+  new Gauge({
+    name: RELAY_METRICS.blockedKeys,
+    help: "Ordering keys held up by a dead row (all replicas): their later events wait for requeue-dead or skip-dead.",
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).blockedKeys);
+    },
+  });
+  new Gauge({
+    name: RELAY_METRICS.topicsInOutage,
+    help: "Topics whose last PublishBatch from this process failed as a whole (SNS down, throttling, timeouts): backing off, spending no attempts.",
+    registers: [registry],
+    collect() {
+      this.set(outage.topicsInOutage());
+    },
+  });
   return {
     published: new Counter({
       name: RELAY_METRICS.published,
@@ -79,7 +120,7 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
     }),
     failed: new Counter({
       name: RELAY_METRICS.failed,
-      help: "Failed publish attempts of single events, by reason (entry, request, unsendable).",
+      help: "Failed publishes of single events, by reason (entry, request, unsendable); only entry and unsendable spend an attempt.",
       labelNames: ["reason"],
       registers: [registry],
     }),
@@ -104,6 +145,12 @@ export function createRelayMetrics(registry: Registry, db: Kysely<Database>): Re
     requestsInFlight: new Gauge({
       name: RELAY_METRICS.requestsInFlight,
       help: "PublishBatch requests currently in flight.",
+      registers: [registry],
+    }),
+    requestFailures: new Counter({
+      name: RELAY_METRICS.requestFailures,
+      help: "PublishBatch requests that failed as a whole, by kind (throttling, server, client, network, malformed).",
+      labelNames: ["kind"],
       registers: [registry],
     }),
   };

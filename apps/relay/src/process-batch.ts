@@ -5,10 +5,11 @@ import type { Kysely } from "kysely";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { markFailed, type RowFailure, releaseRows } from "./mark-results.js";
-import type { FailureReason, RelayMetrics } from "./metrics.js";
+import type { RelayMetrics } from "./metrics.js";
+import type { OutageBackoff } from "./outage-backoff.js";
 import { type Chunk, planChunks, type ReadyRow } from "./plan-chunks.js";
 import { planWaves } from "./plan-waves.js";
-import { publishChunk } from "./publish-chunk.js";
+import { type ChunkOutcome, publishChunk } from "./publish-chunk.js";
 import type { Publisher } from "./publisher.js";
 
 export interface BatchSettings {
@@ -29,6 +30,13 @@ export interface BatchDeps {
   readonly resolveTopic: TopicResolver;
   readonly markPublished: (ids: readonly string[]) => Promise<void>;
   readonly metrics: RelayMetrics;
+  /** Per topic, how long whole-request failures keep it waiting. */
+  readonly outage: OutageBackoff;
+  /**
+   * `performance.now()` at which the drain deadline fires; Infinity until a drain with a budget began.
+   * A request that could not finish by then is not started.
+   */
+  readonly drainEndsAt: () => number;
   readonly log?: Logger;
   /** Told about every row as it dies. */
   readonly onDead: (row: ClaimedRow, reason: string) => void;
@@ -44,7 +52,10 @@ export interface ClaimedBatch {
 export interface BatchReport {
   readonly claimed: number;
   readonly published: number;
+  /** Rows that spent an attempt: SNS refused their entry, or they cannot be sent. */
   readonly failed: number;
+  /** Rows sent back to wait without spending an attempt: their request failed as a whole (SNS down). */
+  readonly deferred: number;
   readonly dead: number;
   readonly released: number;
   readonly durationMs: number;
@@ -52,7 +63,8 @@ export interface BatchReport {
 
 /**
  * Sees every row of a claimed batch to an outcome: published (marked chunk by chunk, right after each
- * response), failed (backoff or dead), or released (not sent; free for any relay at once).
+ * response), failed (backoff or dead), deferred (its request failed as a whole: a wait, no attempt), or
+ * released (not sent; free for any relay at once).
  * `abandon` aborting (the drain deadline) cuts the publishing short; the batch's own lease timer does
  * the same before the lease could run out under a row still being sent.
  */
@@ -78,23 +90,45 @@ export async function processBatch(
   setMaxListeners(settings.publishConcurrency + 10, batchSignal);
 
   const failures: RowFailure[] = [];
+  /** Logs, once per answer, what does not add up in it, with SNS's request id. */
+  const reportAnswer = (chunk: Chunk, outcome: ChunkOutcome) => {
+    const { malformed, requestFailure } = outcome;
+    if (!malformed && requestFailure?.kind !== "malformed") return;
+    deps.log?.warn(
+      {
+        topicArn: chunk.topicArn,
+        requestId: malformed?.requestId ?? requestFailure?.requestId,
+        ...malformed,
+        reason: requestFailure?.reason,
+      },
+      "PublishBatch answer malformed: entries it does not list as successful are retried",
+    );
+  };
   const released: string[] = [];
   let markError: unknown;
   let published = 0;
   // Announced (log, event, metric) only once markFailed has committed: whoever hears "dead" must
   // find the row dead.
   const deadRows: { row: ClaimedRow; reason: string; cause: "attempts" | "unsendable" }[] = [];
-  const fail = (row: ClaimedRow, reason: string, kind: Exclude<FailureReason, "unsendable">) => {
+  /** SNS refused the row's entry: its own failure, an attempt. */
+  const fail = (row: ClaimedRow, reason: string) => {
     const attempts = row.attempts + 1;
     const isDead = attempts >= settings.maxAttempts;
     failures.push({
       id: row.id,
       delayMs: backoffMs(attempts, settings.backoff),
       error: reason,
+      attempt: true,
       dead: isDead,
     });
-    deps.metrics.failed.inc({ reason: kind });
+    deps.metrics.failed.inc({ reason: "entry" });
     if (isDead) deadRows.push({ row, reason: `after ${attempts} attempts: ${reason}`, cause: "attempts" });
+  };
+  /** The bus is down for the row's topic: it waits `delayMs`, spending no attempt. */
+  let deferred = 0;
+  const defer = (row: ClaimedRow, delayMs: number, reason: string) => {
+    failures.push({ id: row.id, delayMs: Math.ceil(delayMs), error: reason, attempt: false, dead: false });
+    deferred += 1;
   };
 
   try {
@@ -108,13 +142,28 @@ export async function processBatch(
     const sendChunk = async (chunk: Chunk) => {
       // After a failed mark, every chunk sent would be one more the table does not show as
       // published, to be sent again: stop sending until the database answers again.
+      // Once draining, a request starts only if it can end before the drain deadline: one cut at the
+      // deadline may already have reached SNS, and its rows would be sent again after the restart.
+      // Rows released unsent are never duplicates.
+      const finishesBy = performance.now() + settings.publishTimeoutMs;
       const stopSending =
         batchSignal.aborted ||
         markError !== undefined ||
-        performance.now() + settings.publishTimeoutMs > leaseEndsAt;
+        finishesBy > leaseEndsAt ||
+        finishesBy > deps.drainEndsAt();
       if (stopSending) {
         for (const row of chunk.rows) {
           released.push(row.id);
+          stopKey(row);
+        }
+        return;
+      }
+      // A topic whose requests fail as a whole gets none until its wait is over: its rows go back to
+      // wait with it, and the first request after the wait probes whether it is back.
+      const outage = deps.outage.waiting(chunk.topicArn);
+      if (outage.waitMs > 0) {
+        for (const row of chunk.rows) {
+          defer(row, outage.waitMs, `not sent, topic backing off after: ${outage.reason}`);
           stopKey(row);
         }
         return;
@@ -137,8 +186,27 @@ export async function processBatch(
           markError ??= error;
         });
       }
-      for (const { row, reason, kind } of outcome.failed) {
-        fail(row, reason, kind);
+      reportAnswer(chunk, outcome);
+      if (outcome.requestFailure) {
+        const { kind, reason } = outcome.requestFailure;
+        const { waitMs, began } = deps.outage.failed(chunk.topicArn, outcome.sentAt, reason);
+        if (began) {
+          deps.log?.warn(
+            { topicArn: chunk.topicArn, kind, reason, waitMs: Math.round(waitMs) },
+            "PublishBatch failing as a whole: topic backs off, rows spend no attempts",
+          );
+        }
+        for (const row of outcome.unanswered) {
+          defer(row, waitMs, reason);
+          deps.metrics.failed.inc({ reason: "request" });
+          stopKey(row);
+        }
+      } else if (outcome.abandoned.length === 0) {
+        const ended = deps.outage.answered(chunk.topicArn);
+        if (ended) deps.log?.info({ topicArn: chunk.topicArn, ...ended }, "PublishBatch answered again");
+      }
+      for (const { row, reason } of outcome.refused) {
+        fail(row, reason);
         stopKey(row);
       }
       for (const row of outcome.abandoned) {
@@ -159,10 +227,12 @@ export async function processBatch(
           ready.push({ row, topicArn: built.topicArn, entry: built.entry, bytes: built.bytes });
           continue;
         }
-        // Dead at once; a dead row no longer holds its key back (the claim ignores dead rows too).
-        failures.push({ id: row.id, delayMs: 0, error: built.reason, dead: true });
+        // Dead at once. Its key's later rows wait behind it, as behind any dead row (see claim-batch.ts),
+        // until an operator requeues it (a topic mapping fixed) or skips it.
+        failures.push({ id: row.id, delayMs: 0, error: built.reason, attempt: true, dead: true });
         deps.metrics.failed.inc({ reason: "unsendable" });
         deadRows.push({ row, reason: built.reason, cause: "unsendable" });
+        stopKey(row);
       }
       await inParallel(planChunks(ready), settings.publishConcurrency, sendChunk);
     }
@@ -179,7 +249,8 @@ export async function processBatch(
     return {
       claimed: rows.length,
       published,
-      failed: failures.length,
+      failed: failures.length - deferred,
+      deferred,
       dead: deadRows.length,
       released: released.length,
       durationMs,

@@ -2,25 +2,49 @@ import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
 import { timedSignal } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
-import type { RelayMetrics } from "./metrics.js";
+import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
 import { endPublishSpan, startPublishSpan } from "./publish-span.js";
-import type { Publisher } from "./publisher.js";
+import type { Publisher, PublishResult } from "./publisher.js";
+
+/** A 200 whose lists do not account for the request's entries: what the log line says about it. */
+export interface MalformedAnswer {
+  readonly requestId: string | undefined;
+  readonly entries: number;
+  readonly successful: number;
+  readonly failed: number;
+  /** Entries in neither list (all of them for an empty body): not published, retried. */
+  readonly unlisted: number;
+  /** Ids listed that the request did not carry, or listed as both taken and refused. */
+  readonly unexpected: number;
+}
+
+export interface RequestFailure {
+  readonly kind: RequestFailureKind;
+  readonly reason: string;
+  /** SNS's id of the request, when an answer came back. */
+  readonly requestId?: string;
+}
 
 export interface ChunkOutcome {
+  /** `performance.now()` when the request went out. */
+  readonly sentAt: number;
   readonly published: ClaimedRow[];
-  readonly failed: {
-    readonly row: ClaimedRow;
-    readonly reason: string;
-    readonly kind: "entry" | "request";
-  }[];
+  /** Entries SNS refused: each row's own failure, an attempt. */
+  readonly refused: { readonly row: ClaimedRow; readonly reason: string }[];
+  /** Not published because the request failed as a whole (or its answer was malformed): no attempt. */
+  readonly unanswered: ClaimedRow[];
+  /** Why the request failed as a whole, when it did (every row unanswered, or the answer malformed). */
+  readonly requestFailure?: RequestFailure;
+  readonly malformed?: MalformedAnswer;
   /** Cut off by the batch's signal (drain deadline or lease end): outcome unknown, not an attempt. */
   readonly abandoned: ClaimedRow[];
 }
 
 /**
- * Sends one chunk. `timeoutMs` bounds this request (all SDK retries included) and counts as a failed
- * attempt; `batchSignal` aborting means the relay must let go of the rows, which is not the rows' fault.
+ * Sends one chunk. `timeoutMs` bounds this request (all SDK retries included) and fails it as a whole;
+ * `batchSignal` aborting means the relay must let go of the rows, which is not the rows' fault.
+ * A row counts as published only when the answer lists it under `Successful`.
  */
 export async function publishChunk(
   publisher: Publisher,
@@ -30,38 +54,98 @@ export async function publishChunk(
   metrics: RelayMetrics,
 ): Promise<ChunkOutcome> {
   const call = timedSignal(timeoutMs, "PublishBatch", [batchSignal]);
-  const started = performance.now();
+  const sentAt = performance.now();
   const span = startPublishSpan(chunk);
   metrics.requestsInFlight.inc();
   try {
     // Inside the span, so that spans of the HTTP call (if the SDK is instrumented) nest under it.
-    const { failed } = await context.with(trace.setSpan(context.active(), span), () =>
+    const result = await context.with(trace.setSpan(context.active(), span), () =>
       publisher.publishBatch({ topicArn: chunk.topicArn, entries: chunk.entries }, call.signal),
     );
-    const reasons = new Map(failed.map((entry) => [entry.id, entry.reason]));
-    const outcome: ChunkOutcome = { published: [], failed: [], abandoned: [] };
-    for (const row of chunk.rows) {
-      const reason = reasons.get(row.id);
-      if (reason === undefined) outcome.published.push(row);
-      else outcome.failed.push({ row, reason, kind: "entry" });
-    }
-    endPublishSpan(span, { refused: outcome.failed.length });
+    const outcome = sortAnswer(chunk, result, sentAt);
+    if (outcome.requestFailure) metrics.requestFailures.inc({ kind: outcome.requestFailure.kind });
+    endPublishSpan(span, { refused: outcome.refused.length, error: outcome.requestFailure?.reason });
     return outcome;
   } catch (error) {
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     if (batchSignal.aborted) {
       endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
-      return { published: [], failed: [], abandoned: chunk.rows };
+      return { sentAt, published: [], refused: [], unanswered: [], abandoned: chunk.rows };
     }
+    const kind = requestFailureKind(error);
+    metrics.requestFailures.inc({ kind });
     endPublishSpan(span, { refused: 0, error: reason });
+    const requestId = (error as { $metadata?: { requestId?: string } } | null)?.$metadata?.requestId;
     return {
+      sentAt,
       published: [],
-      failed: chunk.rows.map((row) => ({ row, reason, kind: "request" })),
+      refused: [],
+      unanswered: chunk.rows,
+      requestFailure: { kind, reason, requestId },
       abandoned: [],
     };
   } finally {
     metrics.requestsInFlight.dec();
-    metrics.publishSeconds.observe((performance.now() - started) / 1_000);
+    metrics.publishSeconds.observe((performance.now() - sentAt) / 1_000);
     call.dispose();
   }
+}
+
+/** Each row by what the answer says of it; ids in neither list, or in both, are not taken as published. */
+function sortAnswer(chunk: Chunk, result: PublishResult, sentAt: number): ChunkOutcome {
+  const taken = new Set(result.published);
+  const refusals = new Map(result.failed.map((entry) => [entry.id, entry.reason]));
+  const outcome = {
+    sentAt,
+    published: [] as ClaimedRow[],
+    refused: [] as { row: ClaimedRow; reason: string }[],
+    unanswered: [] as ClaimedRow[],
+    abandoned: [] as ClaimedRow[],
+  };
+  let contradictory = 0;
+  for (const row of chunk.rows) {
+    const reason = refusals.get(row.id);
+    if (reason !== undefined && taken.has(row.id)) {
+      contradictory += 1;
+      outcome.unanswered.push(row);
+    } else if (reason !== undefined) outcome.refused.push({ row, reason });
+    else if (taken.has(row.id)) outcome.published.push(row);
+    else outcome.unanswered.push(row);
+  }
+  const sent = new Set(chunk.rows.map((row) => row.id));
+  const unknown = [...taken, ...refusals.keys()].filter((id) => !sent.has(id)).length;
+  if (outcome.unanswered.length === 0 && unknown === 0) return outcome;
+  const malformed: MalformedAnswer = {
+    requestId: result.requestId,
+    entries: chunk.rows.length,
+    successful: result.published.length,
+    failed: result.failed.length,
+    unlisted: outcome.unanswered.length - contradictory,
+    unexpected: unknown + contradictory,
+  };
+  if (outcome.unanswered.length === 0) return { ...outcome, malformed };
+  return {
+    ...outcome,
+    malformed,
+    requestFailure: {
+      kind: "malformed",
+      requestId: result.requestId,
+      reason: `malformed PublishBatch answer (request ${result.requestId ?? "without id"}): ${outcome.unanswered.length} of ${chunk.rows.length} entries in neither Successful nor Failed`,
+    },
+  };
+}
+
+/** What kind of whole-request failure an SDK error is, for the metric. */
+function requestFailureKind(error: unknown): RequestFailureKind {
+  const { name, $metadata, $retryable } = (error ?? {}) as {
+    name?: string;
+    $metadata?: { httpStatusCode?: number };
+    $retryable?: { throttling?: boolean };
+  };
+  const status = $metadata?.httpStatusCode;
+  if ($retryable?.throttling || status === 429 || /thrott/i.test(name ?? "")) return "throttling";
+  if (status === undefined) return "network";
+  // A 200 the SDK could not parse (truncated, an HTML page).
+  if (status < 300) return "malformed";
+  return status >= 500 ? "server" : "client";
 }

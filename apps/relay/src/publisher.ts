@@ -4,9 +4,10 @@
  */
 export interface Publisher {
   /**
-   * Publishes up to 10 entries to one topic in one request. Resolves with the entries the bus refused
-   * (an entry not listed is published); rejects when the request as a whole failed or `signal` aborted,
-   * in which case the relay treats every entry as not published.
+   * Publishes up to 10 entries to one topic in one request. Resolves with the entries the bus says it
+   * took and those it refused; an entry in neither list is not published (a malformed answer, retried).
+   * Rejects when the request as a whole failed or `signal` aborted, in which case the relay treats every
+   * entry as not published.
    */
   publishBatch(request: PublishRequest, signal: AbortSignal): Promise<PublishResult>;
 }
@@ -29,7 +30,12 @@ export interface PublishEntry {
 }
 
 export interface PublishResult {
+  /** Ids of the entries the bus took (SNS's `Successful`): only these are marked published. */
+  readonly published: readonly string[];
+  /** The entries the bus refused (SNS's `Failed`): each one counts as a failed attempt of its row. */
   readonly failed: readonly FailedEntry[];
+  /** The bus's id for the request, for the log line when its answer does not add up. */
+  readonly requestId?: string;
 }
 
 export interface FailedEntry {
@@ -39,5 +45,5 @@ export interface FailedEntry {
 
 /** A publisher that accepts everything at once: measures the relay's own (database-bound) cost. */
 export const nullPublisher: Publisher = {
-  publishBatch: async () => ({ failed: [] }),
+  publishBatch: async (request) => ({ published: request.entries.map((entry) => entry.id), failed: [] }),
 };

@@ -44,6 +44,8 @@ export interface RelayOptions {
   readonly maxAttempts?: number;
   /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS (1 s doubling to 5 min); base ≤ max. */
   readonly backoff?: Partial<BackoffPolicy>;
+  /** As RELAY_OUTAGE_BACKOFF_MAX_MS: the cap of a topic's wait after whole-request failures; ≥ backoff.baseMs. */
+  readonly outageBackoffMaxMs?: number;
   /** As RELAY_POLL_INTERVAL_MS. */
   readonly pollIntervalMs?: number;
   /** Delete old published rows; `null` (default) keeps them. */
@@ -68,6 +70,7 @@ const optionSettings = {
   publishConcurrency: relaySettings.publishConcurrency,
   pipelineDepth: relaySettings.pipelineDepth,
   maxAttempts: relaySettings.maxAttempts,
+  outageBackoffMaxMs: relaySettings.outageBackoffMaxMs,
   pollIntervalMs: relaySettings.pollIntervalMs,
 } satisfies { [K in keyof RelayOptions]?: Setting<number> };
 
@@ -99,10 +102,16 @@ export function relayOptionValues(options: RelayOptions) {
       ),
       maxMs: numericOption(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs", optionsError),
     },
+    outageBackoffMaxMs: optionValue(options, "outageBackoffMaxMs"),
   };
   if (settings.backoff.baseMs > settings.backoff.maxMs) {
     throw new RelayOptionsError(
       `backoff.baseMs (${settings.backoff.baseMs}) must not exceed backoff.maxMs (${settings.backoff.maxMs})`,
+    );
+  }
+  if (settings.backoff.baseMs > settings.outageBackoffMaxMs) {
+    throw new RelayOptionsError(
+      `backoff.baseMs (${settings.backoff.baseMs}) must not exceed outageBackoffMaxMs (${settings.outageBackoffMaxMs})`,
     );
   }
   if (settings.leaseMarginMs + settings.publishTimeoutMs >= settings.leaseMs) {

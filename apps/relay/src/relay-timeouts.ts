@@ -23,6 +23,10 @@ export function relayTimeouts(config: RelayConfig): {
         { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
         { env: "RELAY_BACKOFF_MAX_MS", value: config.backoffMaxMs },
       ),
+      ...mustNotExceed(
+        { env: "RELAY_BACKOFF_BASE_MS", value: config.backoffBaseMs },
+        { env: "RELAY_OUTAGE_BACKOFF_MAX_MS", value: config.outageBackoffMaxMs },
+      ),
       ...topicRoutingProblems(config),
     ],
     rules: [

@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
+import { OutageBackoff } from "./outage-backoff.js";
 import { pipelineBatches } from "./pipeline-batches.js";
 import { type BatchReport, processBatch } from "./process-batch.js";
 import type { Publisher } from "./publisher.js";
@@ -46,9 +47,11 @@ export interface Relay extends EventEmitter<RelayEvents> {
    * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
    * was not sent. Resolves once nothing is held, or one statement's time (`leaseMarginMs`) after
    * `deadline` whatever is still running: a query the server leaves unanswered is not waited for
-   * (its rows come back when their lease ends).
+   * (its rows come back when their lease ends). `budgetMs`, how long `deadline` gives from now: no
+   * PublishBatch starts that could not end before it (the rest is released unsent), so the deadline
+   * need not cut one that SNS may already have taken.
    */
-  drain(deadline?: AbortSignal): Promise<RelaySummary>;
+  drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
 }
@@ -81,7 +84,8 @@ export function createRelay(options: RelayOptions): Relay {
   const { db, log } = options;
   const topicArns = options.topicArns ?? {};
   const defaultTopicArn = options.defaultTopicArn || undefined;
-  const metrics = createRelayMetrics(options.metrics ?? new Registry(), db);
+  const outage = new OutageBackoff({ baseMs: settings.backoff.baseMs, maxMs: settings.outageBackoffMaxMs });
+  const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
   const markPublished = createPublishedMarker(db);
 
   const emitter = new EventEmitter<RelayEvents>();
@@ -90,6 +94,7 @@ export function createRelay(options: RelayOptions): Relay {
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
   let requests = 0;
+  let drainEndsAt = Number.POSITIVE_INFINITY;
   let published = 0;
   let dead = 0;
 
@@ -109,6 +114,8 @@ export function createRelay(options: RelayOptions): Relay {
     resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
     markPublished,
     metrics,
+    outage,
+    drainEndsAt: () => drainEndsAt,
     log,
     onDead(row: ClaimedRow, reason: string) {
       log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
@@ -190,7 +197,8 @@ export function createRelay(options: RelayOptions): Relay {
     stop() {
       stopping.abort(new Error("relay stopping"));
     },
-    async drain(deadline?: AbortSignal): Promise<RelaySummary> {
+    async drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary> {
+      if (budgetMs !== undefined) drainEndsAt = performance.now() + budgetMs;
       stopping.abort(new Error("relay draining"));
       const unlink = deadline ? forwardAbort(deadline, abandon) : () => {};
       const giveUp = afterLastStatement(abandon.signal, settings.leaseMarginMs);

@@ -58,7 +58,8 @@ export const relaySettings = {
     max: 1_000,
     unit: "attempts",
     default: 10,
-    description: "Failed publishes of a row before it is marked dead.",
+    description:
+      "Publishes of a row that SNS refuses (its own entry listed as Failed) before it is marked dead; whole-request failures do not count.",
   }),
   backoffBaseMs: setting.milliseconds({
     env: "RELAY_BACKOFF_BASE_MS",
@@ -73,6 +74,14 @@ export const relaySettings = {
     max: 86_400_000,
     default: 300_000,
     description: "Upper bound of the retry delay.",
+  }),
+  outageBackoffMaxMs: setting.milliseconds({
+    env: "RELAY_OUTAGE_BACKOFF_MAX_MS",
+    min: 1,
+    max: 600_000,
+    default: 30_000,
+    description:
+      "Upper bound of the wait of a topic whose PublishBatch requests fail as a whole (SNS down, throttling, timeouts): how late a recovered SNS is noticed. Starts at RELAY_BACKOFF_BASE_MS, doubles per failure, with jitter; spends no attempts.",
   }),
   pollIntervalMs: setting.milliseconds({
     env: "RELAY_POLL_INTERVAL_MS",

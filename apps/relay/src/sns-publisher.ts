@@ -68,7 +68,11 @@ export function createSnsPublisher(client: SNSClient): Publisher {
       // Still settles after an abort (the handler refuses or cuts the request): nobody awaits it then.
       sent.catch(() => {});
       const response = await untilAborted(sent, signal);
+      // Taken as they are, absent lists included: an empty 200 (a proxy, a lying endpoint) parses into
+      // a response with neither list, and must not read as "nothing failed".
       return {
+        published: (response.Successful ?? []).map((entry) => entry.Id ?? ""),
+        requestId: response.$metadata.requestId,
         failed: (response.Failed ?? []).map((failure) => ({
           id: failure.Id ?? "",
           reason: `${failure.Code ?? "Failed"}: ${failure.Message ?? "no message"}`,

@@ -1,10 +1,55 @@
 import http from "node:http";
 import { awsEnvironment } from "@outbox/devstack";
-import { awsClients, faultClient, receiveAll, stack, startDaemonProcess } from "@outbox/test-kit";
+import {
+  awsClients,
+  faultClient,
+  type Received,
+  receiveAll,
+  runEntryPoint,
+  stack,
+  startDaemonProcess,
+} from "@outbox/test-kit";
 import { sql } from "kysely";
+import { pino } from "pino";
+import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSnsPublisher } from "../src/index.js";
+import { type BatchReport, createSnsPublisher, RELAY_METRICS, type Relay } from "../src/index.js";
 import { countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
+
+/** Rows sent back to wait, without an attempt, over every batch `relay` reports from now on. */
+function countDeferred(relay: Relay): () => number {
+  let deferred = 0;
+  relay.on("batch", (report: BatchReport) => {
+    deferred += report.deferred;
+  });
+  return () => deferred;
+}
+
+/** A logger that keeps its lines, parsed, for the test to read. */
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { log, lines };
+}
+
+/** The value of a counter or gauge with these labels (0 when it has none yet). */
+async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {
+  const metric = await registry.getSingleMetric(name)?.get();
+  const match = metric?.values.find((value) =>
+    Object.entries(labels).every(([label, wanted]) => value.labels[label] === wanted),
+  );
+  return match?.value ?? 0;
+}
+
+/** Message bodies' `n` per ordering key (`n % keys`), in the order received. */
+function orderPerKey(received: readonly Received[], keys: number): Map<number, number[]> {
+  const byKey = new Map<number, number[]>();
+  for (const message of received) {
+    const { n } = JSON.parse(message.body) as { n: number };
+    byKey.set(n % keys, [...(byKey.get(n % keys) ?? []), n]);
+  }
+  return byKey;
+}
 
 // Every test that injects faults lives in this one file: the emulator has one fault configuration,
 // and `set` replaces it, so two files setting faults in parallel would undo each other.
@@ -116,16 +161,18 @@ describe.runIf(faults)("the relay under bus faults", () => {
     expect(await stop(relay)).toMatchObject({ clean: true, published: 4, dead: 1, unsent: 0 });
   });
 
-  it("backs off while the bus hangs or fails, loses nothing, and recovers when it returns", async () => {
+  it("backs off while the bus hangs or fails, spending no attempts, loses nothing, and recovers when it returns", async () => {
     const ids = await enqueueAll(bed.handle, events("orders", 30, 3));
     await control.set({ topics: [bed.standard.topicArn], hang: true });
-    start({ publishTimeoutMs: 500 });
-    await expect
-      .poll(async () => (await attemptsOf(ids)).some((row) => row.attempts >= 2), { timeout: 10_000 })
-      .toBe(true);
+    const deferred = countDeferred(start({ publishTimeoutMs: 500 }));
+    // Each key's head sent back twice: the requests timed out at least twice.
+    await expect.poll(deferred, { timeout: 10_000 }).toBeGreaterThanOrEqual(6);
     await control.set({ topics: [bed.standard.topicArn], failureRate: 1, failureMode: "internal-error" });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const hungDeferrals = deferred();
+    await expect.poll(deferred, { timeout: 10_000 }).toBeGreaterThanOrEqual(hungDeferrals + 6);
     expect((await countRows(bed.handle)).published).toBe(0);
+    // Whole-request failures are the bus's, not the rows': no attempt was counted.
+    expect((await attemptsOf(ids)).map((row) => row.attempts)).toEqual(ids.map(() => 0));
     await control.clear();
     await expect
       .poll(() => countRows(bed.handle), { timeout: 15_000 })
@@ -134,6 +181,130 @@ describe.runIf(faults)("the relay under bus faults", () => {
     const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 30);
     expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     expect(received).toHaveLength(30);
+  });
+
+  it("a 200 with an empty, truncated or HTML body marks nothing published; the rows go out once SNS answers", async () => {
+    for (const okBody of ["empty", "truncated", "html"] as const) {
+      const ids = await enqueueAll(bed.handle, events("orders", 10));
+      await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], okBody });
+      const registry = new Registry();
+      const { log, lines } = capturingLogger();
+      const relay = start({ maxAttempts: 2, metrics: registry, log });
+      const deferred = countDeferred(relay);
+      // Every row came back more often than RELAY_MAX_ATTEMPTS would allow, and none died.
+      await expect.poll(deferred, { timeout: 10_000 }).toBeGreaterThanOrEqual(10 * 3);
+      expect(await countRows(bed.handle)).toMatchObject({ published: 0, dead: 0 });
+      const malformed = await metricValue(registry, RELAY_METRICS.requestFailures, { kind: "malformed" });
+      expect(malformed).toBeGreaterThanOrEqual(3);
+      // One line per malformed answer, each with SNS's request id.
+      const said = lines.filter((line) => String(line.msg).startsWith("PublishBatch answer malformed"));
+      expect(said.length, okBody).toBeGreaterThanOrEqual(malformed);
+      expect(said.length, okBody).toBeLessThanOrEqual(
+        await metricValue(registry, RELAY_METRICS.requestFailures, { kind: "malformed" }),
+      );
+      for (const line of said) expect(line.requestId, okBody).toMatch(/^[0-9a-f-]{36}$/);
+
+      await control.clear();
+      await expect
+        .poll(() => countRows(bed.handle), { timeout: 15_000 })
+        .toEqual({ unsent: 0, published: 10, dead: 0 });
+      await stop(relay);
+      const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 10);
+      expect(received, okBody).toHaveLength(10);
+      expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
+      await sql`TRUNCATE outbox`.execute(bed.handle.db);
+    }
+  });
+
+  it("a whole-request outage many times longer than RELAY_MAX_ATTEMPTS allows kills nothing and keeps per-key order", async () => {
+    const keys = 6;
+    const maxAttempts = 3;
+    const ids = await enqueueAll(bed.handle, events("ledger", 60, keys));
+    // SNS down for the FIFO topic: every PublishBatch a 500, then throttled, then timing out.
+    await control.set({ topics: [bed.fifo.topicArn], failureRate: 1, failureMode: "internal-error" });
+    const registry = new Registry();
+    const relay = start({ maxAttempts, metrics: registry, publishTimeoutMs: 500 });
+    const deferred = countDeferred(relay);
+    // Load keeps coming during the outage.
+    const during = await enqueueAll(bed.handle, events("ledger", 30, keys, 60));
+    // Each key's head sent back 5× as often as RELAY_MAX_ATTEMPTS would have let it fail.
+    const outage = keys * maxAttempts * 5;
+    await expect.poll(deferred, { timeout: 20_000 }).toBeGreaterThanOrEqual(outage / 3);
+    await control.set({ topics: [bed.fifo.topicArn], failureRate: 1, failureMode: "throttling" });
+    await expect.poll(deferred, { timeout: 20_000 }).toBeGreaterThanOrEqual((2 * outage) / 3);
+    await control.set({ topics: [bed.fifo.topicArn], hang: true });
+    await expect.poll(deferred, { timeout: 20_000 }).toBeGreaterThanOrEqual(outage);
+    expect(await countRows(bed.handle)).toEqual({ unsent: 90, published: 0, dead: 0 });
+    // Visible while it lasts: the topic is in outage and the failed requests are counted by kind.
+    expect(await metricValue(registry, RELAY_METRICS.topicsInOutage)).toBe(1);
+    for (const kind of ["server", "throttling", "network"]) {
+      expect(await metricValue(registry, RELAY_METRICS.requestFailures, { kind }), kind).toBeGreaterThan(0);
+    }
+
+    await control.clear();
+    await expect
+      .poll(() => countRows(bed.handle), { timeout: 20_000 })
+      .toEqual({ unsent: 0, published: 90, dead: 0 });
+    expect(await metricValue(registry, RELAY_METRICS.topicsInOutage)).toBe(0);
+    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, 90);
+    expect(received).toHaveLength(90);
+    expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set([...ids, ...during]));
+    for (const ns of orderPerKey(received, keys).values()) expect(ns).toEqual([...ns].sort((x, y) => x - y));
+  });
+
+  it("a row whose entry SNS refuses dies after RELAY_MAX_ATTEMPTS and holds its key until skip-dead", async () => {
+    const keys = 3;
+    // Keys round-robin: key-0 holds ids 0, 3, 6; its head is refused every time.
+    const ids = await enqueueAll(bed.handle, events("ledger", 9, keys));
+    const head = ids[0] ?? "";
+    await control.set({
+      topics: [bed.fifo.topicArn],
+      failBatchEntries: { attribute: "event_id", values: [head] },
+    });
+    const registry = new Registry();
+    const relay = start({ maxAttempts: 2, metrics: registry });
+    const dead: string[] = [];
+    relay.on("dead", (event) => dead.push(event.id));
+    await expect.poll(() => dead, { timeout: 10_000 }).toEqual([head]);
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(6);
+    // An event enqueued after the death on another key: once it is out, the relay has claimed since,
+    // and key-0's later events (older than it) would have gone with it had the dead head let them.
+    await control.clear();
+    const [marker] = await enqueueAll(bed.handle, events("ledger", 1, keys, 9 + 1));
+    await expect
+      .poll(async () => (await attemptsOf([marker ?? ""]))[0]?.published_at, { timeout: 10_000 })
+      .toBeInstanceOf(Date);
+    const waiting = await attemptsOf([ids[3] ?? "", ids[6] ?? ""]);
+    expect(waiting.map((row) => [row.published_at, row.attempts])).toEqual([
+      [null, 0],
+      [null, 0],
+    ]);
+    expect(await metricValue(registry, RELAY_METRICS.blockedKeys)).toBe(1);
+    const env = { DATABASE_URL: bed.url };
+    const status = await runEntryPoint("apps/relay/src/main.ts", ["status", "--json"], env);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as {
+      total: { blockedKeys: number };
+      blockedKeys: { orderingKey: string; eventId: string; waiting: number }[];
+    };
+    expect(report.total.blockedKeys).toBe(1);
+    expect(report.blockedKeys).toEqual([
+      expect.objectContaining({ orderingKey: "key-0", eventId: head, waiting: 2 }),
+    ]);
+
+    const skip = await runEntryPoint("apps/relay/src/main.ts", ["skip-dead", "--id", head], env);
+    expect(skip.code, skip.stderr).toBe(0);
+    expect(JSON.parse(skip.stdout)).toEqual({ skipped: 1 });
+    await expect
+      .poll(() => countRows(bed.handle), { timeout: 10_000 })
+      .toEqual({ unsent: 0, published: 9, dead: 1 });
+    expect(await metricValue(registry, RELAY_METRICS.blockedKeys)).toBe(0);
+    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, 9);
+    expect(received).toHaveLength(9);
+    expect(orderPerKey(received, keys).get(0)).toEqual([3, 6]);
+    // Skipped, not forgotten: it is still dead, and skipping it again finds nothing.
+    const again = await runEntryPoint("apps/relay/src/main.ts", ["skip-dead", "--id", head], env);
+    expect(again.code).toBe(1);
   });
 
   it("an aborted PublishBatch is cut on the wire, not only given up on, also by a client caching its middleware", async () => {
@@ -364,17 +535,18 @@ describe.runIf(faults)("the relay under bus faults", () => {
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
     });
 
-    it("at the drain deadline: exits 0 with clean=false, and the released rows go to the next relay at once", async () => {
-      const ids = await enqueueAll(bed.handle, events("orders", 100));
-      // 10 chunks one at a time, 400 ms each (~4 s), against a 1 s drain.
+    it("on SIGTERM, starts no wave the drain budget cannot finish: the rest is released, clean=true, and a restart sends nothing twice", async () => {
+      const keys = 5;
+      // One batch of 100 keyed rows: 20 waves, one PublishBatch each, 400 ms apiece (~8 s), against a
+      // 3 s drain in which a request may take up to 1 s: waves start only in the drain's first 2 s.
+      const ids = await enqueueAll(bed.handle, events("orders", 100, keys));
       await control.set({ topics: [bed.standard.topicArn], actions: ["PublishBatch"], latencyMs: 400 });
       const run = startDaemonProcess(
         "apps/relay/src/main.ts",
         daemonEnv({
-          RELAY_PUBLISH_CONCURRENCY: "1",
-          RELAY_DRAIN_TIMEOUT_MS: "1000",
+          RELAY_DRAIN_TIMEOUT_MS: "3000",
           DB_STATEMENT_TIMEOUT_MS: "500",
-          AWS_REQUEST_TIMEOUT_MS: "900",
+          AWS_REQUEST_TIMEOUT_MS: "1000",
           AWS_MAX_ATTEMPTS: "1",
         }),
       );
@@ -382,26 +554,31 @@ describe.runIf(faults)("the relay under bus faults", () => {
       run.child.kill("SIGTERM");
       expect((await run.exited).code).toBe(0);
       const drained = run.lines.find((line) => line.msg === "drained");
-      expect(drained).toMatchObject({ clean: false, dead: 0 });
+      // No request was cut: the deadline never fired on one.
+      expect(drained).toMatchObject({ clean: true, dead: 0 });
       const rows = await countRows(bed.handle);
       expect(rows.published).toBe(drained?.published);
+      // What was not sent was released: counted as unsent, and not leased for RELAY_LEASE_MS.
       expect(rows.unsent).toBe(drained?.unsent);
       expect(rows.published + rows.unsent).toBe(100);
       expect(rows.unsent).toBeGreaterThan(0);
-      // Released, not left to a lease that would hold them for RELAY_LEASE_MS (60 s).
       const leased = await sql<{
         n: string;
       }>`SELECT count(*) AS n FROM outbox WHERE locked_until IS NOT NULL`.execute(bed.handle.db);
       expect(leased.rows[0]?.n).toBe("0");
+      console.info(
+        `SIGTERM mid-waves: ${rows.published} published, ${rows.unsent} released unsent, drain ${drained?.drainMs} ms`,
+      );
 
       await control.clear();
       start();
-      // Well inside the 60 s lease: a row still leased could not be sent before it ran out.
       await expect.poll(async () => (await countRows(bed.handle)).unsent, { timeout: 20_000 }).toBe(0);
+      // Every event received exactly once: no wave the stop cut reached SNS to be sent again.
       const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 100);
+      expect(received).toHaveLength(100);
       expect(new Set(received.map((m) => m.attributes.event_id))).toEqual(new Set(ids));
-      // Only a request cut off in flight may have reached the bus before the cut: at most one chunk.
-      expect(received.length - 100).toBeLessThanOrEqual(10);
+      for (const ns of orderPerKey(received, keys).values())
+        expect(ns).toEqual([...ns].sort((x, y) => x - y));
     });
 
     it("killed with SIGKILL mid-batch, re-sends at most the chunks that were in flight", async () => {

@@ -136,6 +136,7 @@ describe("relay configuration: every problem, every time", () => {
   it("a retry backoff base above its cap is listed with the budget problems", async () => {
     expect(await refusal({ RELAY_BACKOFF_BASE_MS: "400000", RELAY_DRAIN_TIMEOUT_MS: "30000" })).toEqual([
       "relay: config error: RELAY_BACKOFF_BASE_MS: 400000 must not exceed RELAY_BACKOFF_MAX_MS (300000)",
+      "relay: config error: RELAY_BACKOFF_BASE_MS: 400000 must not exceed RELAY_OUTAGE_BACKOFF_MAX_MS (30000)",
       stopBudget(30_000),
     ]);
   });
@@ -151,21 +152,23 @@ describe("relay configuration: every problem, every time", () => {
 describe("relay command line", () => {
   const relay = (...args: string[]) => runEntryPoint("apps/relay/src/main.ts", args);
   const programUsage =
-    /^usage: relay \[run\] +publish .*\n +relay status \[--json\] +.*\n +relay requeue-dead \[--id ID\] +/;
+    /^usage: relay \[run\] +publish .*\n +relay status \[--json\] +.*\n +relay requeue-dead \[--id ID\] +.*\n +relay skip-dead \[--id ID\] +/;
 
   it("--help and -h print the usage on stdout and exit 0, for the program and each command", async () => {
-    const [help, h, run, status, requeue] = await Promise.all([
+    const [help, h, run, status, requeue, skip] = await Promise.all([
       relay("--help"),
       relay("-h"),
       relay("run", "--help"),
       relay("status", "-h"),
       relay("requeue-dead", "--help"),
+      relay("skip-dead", "--help"),
     ]);
     expectAnswer(help, programUsage);
     expectAnswer(h, programUsage);
     expectAnswer(run, /^usage: relay \[run\]\n\npublish the outbox to SNS until SIGTERM\n[\s\S]*exits 78/);
     expectAnswer(status, /^usage: relay status \[--json\]\n[\s\S]*--json +one JSON object/);
     expectAnswer(requeue, /^usage: relay requeue-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
+    expectAnswer(skip, /^usage: relay skip-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
   });
 
   it("status and requeue-dead --help end with every variable they read, from the spec they parse", async () => {
@@ -235,8 +238,31 @@ describe("relay CLI", () => {
       { topic: "orders", unsent: 2, dead: 1 },
     ]);
     const table = await cli(["status"]);
-    expect(table.stdout).toMatch(/^TOPIC\s+UNSENT\s+DEAD\s+OLDEST UNSENT\n/);
-    expect(table.stdout).toMatch(/\(all\)\s+4\s+1\s/);
+    expect(table.stdout).toMatch(/^TOPIC\s+UNSENT\s+DEAD\s+BLOCKED KEYS\s+OLDEST UNSENT\n/);
+    // The dead row has no ordering key: it holds none back.
+    expect(table.stdout).toMatch(/\(all\)\s+4\s+1\s+0\s/);
+    expect(table.stdout).not.toMatch(/BLOCKED KEY\s+TOPIC/);
+
+    // A keyed dead row blocks its key: counted per topic, and listed with what waits behind it.
+    const [keyed] = await enqueueAll(handle, [
+      ...events("orders", 3, 1).map((event) => ({ ...event, orderingKey: "customer-7" })),
+    ]);
+    await sql`UPDATE outbox SET dead_at = now(), last_error = 'refused' WHERE id = ${keyed}`.execute(
+      handle.db,
+    );
+    const blocked = JSON.parse((await cli(["status", "--json"])).stdout) as {
+      total: { blockedKeys: number };
+      blockedKeys: unknown[];
+    };
+    expect(blocked.total.blockedKeys).toBe(1);
+    expect(blocked.blockedKeys).toEqual([
+      { topic: "orders", orderingKey: "customer-7", eventId: keyed, lastError: "refused", waiting: 2 },
+    ]);
+    expect((await cli(["status"])).stdout).toMatch(
+      new RegExp(
+        `\nBLOCKED KEY\\s+TOPIC\\s+DEAD EVENT\\s+WAITING\\s+LAST ERROR\ncustomer-7\\s+orders\\s+${keyed}\\s+2\\s+refused\n`,
+      ),
+    );
   });
 
   it("requeue-dead gives dead rows a fresh start, all or by --id", async () => {

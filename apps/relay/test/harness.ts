@@ -66,6 +66,7 @@ export function useRelayTestBed(
         listenUrl: bed.url,
         topicArns: { orders: bed.standard.topicArn, ledger: bed.fifo.topicArn },
         backoff: { baseMs: 50, maxMs: 200 },
+        outageBackoffMaxMs: 200,
         ...defaults,
         ...options,
       });

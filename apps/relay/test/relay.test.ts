@@ -110,6 +110,13 @@ describe("createRelay against the local SNS → SQS stack", () => {
       ) SELECT * FROM candidates
     `.execute(bed.handle.db);
     expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).toMatch(/outbox_pending_by_seq/);
+    // The claim's dead-head probe, once per keyed candidate: a lookup in the (empty) outbox_dead_heads,
+    // not a walk of the key's rows.
+    const probe = await sql<{ "QUERY PLAN": string }>`
+      EXPLAIN SELECT 1 FROM outbox d
+      WHERE d.ordering_key = 'key-7' AND d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+    `.execute(bed.handle.db);
+    expect(probe.rows.map((row) => row["QUERY PLAN"]).join("\n")).toMatch(/outbox_dead_heads/);
     await clearOutbox(bed.handle);
   });
 });
@@ -125,6 +132,9 @@ describe("createRelay options", () => {
     );
     expect(() => start({ backoff: { baseMs: 5_000, maxMs: 1_000 } })).toThrow(
       "backoff.baseMs (5000) must not exceed backoff.maxMs (1000)",
+    );
+    expect(() => start({ backoff: { baseMs: 1_000, maxMs: 10_000 }, outageBackoffMaxMs: 500 })).toThrow(
+      "backoff.baseMs (1000) must not exceed outageBackoffMaxMs (500)",
     );
   });
 });

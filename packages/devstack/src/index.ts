@@ -8,7 +8,7 @@ export {
   startEquipmentStub,
 } from "./equipment/stub.js";
 export { FaultClient } from "./faults/client.js";
-export type { FaultConfig, FaultRules, FaultScope } from "./faults/config.js";
+export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {

@@ -117,6 +117,62 @@ describe.runIf(faults)("fault injection", () => {
     await expect(publish()).resolves.toMatchObject({ MessageId: expect.any(String) });
   });
 
+  it("answers 200 with an empty, truncated or HTML body without executing the call", async () => {
+    await expect(control.set({ okBody: "blank" as "empty" })).rejects.toThrow(
+      /okBody must be one of 'empty', 'truncated', 'html'/,
+    );
+    const { statsClient } = control;
+    // The raw answer, as a client would read it off the wire (the emulator checks no signature).
+    const publishBatchRaw = () =>
+      fetch(new URL("/", control.controlUrl), {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          Action: "PublishBatch",
+          TopicArn: topicArn,
+          "PublishBatchRequestEntries.member.1.Id": "a",
+          "PublishBatchRequestEntries.member.1.Message": "a",
+        }),
+      });
+    const before = (await statsClient.topic(topicArn)).published;
+    const answers: Record<string, { status: number; type: string | null; body: string }> = {};
+    for (const okBody of ["empty", "truncated", "html"] as const) {
+      await control.set({ topics: [topicArn], actions: ["PublishBatch"], okBody });
+      const response = await publishBatchRaw();
+      answers[okBody] = {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        body: await response.text(),
+      };
+    }
+    expect(answers.empty).toEqual({ status: 200, type: "text/xml", body: "" });
+    expect(answers.truncated).toMatchObject({ status: 200, type: "text/xml" });
+    // The start of a PublishBatchResponse listing the entry as Successful, cut before its end.
+    expect(answers.truncated?.body).toMatch(/^<PublishBatchResponse [^>]*><PublishBatchResult><Successful>/);
+    expect(answers.truncated?.body).not.toMatch(/<\/PublishBatchResponse>/);
+    expect(answers.html).toMatchObject({ status: 200, type: "text/html" });
+    expect(answers.html?.body).toMatch(/^<!DOCTYPE html>/);
+    // None was executed.
+    expect((await statsClient.topic(topicArn)).published).toBe(before);
+
+    // The real SDK: an empty body reads as a result with neither list; the others do not parse.
+    await control.set({ topics: [topicArn], actions: ["PublishBatch"], okBody: "empty" });
+    const batch = () =>
+      sns.send(
+        new PublishBatchCommand({
+          TopicArn: topicArn,
+          PublishBatchRequestEntries: [{ Id: "a", Message: "a" }],
+        }),
+      );
+    const empty = await batch();
+    expect(empty.Successful).toBeUndefined();
+    expect(empty.Failed).toBeUndefined();
+    await control.set({ topics: [topicArn], actions: ["PublishBatch"], okBody: "html" });
+    await expect(batch()).rejects.toMatchObject({ $metadata: { httpStatusCode: 200 } });
+    // Other actions on the topic are left alone by a rule limited to PublishBatch.
+    await expect(publish()).resolves.toMatchObject({ MessageId: expect.any(String) });
+  });
+
   it("fails chosen PublishBatch entries as Failed/InternalError", async () => {
     await control.set({
       topics: [topicArn],

@@ -8,8 +8,8 @@ import {
 } from "@outbox/shared";
 
 /**
- * What `relay status` and `relay requeue-dead` read: the database and nothing else, so that an
- * operator can run them without the daemon's whole environment. Their `--help` lists these.
+ * What `relay status`, `relay requeue-dead` and `relay skip-dead` read: the database and nothing else,
+ * so that an operator can run them without the daemon's whole environment. Their `--help` lists these.
  */
 export const commandSettings = databaseSettings;
 

@@ -26,6 +26,8 @@ export interface OutboxTable {
   locked_by: string | null;
   published_at: NullableTimestamp;
   dead_at: NullableTimestamp;
+  /** A dead row an operator skipped (`relay skip-dead`): it no longer holds its ordering key back. */
+  skipped_at: NullableTimestamp;
   last_error: string | null;
 }
 

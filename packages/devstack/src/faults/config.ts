@@ -24,13 +24,21 @@ export interface FaultConfig {
   failureMode?: "throttling" | "internal-error";
   /** Matching calls are never answered; they are dropped when the fault is cleared or the server stops. */
   hang?: boolean;
+  /**
+   * A lying endpoint (a proxy, a load balancer's error page): matching calls are NOT executed and are
+   * answered HTTP 200 with this body. `empty`: no body at all. `truncated`: the first half of the
+   * response the action would have given (for PublishBatch, every entry listed as `Successful`), cut
+   * mid-document. `html`: an HTML error page (`content-type: text/html`). Wins over `failureRate`.
+   */
+  okBody?: OkBody;
   /** Share (0..1) of PublishBatch entries reported as `Failed` with code `InternalError`. */
   batchEntryFailureRate?: number;
   /** PublishBatch entries whose message attribute `attribute` has one of `values` are reported as `Failed`. */
   failBatchEntries?: { attribute: string; values: string[] };
-  /** A matching call is not executed and answered 200 with this body (a lying endpoint). */
-  okBody?: "empty" | "truncated" | "html";
 }
+
+export const OK_BODIES = ["empty", "truncated", "html"] as const;
+export type OkBody = (typeof OK_BODIES)[number];
 
 /**
  * Every rule the emulator holds (`GET /_faults`). A request on a topic that has a rule of its own
@@ -110,6 +118,12 @@ export function parseFaultConfig(input: unknown): FaultConfig {
   if (raw.hang !== undefined) {
     if (typeof raw.hang !== "boolean") throw new Error("hang must be a boolean");
     config.hang = raw.hang;
+  }
+  if (raw.okBody !== undefined) {
+    if (!OK_BODIES.includes(raw.okBody as OkBody)) {
+      throw new Error(`okBody must be one of ${OK_BODIES.map((body) => `'${body}'`).join(", ")}`);
+    }
+    config.okBody = raw.okBody as OkBody;
   }
   config.batchEntryFailureRate = rate(raw.batchEntryFailureRate, "batchEntryFailureRate");
   if (raw.failBatchEntries !== undefined) {

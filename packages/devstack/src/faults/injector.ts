@@ -2,7 +2,7 @@ import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SnsError } from "../sns/errors.js";
 import type { MessageAttribute } from "../sns/message.js";
-import type { FaultConfig, FaultRules, FaultScope } from "./config.js";
+import type { FaultConfig, FaultRules, FaultScope, OkBody } from "./config.js";
 
 /** What a fault can be scoped to: the SNS action and the topic it addresses, if any. */
 export interface FaultTarget {
@@ -18,6 +18,7 @@ const GLOBAL: ScopeKey = "*";
 export type RequestFault =
   | { kind: "none" }
   | { kind: "fail"; error: SnsError }
+  | { kind: "okBody"; body: OkBody }
   | { kind: "hang"; scope: ScopeKey };
 
 /**
@@ -81,8 +82,9 @@ export class FaultInjector {
   requestFault(request: FaultTarget): RequestFault {
     const match = this.#match(request);
     if (!match) return { kind: "none" };
-    const { hang, failureRate, failureMode } = match.rule;
+    const { hang, okBody, failureRate, failureMode } = match.rule;
     if (hang) return { kind: "hang", scope: match.scope };
+    if (okBody) return { kind: "okBody", body: okBody };
     if (failureRate && Math.random() < failureRate) {
       return {
         kind: "fail",

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { EVENT_ID_ATTRIBUTE } from "@outbox/client/message-contract";
 import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
 import { FaultInjector } from "../faults/injector.js";
+import { okBodyResponse } from "../faults/ok-body.js";
 import { handleStatsControl, STATS_PATH } from "../stats/control.js";
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, PublishStats } from "../stats/stats.js";
 import type { Action } from "./actions/context.js";
@@ -83,10 +84,16 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendXml(res: ServerResponse, status: number, requestId: string, xml: string): void {
+function sendXml(
+  res: ServerResponse,
+  status: number,
+  requestId: string,
+  xml: string,
+  contentType = "text/xml",
+): void {
   // An explicit length spares chunked encoding (and a second write per response).
   res.writeHead(status, {
-    "content-type": "text/xml",
+    "content-type": contentType,
     "content-length": Buffer.byteLength(xml),
     "x-amzn-requestid": requestId,
   });
@@ -129,6 +136,10 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
     if (fault.kind === "hang") return faults.hold(req.socket, fault.scope);
     if (fault.kind === "fail")
       return sendXml(res, fault.error.status, requestId, errorXml(fault.error, requestId));
+    if (fault.kind === "okBody") {
+      const { contentType, text } = okBodyResponse(fault.body, actionName, params, requestId);
+      return sendXml(res, 200, requestId, text, contentType);
+    }
 
     const action = ACTIONS[actionName];
     try {

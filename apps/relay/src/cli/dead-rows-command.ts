@@ -1,0 +1,30 @@
+import { type Database, EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
+import { usageError } from "@outbox/shared/command-line";
+import type { Kysely } from "kysely";
+import { openDatabase } from "./open-database.js";
+
+/**
+ * The frame of a command that acts on dead rows (`requeue-dead`, `skip-dead`): `--id` absent (every
+ * row) or an event id (a UUID, anything else a usage error); one statement, `change`, that answers how
+ * many rows it changed; `{"<counted>":N}` on stdout; exit 1 when `--id` named no row it could change.
+ */
+export async function runDeadRowsCommand(
+  command: string,
+  counted: string,
+  id: string | boolean | undefined,
+  usage: string,
+  change: (db: Kysely<Database>, id: string | undefined) => Promise<number>,
+): Promise<number> {
+  if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
+    return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
+  }
+  const database = await openDatabase(command);
+  if (!database) return EXIT_CONFIG;
+  try {
+    const changed = await change(database.db, id);
+    process.stdout.write(`${JSON.stringify({ [counted]: changed })}\n`);
+    return id !== undefined && changed === 0 ? EXIT_CRASH : EXIT_OK;
+  } finally {
+    await database.close(5_000);
+  }
+}
