@@ -1,7 +1,6 @@
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import type { Model } from "@kubernetes-models/base";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
 import { durationOption } from "@outbox/shared/command-line";
@@ -18,7 +17,8 @@ import { type Daemon, envNamesOf, settingsFor, startupProblems } from "../lib/bu
 import { isPlatformVariable } from "../lib/platform-environment.js";
 import { KUBERNETES_DIR, loadManifests, type Manifest } from "./support/kubernetes-manifests.js";
 
-type ModelClass = new (data: never) => Model<unknown>;
+/** A kubernetes-models class: built from a manifest, `validate()` throws with the schema's first complaint. */
+type ModelClass = new (data: never) => { validate(): void };
 
 /**
  * The schema of each kind the manifests use: the Kubernetes OpenAPI schemas (kubernetes-models) and

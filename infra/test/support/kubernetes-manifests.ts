@@ -29,7 +29,8 @@ export function loadManifests(dir: string = KUBERNETES_DIR): Manifest[] {
   return yamlFiles(dir).flatMap((file) =>
     parseAllDocuments(readFileSync(join(dir, file), "utf8")).map((document) => {
       if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
-      return { ...(document.toJS() as Omit<Manifest, "file">), file: relative(dir, join(dir, file)) };
+      const parsed = document.toJS() as Omit<Manifest, "file">;
+      return { ...parsed, file: relative(dir, join(dir, file)) } as Manifest;
     }),
   );
 }
