@@ -1,7 +1,9 @@
-# Three images from one file, one target per daemon:
-#   docker build --target relay    -t outbox-relay .
-#   docker build --target consumer -t outbox-consumer .
-#   docker build --target api      -t outbox-api .
+# Three images from one file, one target per daemon, for the tasks' CPU (x86_64 by default; linux/arm64
+# with the stack's `-c cpuArchitecture=ARM64`): a plain `docker build` builds for the builder's own CPU.
+#   docker buildx build --platform linux/amd64 --target relay    -t outbox-relay .
+#   docker buildx build --platform linux/amd64 --target consumer -t outbox-consumer .
+#   docker buildx build --platform linux/amd64 --target api      -t outbox-api .
+# Node 22, inside package.json's engines (^20.19.0 || ^22.12.0; docs/deployment.md, "Images").
 # Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
 # its production dependencies, no dev dependencies, no workspace, no pnpm.
 # The base image by tag and digest (the multi-arch index), so a rebuild gets the same bytes; to move

@@ -11,6 +11,10 @@ import type { DaemonService } from "./daemon-service.js";
 
 export interface ApiLoadBalancerProps {
   readonly vpc: ec2.IVpc;
+  /** Default: CDK's choice in the VPC (private subnets when internal, public when internet-facing). */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** ACM certificate ARN: an HTTPS:443 listener, and HTTP:80 redirecting to it. */
+  readonly certificateArn?: string;
   readonly api: DaemonService;
   readonly budget: ApiBudget;
   /** Default false: an internal ALB, reachable from inside the VPC only. */
@@ -33,6 +37,8 @@ export class ApiLoadBalancer extends Construct {
   readonly targetGroup: elbv2.ApplicationTargetGroup;
   readonly errors5xx: cloudwatch.Alarm;
   readonly p99Latency: cloudwatch.Alarm;
+  /** How clients reach it: `https` with a certificate, else `http`. */
+  readonly scheme: "http" | "https";
 
   constructor(scope: Construct, id: string, props: ApiLoadBalancerProps) {
     super(scope, id);
@@ -40,6 +46,7 @@ export class ApiLoadBalancer extends Construct {
     this.loadBalancer = new elbv2.ApplicationLoadBalancer(this, "Alb", {
       vpc: props.vpc,
       internetFacing: props.internetFacing ?? false,
+      ...(props.vpcSubnets ? { vpcSubnets: props.vpcSubnets } : {}),
       idleTimeout: Duration.seconds(budget.loadBalancerIdleTimeoutSeconds),
     });
     api.container.addPortMappings({ containerPort: budget.port, protocol: ecs.Protocol.TCP });
@@ -64,11 +71,24 @@ export class ApiLoadBalancer extends Construct {
         containerPort: budget.port,
       }),
     );
-    this.loadBalancer.addListener("Http", {
-      port: 80,
-      protocol: elbv2.ApplicationProtocol.HTTP,
-      defaultTargetGroups: [this.targetGroup],
-    });
+    this.scheme = props.certificateArn ? "https" : "http";
+    if (props.certificateArn) {
+      this.loadBalancer.addListener("Https", {
+        port: 443,
+        protocol: elbv2.ApplicationProtocol.HTTPS,
+        certificates: [elbv2.ListenerCertificate.fromArn(props.certificateArn)],
+        sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
+        defaultTargetGroups: [this.targetGroup],
+      });
+      // Port 80 stays open for clients that type the bare name; it never forwards a request.
+      this.loadBalancer.addRedirect({ sourcePort: 80, targetPort: 443 });
+    } else {
+      this.loadBalancer.addListener("Http", {
+        port: 80,
+        protocol: elbv2.ApplicationProtocol.HTTP,
+        defaultTargetGroups: [this.targetGroup],
+      });
+    }
     // The health check reaches the ops port, which no listener forwards to.
     api.service.connections.allowFrom(this.loadBalancer, ec2.Port.tcp(budget.opsPort), "ALB → /readyz");
 

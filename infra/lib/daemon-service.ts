@@ -6,6 +6,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import { Construct } from "constructs";
 import { FARGATE_MAX_STOP_TIMEOUT_SECONDS } from "./budget.js";
+import { type CpuArchitectureName, DEFAULT_CPU_ARCHITECTURE, runtimePlatform } from "./cpu-architecture.js";
 import {
   closestName,
   isPlatformVariable,
@@ -58,6 +59,8 @@ export interface DaemonServiceProps {
   readonly desiredCount: number;
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
+  /** The CPU the image was built for. Default: the documented build's (cpu-architecture.ts). */
+  readonly cpuArchitecture?: CpuArchitectureName;
   readonly logRetention?: logs.RetentionDays;
   readonly vpcSubnets?: ec2.SubnetSelection;
 }
@@ -73,6 +76,8 @@ export class DaemonService extends Construct {
   readonly service: ecs.FargateService;
   readonly logGroup: logs.LogGroup;
   readonly taskRole: iam.IRole;
+  /** Shared with the one-off tasks of the same image (one-off-task.ts). */
+  readonly cpuArchitecture: CpuArchitectureName;
   /** The container's plain environment (DATABASE_URL is a secret, not in it). */
   readonly environment: Readonly<Record<string, string>>;
 
@@ -96,13 +101,11 @@ export class DaemonService extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    this.cpuArchitecture = props.cpuArchitecture ?? DEFAULT_CPU_ARCHITECTURE;
     this.taskDefinition = new ecs.FargateTaskDefinition(this, "Task", {
       cpu: props.cpu ?? 256,
       memoryLimitMiB: props.memoryLimitMiB ?? 512,
-      runtimePlatform: {
-        cpuArchitecture: ecs.CpuArchitecture.X86_64,
-        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
-      },
+      runtimePlatform: runtimePlatform(this.cpuArchitecture),
     });
     this.taskRole = this.taskDefinition.taskRole;
     this.environment = { ...props.environment };

@@ -2,6 +2,7 @@ import * as ecs from "aws-cdk-lib/aws-ecs";
 import type * as iam from "aws-cdk-lib/aws-iam";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
+import { runtimePlatform } from "./cpu-architecture.js";
 import type { DaemonService } from "./daemon-service.js";
 import { isPlatformVariable } from "./platform-environment.js";
 
@@ -33,10 +34,8 @@ export function addOneOffTask(
   const taskDefinition = new ecs.FargateTaskDefinition(scope, "Task", {
     cpu: 256,
     memoryLimitMiB: 512,
-    runtimePlatform: {
-      cpuArchitecture: ecs.CpuArchitecture.X86_64,
-      operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
-    },
+    // The service's image, so the service's CPU.
+    runtimePlatform: runtimePlatform(props.service.cpuArchitecture),
     ...(props.taskRole ? { taskRole: props.taskRole } : {}),
     ...(props.executionRole ? { executionRole: props.executionRole } : {}),
   });

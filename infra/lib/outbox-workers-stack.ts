@@ -1,5 +1,5 @@
 import { RELAY_METRICS } from "@outbox/relay";
-import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Token, Validations } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as ecs from "aws-cdk-lib/aws-ecs";
@@ -24,6 +24,7 @@ import {
   settingsFor,
 } from "./budget.js";
 import { scaleConsumerOnQueue } from "./consumer-scaling.js";
+import { type CpuArchitectureName, DEFAULT_CPU_ARCHITECTURE } from "./cpu-architecture.js";
 import { type DaemonImagesProps, daemonImages } from "./daemon-images.js";
 import { DaemonService, type DaemonServiceProps } from "./daemon-service.js";
 import { LOGGED, LogEventMetric, loggedAs } from "./log-event-metric.js";
@@ -32,7 +33,7 @@ import { MigrationTask } from "./migration-task.js";
 import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 import { ReconcileSchedule } from "./reconcile-schedule.js";
 import { ServiceAlarms } from "./service-alarms.js";
-import { workerVpc } from "./worker-vpc.js";
+import { type ExistingNetworkProps, existingNetwork, type WorkerVpc, workerVpc } from "./worker-vpc.js";
 
 export const METRICS_NAMESPACE = "OutboxWorkers";
 
@@ -75,7 +76,13 @@ export interface ApiServiceOptions {
   readonly drainTimeoutMs?: number;
   /** The outbox topic of `photo.posted`; routed to the stack's topic by the relay. Default "photos". */
   readonly photoTopic?: string;
+  /** An ALB reachable from the internet. Needs `certificateArn`: it then serves HTTPS only. */
   readonly internetFacing?: boolean;
+  /**
+   * An ACM certificate (complete ARN) for an HTTPS:443 listener; HTTP:80 then only redirects to it.
+   * Without one (an internal ALB only) the service is plain HTTP on port 80.
+   */
+  readonly certificateArn?: string;
   readonly p99Alarm?: Duration;
   /** How often the scheduled task runs `node dist/main.js reconcile`. Default 5 minutes. */
   readonly reconcileEvery?: Duration;
@@ -93,6 +100,13 @@ export interface OutboxWorkersStackProps extends StackProps {
    * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.
    */
   readonly vpc?: ec2.IVpc;
+  /**
+   * An existing VPC and its subnets by id (`-c vpcId=… -c subnetIds=…`), imported without a lookup.
+   * The same reachability as with `vpc` is yours to provide.
+   */
+  readonly existingNetwork?: ExistingNetworkProps;
+  /** The CPU of every task; must be what the images were built for. Default X86_64 (linux/amd64). */
+  readonly cpuArchitecture?: CpuArchitectureName;
   /**
    * NAT gateways of the stack's VPC. Default 1. 0 only when nothing the tasks reach is outside AWS:
    * images in private ECR (`images.kind` "ecr") and the relay's collector image too (pushed there,
@@ -159,6 +173,41 @@ function needsNat(props: OutboxWorkersStackProps): string | undefined {
     return "the collector's default image is on public.ecr.aws, which has no VPC endpoint: push it to your ECR repository and set relay.collectorImage, or set relay.lagMetric to false";
   }
   return undefined;
+}
+
+const ACM_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/;
+
+/**
+ * An internet-facing ALB serves HTTPS or nothing: photos and their metadata never cross the internet
+ * in plain text. A malformed ARN fails the synth here, not the deployment half-way.
+ */
+function assertApiReachable(props: OutboxWorkersStackProps): void {
+  const api = props.api;
+  if (!api) return;
+  if (api.internetFacing && api.certificateArn === undefined) {
+    throw new Error(
+      "api.internetFacing needs api.certificateArn (-c certificateArn=arn:aws:acm:<region>:<account>:certificate/<id>): an internet-facing ALB serves HTTPS only",
+    );
+  }
+  if (api.certificateArn !== undefined && !Token.isUnresolved(api.certificateArn)) {
+    if (!ACM_CERTIFICATE_ARN.test(api.certificateArn)) {
+      throw new Error(
+        `api.certificateArn ${JSON.stringify(api.certificateArn)} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)`,
+      );
+    }
+  }
+  const network = props.existingNetwork;
+  if (api.internetFacing && network && network.loadBalancerSubnetIds === undefined) {
+    throw new Error(
+      "api.internetFacing with existingNetwork needs loadBalancerSubnetIds (-c loadBalancerSubnetIds=…): public subnets for the ALB; the task subnets are private",
+    );
+  }
+  const albSubnets = network ? (network.loadBalancerSubnetIds ?? network.taskSubnetIds) : undefined;
+  if (albSubnets && albSubnets.length < 2) {
+    throw new Error(
+      `the photo service's ALB needs at least two subnets in different AZs; got ${albSubnets.join(", ") || "none"} (set loadBalancerSubnetIds, or give subnetIds two)`,
+    );
+  }
 }
 
 /** Injected by DaemonService from Secrets Manager, never as plain environment. */
@@ -277,15 +326,8 @@ export class OutboxWorkersStack extends Stack {
         : { visibilityTimeoutSeconds: consumerOptions.visibilityTimeoutSeconds }),
     });
 
-    const natGateways = props.natGateways ?? 1;
-    if (props.vpc && props.natGateways !== undefined) {
-      throw new Error("natGateways shapes the stack's own VPC; with `vpc` the network is yours");
-    }
-    const withoutNat = natGateways === 0 ? needsNat(props) : undefined;
-    if (withoutNat) throw new Error(`natGateways 0: ${withoutNat}`);
-    const { vpc, taskSubnets } = props.vpc
-      ? { vpc: props.vpc, taskSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } }
-      : workerVpc(this, { natGateways, ecrImages: props.images?.kind === "ecr" });
+    const { vpc, taskSubnets, loadBalancerSubnets } = this.networkFor(props);
+    assertApiReachable(props);
     const cluster = new ecs.Cluster(this, "Cluster", {
       vpc,
       containerInsightsV2: ecs.ContainerInsights.ENABLED,
@@ -306,6 +348,7 @@ export class OutboxWorkersStack extends Stack {
       ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       vpcSubnets: taskSubnets,
+      cpuArchitecture: props.cpuArchitecture ?? DEFAULT_CPU_ARCHITECTURE,
     };
 
     // ── relay ──────────────────────────────────────────────────────────────────────────────────
@@ -456,6 +499,11 @@ export class OutboxWorkersStack extends Stack {
 
     // ── database access ────────────────────────────────────────────────────────────────────────
     if (props.databaseSecurityGroupId) {
+      if (!/^sg-[0-9a-f]{8,17}$/.test(props.databaseSecurityGroupId)) {
+        throw new Error(
+          `databaseSecurityGroupId ${JSON.stringify(props.databaseSecurityGroupId)} is not a security group id (sg-…)`,
+        );
+      }
       const database = ec2.SecurityGroup.fromSecurityGroupId(
         this,
         "DatabaseSecurityGroup",
@@ -540,6 +588,8 @@ export class OutboxWorkersStack extends Stack {
       this.api && this.apiBudget
         ? new ApiLoadBalancer(this, "ApiLoadBalancer", {
             vpc,
+            ...(loadBalancerSubnets ? { vpcSubnets: loadBalancerSubnets } : {}),
+            ...(apiOptions?.certificateArn ? { certificateArn: apiOptions.certificateArn } : {}),
             api: this.api,
             budget: this.apiBudget,
             ...(apiOptions?.internetFacing === undefined
@@ -566,7 +616,7 @@ export class OutboxWorkersStack extends Stack {
 
     if (this.apiLoadBalancer) {
       new CfnOutput(this, "ApiUrl", {
-        value: `http://${this.apiLoadBalancer.loadBalancer.loadBalancerDnsName}`,
+        value: `${this.apiLoadBalancer.scheme}://${this.apiLoadBalancer.loadBalancer.loadBalancerDnsName}`,
       });
     }
 
@@ -584,5 +634,20 @@ export class OutboxWorkersStack extends Stack {
       description: "Run once before the services start and before each new version; prints the task's ARN",
       value: this.migration.runTaskCommand,
     });
+  }
+
+  /** The stack's own VPC, or the one given (`vpc`, or `existingNetwork` by ids). */
+  private networkFor(props: OutboxWorkersStackProps): WorkerVpc {
+    const given = [props.vpc && "vpc", props.existingNetwork && "existingNetwork"].filter(Boolean);
+    if (given.length > 1) throw new Error("vpc and existingNetwork both name the network: give one");
+    if (given.length === 1 && props.natGateways !== undefined) {
+      throw new Error(`natGateways shapes the stack's own VPC; with \`${given[0]}\` the network is yours`);
+    }
+    if (props.existingNetwork) return existingNetwork(this, props.existingNetwork);
+    if (props.vpc) return { vpc: props.vpc, taskSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } };
+    const natGateways = props.natGateways ?? 1;
+    const withoutNat = natGateways === 0 ? needsNat(props) : undefined;
+    if (withoutNat) throw new Error(`natGateways 0: ${withoutNat}`);
+    return workerVpc(this, { natGateways, ecrImages: props.images?.kind === "ecr" });
   }
 }

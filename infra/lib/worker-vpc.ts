@@ -1,3 +1,4 @@
+import { Fn } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import type { Construct } from "constructs";
 
@@ -13,8 +14,70 @@ export interface WorkerVpcProps {
 }
 
 export interface WorkerVpc {
-  readonly vpc: ec2.Vpc;
+  readonly vpc: ec2.IVpc;
   readonly taskSubnets: ec2.SubnetSelection;
+  /** Where the photo service's ALB goes; unset: CDK's choice (private if internal, public if not). */
+  readonly loadBalancerSubnets?: ec2.SubnetSelection;
+}
+
+/** An existing VPC, named by ids (`-c vpcId=… -c subnetIds=…`): nothing is looked up, the synth stays offline. */
+export interface ExistingNetworkProps {
+  readonly vpcId: string;
+  /**
+   * The tasks' subnets. They must reach SNS, SQS, Secrets Manager, CloudWatch Logs, the image
+   * registry and the database (endpoints or a NAT route; the stack adds nothing to a VPC it did not create).
+   */
+  readonly taskSubnetIds: readonly string[];
+  /**
+   * The photo service's ALB: at least two subnets in different AZs, public ones for an
+   * internet-facing ALB. Default: the task subnets (an internal ALB).
+   */
+  readonly loadBalancerSubnetIds?: readonly string[];
+}
+
+const AWS_ID = { vpc: /^vpc-[0-9a-f]{8,17}$/, subnet: /^subnet-[0-9a-f]{8,17}$/ };
+
+/** Each id malformed in `props`, as `name: why`; empty when all are well-formed. */
+export function existingNetworkProblems(props: ExistingNetworkProps): string[] {
+  const problems: string[] = [];
+  if (!AWS_ID.vpc.test(props.vpcId))
+    problems.push(`vpcId ${JSON.stringify(props.vpcId)} is not a VPC id (vpc-…)`);
+  if (props.taskSubnetIds.length === 0)
+    problems.push("subnetIds names no subnet: the tasks need at least one");
+  const lists = { subnetIds: props.taskSubnetIds, loadBalancerSubnetIds: props.loadBalancerSubnetIds ?? [] };
+  for (const [name, ids] of Object.entries(lists)) {
+    const bad = ids.filter((id) => !AWS_ID.subnet.test(id));
+    if (bad.length > 0)
+      problems.push(
+        `${name}: ${bad.join(", ")} ${bad.length === 1 ? "is not a subnet id" : "are not subnet ids"} (subnet-…)`,
+      );
+  }
+  return problems;
+}
+
+/**
+ * The VPC and subnets an account already has (the database's, typically), imported by id:
+ * `Vpc.fromVpcAttributes` and `Subnet.fromSubnetId` need no lookup, so the synth stays offline and
+ * the template names exactly the subnets given. No endpoint is added (see ExistingNetworkProps).
+ */
+export function existingNetwork(scope: Construct, props: ExistingNetworkProps): WorkerVpc {
+  const problems = existingNetworkProblems(props);
+  if (problems.length > 0) throw new Error(problems.join("; "));
+  // The AZs stay a token (Fn::GetAZs, never a context lookup): the subnets are selected by id, not by AZ.
+  const vpc = ec2.Vpc.fromVpcAttributes(scope, "Vpc", { vpcId: props.vpcId, availabilityZones: Fn.getAzs() });
+  // One import per id: the task and ALB subnets may be the same.
+  const imported = new Map<string, ec2.ISubnet>();
+  const subnet = (id: string): ec2.ISubnet => {
+    const known = imported.get(id) ?? ec2.Subnet.fromSubnetId(scope, `Subnet-${id}`, id);
+    imported.set(id, known);
+    return known;
+  };
+  const subnets = (ids: readonly string[]) => ({ subnets: ids.map(subnet) });
+  return {
+    vpc,
+    taskSubnets: subnets(props.taskSubnetIds),
+    loadBalancerSubnets: subnets(props.loadBalancerSubnetIds ?? props.taskSubnetIds),
+  };
 }
 
 /**

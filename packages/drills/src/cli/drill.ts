@@ -1,3 +1,5 @@
+// First: before any SDK client exists (see the module).
+import "./quiet-sdk-node-warning.js";
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { fullScale, testScale } from "../drill-context.js";
 import { randomSeed } from "../random.js";

@@ -1,3 +1,5 @@
+// First: before any SDK client exists (see the module).
+import "./quiet-sdk-node-warning.js";
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
 import { DaemonFleet } from "@outbox/test-kit/process";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
