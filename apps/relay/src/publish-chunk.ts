@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
-import { timedSignal } from "@outbox/shared";
+import { thrownParts, timedSignal } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
@@ -67,7 +67,8 @@ export async function publishChunk(
     endPublishSpan(span, { refused: outcome.refused.length, error: outcome.requestFailure?.reason });
     return outcome;
   } catch (error) {
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const thrown = thrownParts(error);
+    const reason = thrown.name === undefined ? thrown.message : `${thrown.name}: ${thrown.message}`;
     if (batchSignal.aborted) {
       endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
       return { sentAt, published: [], refused: [], unanswered: [], abandoned: chunk.rows };

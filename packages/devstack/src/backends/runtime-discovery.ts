@@ -1,5 +1,6 @@
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
+import { describeError } from "@outbox/client";
 import { contextEngineEnvironment } from "./docker-context.js";
 
 /**
@@ -59,7 +60,7 @@ export async function discoverContainerRuntime(
     await withTimeout(getContainerRuntimeClient(), timeoutMs);
     return { found: true };
   } catch (error) {
-    const cause = error instanceof Error ? error.message : String(error);
+    const cause = describeError(error);
     return {
       found: false,
       reason: `testcontainers found none (tried ${placesSearched(env, home, "DOCKER_HOST" in fromContext)}): ${cause}. Point DOCKER_HOST at the engine's socket; DEBUG=testcontainers shows each attempt`,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { describeError } from "@outbox/client";
 import { parseFaultConfig, parseFaultScope } from "./config.js";
 import type { FaultInjector } from "./injector.js";
 
@@ -20,7 +21,7 @@ function answer(method: string | undefined, body: string, faults: FaultInjector)
         return [405, { error: `method ${method} not allowed` }];
     }
   } catch (error) {
-    return [400, { error: error instanceof Error ? error.message : String(error) }];
+    return [400, { error: describeError(error) }];
   }
 }
 

@@ -3,6 +3,7 @@ import { chown, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { describeError } from "@outbox/client";
 import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
 import { freePort } from "../net/free-port.js";
 import { cleanUpAtExit, EmbeddedPostgres } from "./embedded-postgres-module.js";
@@ -173,7 +174,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       createPostgresUser: true,
       postgresFlags: flags,
       onLog: log,
-      onError: (error: unknown) => log(error instanceof Error ? error.message : String(error)),
+      onError: (error: unknown) => log(describeError(error)),
     });
     try {
       await server.initialise();

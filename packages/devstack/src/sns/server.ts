@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { describeError } from "@outbox/client";
 import { EVENT_ID_ATTRIBUTE } from "@outbox/client/message-contract";
 import { FAULT_CONTROL_PATH, handleFaultControl } from "../faults/control.js";
 import { FaultInjector } from "../faults/injector.js";
@@ -149,9 +150,7 @@ export async function startSnsEmulator(options: SnsEmulatorOptions): Promise<Sns
       sendXml(res, 200, requestId, successXml(actionName, result, requestId));
     } catch (error) {
       const snsError =
-        error instanceof SnsError
-          ? error
-          : new SnsError("InternalError", error instanceof Error ? error.message : String(error), 500);
+        error instanceof SnsError ? error : new SnsError("InternalError", describeError(error), 500);
       sendXml(res, snsError.status, requestId, errorXml(snsError, requestId));
     }
   }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
-import { EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
+import { describeError, EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
 import { killRunningDaemons, repoPath } from "@outbox/test-kit/process";
 import { type DrillContext, type DrillScale, drillContext } from "../drill-context.js";
 import { startProgressBoard } from "../progress-board.js";
@@ -95,7 +95,7 @@ export async function runDrillSession(options: DrillSessionOptions): Promise<num
     return passed ? EXIT_OK : EXIT_CRASH;
   } catch (error) {
     board.stop();
-    process.stderr.write(`drill failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`drill failed: ${describeError(error)}\n`);
     return EXIT_CRASH;
   } finally {
     await killRunningDaemons();

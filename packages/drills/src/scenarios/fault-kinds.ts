@@ -1,5 +1,5 @@
 import type { FaultClient, FaultConfig } from "@outbox/devstack";
-import { createDatabase } from "@outbox/shared";
+import { createDatabase, describeError } from "@outbox/shared";
 import { freezeBackends } from "@outbox/test-kit/process";
 import { formatSeconds } from "../checks.js";
 import type { FaultedDaemon, FaultRig } from "./fault-rig.js";
@@ -100,7 +100,7 @@ async function busFault(rig: FaultRig, faults: FaultClient, rule: FaultConfig): 
     const notInjected = missing.length > 0 ? `the SNS emulator dropped ${missing.join(", ")}` : null;
     return { notInjected, figures: { rule }, lift };
   } catch (error) {
-    return { notInjected: error instanceof Error ? error.message : String(error), figures: { rule }, lift };
+    return { notInjected: describeError(error), figures: { rule }, lift };
   }
 }
 
