@@ -16,6 +16,7 @@ const MIGRATE_ENV_NAMES: ReadonlySet<string> = new Set(
     commonSettings.dbSslMode,
     commonSettings.dbSslCaFile,
     commonSettings.dbStatementTimeoutMs,
+    commonSettings.dbConnectTimeoutMs,
     commonSettings.logLevel,
   ].map((setting) => setting.env),
 );
