@@ -90,6 +90,33 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("takes DATABASE_URL as a URL or as an RDS-managed secret's JSON, whose fields make the URL", () => {
+    const secret = {
+      username: "app",
+      password: "p@ss:w/rd",
+      host: "db.internal",
+      port: 6432,
+      dbname: "orders",
+    };
+    expect(loadConfig(spec, { DATABASE_URL: JSON.stringify(secret) }).databaseUrl).toBe(
+      "postgres://app:p%40ss%3Aw%2Frd@db.internal:6432/orders",
+    );
+    // RDS's own master secret has no dbname, and a hand-written one may give the port as text.
+    const rds = { engine: "postgres", username: "app", password: "pw", host: "::1", port: "5432" };
+    expect(loadConfig(spec, { DATABASE_URL: JSON.stringify(rds) }).databaseUrl).toBe(
+      "postgres://app:pw@[::1]:5432/postgres",
+    );
+    const problems = [
+      ...problemsOf(() => loadConfig(spec, { DATABASE_URL: '{"username":"app","password":"hunter2"}' })),
+      ...problemsOf(() => loadConfig(spec, { DATABASE_URL: '{"password":"hunter2",' })),
+    ];
+    expect(problems).toEqual([
+      "DATABASE_URL: an RDS secret's JSON needs username, password and host (port and dbname are optional); missing or invalid: host",
+      "DATABASE_URL: not valid JSON (an RDS secret's JSON needs username, password and host (port and dbname are optional))",
+    ]);
+    expect(problems.join("\n")).not.toContain("hunter2");
+  });
+
   it("reports a missing required variable", () => {
     expect(problemsOf(() => loadConfig(spec, {}))).toEqual(["DATABASE_URL: is required"]);
   });

@@ -8,9 +8,10 @@ export const RDS_CA_BUNDLE_PATH = "/etc/ssl/certs/rds-global-bundle.pem";
  * documents everything it reads.
  */
 export const commonSettings = {
-  databaseUrl: setting.url({
+  databaseUrl: setting.databaseUrl({
     env: "DATABASE_URL",
-    description: "Postgres connection URL (in ECS, injected from Secrets Manager).",
+    description:
+      "Postgres connection: a URL, or an RDS-managed secret's JSON (username, password, host, port, dbname); in ECS, injected from Secrets Manager.",
     secret: true,
   }),
   dbPoolMax: setting.integer({
