@@ -76,7 +76,11 @@ export {
   type DatabaseSslMode,
   type PlanCacheMode,
 } from "./db/create-database.js";
-export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
+export {
+  beginWithStatementTimeout,
+  deadlineConnection,
+  deadlineTransaction,
+} from "./db/deadline-transaction.js";
 export {
   EXAMPLE_MIGRATION_LOCK_TABLE,
   EXAMPLE_MIGRATION_TABLE,

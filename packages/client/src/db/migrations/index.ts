@@ -8,6 +8,7 @@ import * as outboxPayloadVerbatim from "./0006_outbox_payload_verbatim.js";
 import * as notifySleepingRelays from "./0007_notify_sleeping_relays.js";
 import * as dropExampleEffects from "./0008_drop_example_effects.js";
 import * as outboxSeqNotIndexed from "./0009_outbox_seq_not_indexed.js";
+import * as photoIdempotencyKey from "./0010_photo_idempotency_key.js";
 
 /**
  * Every migration, in order. Listed statically (not read from a folder) so a bundled or deployed
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   // 0003 created the demo's example_effects; 0008 drops it (the demo has its own migrations).
   "0008_drop_example_effects": dropExampleEffects,
   "0009_outbox_seq_not_indexed": outboxSeqNotIndexed,
+  "0010_photo_idempotency_key": photoIdempotencyKey,
 };
