@@ -114,6 +114,7 @@ export {
 export { settlesWithin } from "./lifecycle/settles-within.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
+export { coalescedRead } from "./ops/coalesced-read.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
 export { type BackoffOptions, type BackoffPolicy, backoffMs } from "./retry/backoff.js";
