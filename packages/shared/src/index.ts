@@ -67,6 +67,7 @@ export {
   type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
+export { ClientConnection, kyselyOn } from "./db/client-kysely.js";
 export {
   createDatabase,
   type DatabaseClientConfig,

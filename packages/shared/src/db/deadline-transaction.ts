@@ -1,15 +1,6 @@
 import { type Database, type Deadline, DeadlineExceededError } from "@outbox/client";
-import {
-  CompiledQuery,
-  type ConnectionProvider,
-  type DatabaseConnection,
-  DefaultQueryExecutor,
-  Kysely,
-  PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type QueryResult,
-} from "kysely";
+import { CompiledQuery, type Kysely, type PostgresPool } from "kysely";
+import { ClientConnection, kyselyOn } from "./client-kysely.js";
 
 /**
  * `BEGIN` and a `SET LOCAL statement_timeout` of `ms` as one simple-protocol statement list: one round
@@ -18,51 +9,6 @@ import {
  */
 export function beginWithStatementTimeout(ms: number): string {
   return `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms))}`;
-}
-
-/** The one connection of a Kysely over one checked-out client: every statement goes to that client. */
-class ClientConnection implements DatabaseConnection, ConnectionProvider {
-  constructor(readonly client: PostgresPoolClient) {}
-
-  provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
-    return consumer(this);
-  }
-
-  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const { command, rowCount, rows } = await this.client.query<R>(
-      compiledQuery.sql,
-      compiledQuery.parameters,
-    );
-    // As kysely's PostgresConnection reports it.
-    const changed =
-      command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
-    return { numAffectedRows: changed ? BigInt(rowCount) : undefined, rows: rows ?? [] };
-  }
-
-  // biome-ignore lint/correctness/useYield: refuses before the first row
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("cursors are not available on a deadline connection");
-  }
-}
-
-// Shared by every connection's Kysely: building one from a dialect per request (driver, compiler,
-// adapter) costs more than a short statement. Its pool is never used: the queries go to the client.
-const dialect = new PostgresDialect({
-  pool: async () => {
-    throw new Error("a deadline connection runs its statements on its own client only");
-  },
-});
-const driver = dialect.createDriver();
-const compiler = dialect.createQueryCompiler();
-const adapter = dialect.createAdapter();
-
-function kyselyOn<DB>(client: PostgresPoolClient): Kysely<DB> {
-  return new Kysely<DB>({
-    config: { dialect },
-    dialect,
-    driver,
-    executor: new DefaultQueryExecutor(compiler, adapter, new ClientConnection(client)),
-  });
 }
 
 /** Rejects with a DeadlineExceededError the moment `deadline` aborts, else settles with `work`. */
@@ -110,7 +56,7 @@ export async function deadlineConnection<T, DB = Database>(
   // pg ends a client whose statement is still running by destroying its socket: the statement's
   // promise rejects and nothing of it comes back into the pool.
   const unlink = deadline.onAbort(() => release(true));
-  const running = work(kyselyOn<DB>(client));
+  const running = work(kyselyOn<DB>(new ClientConnection(client)));
   // Rejected once the socket is gone, after the deadline has already answered the caller.
   running.catch(() => undefined);
   try {
