@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { maxHeaderSize, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 
 export interface ClientTimeouts {
@@ -14,7 +14,10 @@ function refusal(code: string | undefined, timeouts: ClientTimeouts): { status: 
       message: `the request did not arrive in time: its headers must come within ${timeouts.headersTimeoutMs} ms, all of it within ${timeouts.requestTimeoutMs} ms`,
     };
   if (code === "HPE_HEADER_OVERFLOW")
-    return { status: 431, message: "the request's headers are larger than the server accepts (16 KiB)" };
+    return {
+      status: 431,
+      message: `the request's headers are larger than the ${maxHeaderSize} bytes accepted`,
+    };
   return { status: 400, message: `the request is not valid HTTP/1.1 (${code ?? "unparsable"})` };
 }
 

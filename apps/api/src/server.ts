@@ -135,7 +135,6 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     metrics.inFlight.inc();
     // Not `request.signal`: it follows the request stream, which closes once the body has been read.
     const disconnected = new AbortController();
-    // `close` comes for every response, answered or cut (onResponse does not follow an aborted one).
     const { socket } = request.raw;
     reply.raw.once("finish", () => {
       if (request.raw.complete) return;
@@ -143,6 +142,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
       answeredEarly.add(socket);
       request.raw.once("end", () => answeredEarly.delete(socket));
     });
+    // `close` comes for every response, answered or cut (onResponse does not follow an aborted one).
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) disconnected.abort(new Error("client disconnected"));
       request.deadline?.dispose();
@@ -174,7 +174,9 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
     metrics.requests.inc({ route, status: reply.statusCode });
-    metrics.requestSeconds.observe({ route }, (performance.now() - request.receivedAt) / 1_000);
+    // The router's own refusals (frameworkErrors) skip onRequest: no arrival time to measure from.
+    if (request.receivedAt > 0)
+      metrics.requestSeconds.observe({ route }, (performance.now() - request.receivedAt) / 1_000);
   });
   app.setErrorHandler<FastifyError>((error, request, reply) => {
     const { status, message } = errorReply(error, request);
