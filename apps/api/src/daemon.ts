@@ -18,7 +18,7 @@ export async function listenPhotoServer(
   post: PostPhoto,
 ): Promise<PhotoServer> {
   const server = createPhotoServer({
-    db: database.db,
+    pool: database.pool,
     postPhoto: post,
     metrics,
     log,
@@ -39,17 +39,19 @@ async function startPhotoService(context: DaemonContext<ApiConfig>) {
     baseUrl: config.equipmentUrl,
     timeoutMs: config.equipmentTimeoutMs,
   });
-  const server = await listenPhotoServer(context, metrics, (photo, deadline) =>
+  const server = await listenPhotoServer(context, metrics, (photo, deadline, idempotencyKey) =>
     postPhoto(
       {
-        db: database.db,
+        pool: database.pool,
         equipment,
         equipmentTimeoutMs: config.equipmentTimeoutMs,
+        handlerTimeoutMs: config.handlerTimeoutMs,
         topic: config.photoTopic,
         commitDelayMs: config.commitDelayMs,
       },
       photo,
       deadline,
+      idempotencyKey,
     ),
   );
   const reconciler =

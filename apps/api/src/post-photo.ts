@@ -1,19 +1,21 @@
 import {
-  type Database,
   type Deadline,
+  deadlineConnection,
   deadlineTransaction,
   enqueueWith,
   sleep,
   uuidv7,
 } from "@outbox/shared";
-import type { Kysely } from "kysely";
+import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
+import { ApiError } from "./api-error.js";
 import type { EquipmentClient } from "./equipment-client.js";
 import { markLinked } from "./gear-link-state.js";
+import { storableText } from "./text-rules.js";
 
 export const newPhoto = z.object({
-  title: z.string().trim().min(1).max(200),
-  gearIds: z.array(z.string().min(1).max(100)).max(20).default([]),
+  title: storableText("title").trim().min(1).max(200),
+  gearIds: z.array(storableText("each gear id").min(1).max(100)).max(20).default([]),
 });
 
 export type NewPhoto = z.infer<typeof newPhoto>;
@@ -21,68 +23,175 @@ export type NewPhoto = z.infer<typeof newPhoto>;
 export interface PostedPhoto {
   readonly id: string;
   readonly gearLink: "linked" | "pending";
+  /** A repeat of an earlier request with the same Idempotency-Key: nothing was written. */
+  readonly replayed?: boolean;
 }
 
 /** `postPhoto` with its dependencies bound: what the HTTP route calls. */
-export type PostPhoto = (photo: NewPhoto, deadline: Deadline) => Promise<PostedPhoto>;
+export type PostPhoto = (
+  photo: NewPhoto,
+  deadline: Deadline,
+  idempotencyKey?: string,
+) => Promise<PostedPhoto>;
 
 export interface PostPhotoDependencies {
-  readonly db: Kysely<Database>;
+  /** The pg pool (DatabaseHandle.pool): each step holds a client of its own, bounded by the deadline. */
+  readonly pool: PostgresPool;
   readonly equipment: EquipmentClient;
   /** The equipment client's own limit: the request's link attempt owns the pending row that long. */
   readonly equipmentTimeoutMs: number;
+  /** API_HANDLER_TIMEOUT_MS: no request runs longer, so a keyed photo this old without an answer lost it. */
+  readonly handlerTimeoutMs: number;
   readonly topic: string;
   /** Drills only: hold the transaction open this long before the commit. */
   readonly commitDelayMs: number;
+}
+
+/** Postgres refusing a second photo under one Idempotency-Key (the constraint of migration 0010). */
+function isKeyTaken(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === "23505" && constraint === "photos_idempotency_key";
 }
 
 /**
  * Writes the photo, its pending gear link and `photo.posted` in one transaction; then, with the
  * transaction committed, asks the equipment service to link the gear. A link that fails or runs out
  * of time stays pending for the reconciliation job: the photo is posted either way.
+ *
+ * Under an `idempotencyKey` the key is stored with the photo (unique), and so is the body answered;
+ * a repeat of the key writes nothing and gets that body again (see {@link answerRepeat}).
  */
 export async function postPhoto(
   dependencies: PostPhotoDependencies,
   photo: NewPhoto,
   deadline: Deadline,
+  idempotencyKey?: string,
 ): Promise<PostedPhoto> {
-  const { db, equipment } = dependencies;
+  const { pool, equipment } = dependencies;
   const id = uuidv7();
   // Without gear there is nothing to confirm: the link is born linked and reconciliation never sees it.
   const pending = photo.gearIds.length > 0;
-  await deadlineTransaction(db, deadline, async (trx) => {
-    const event = {
-      topic: dependencies.topic,
-      eventType: "photo.posted",
-      orderingKey: id,
-      payload: { photoId: id, title: photo.title, gearIds: photo.gearIds },
-    };
-    // The three rows in one statement (data-modifying CTEs), so one round trip: the request's cost
-    // is mostly round trips, and the outbox row should not add one of its own. The link's foreign
-    // key is checked at the end of the statement, when the photo row is there.
-    await enqueueWith([event], (rows) =>
-      trx
-        .with("photo", (db) => db.insertInto("photos").values({ id, title: photo.title }))
-        .with("link", (db) =>
-          db.insertInto("photo_gear_links").values({
-            photo_id: id,
-            gear_ids: JSON.stringify(photo.gearIds),
-            state: pending ? "pending" : "linked",
-            // This request tries first; reconciliation takes over only once that attempt is over.
-            ...(pending && { next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs) }),
-          }),
-        )
-        .insertInto("outbox")
-        .values(rows)
-        .execute(),
-    );
-    if (dependencies.commitDelayMs > 0) await sleep(dependencies.commitDelayMs, deadline.signal);
-  });
+  try {
+    await deadlineTransaction(pool, deadline, async (trx) => {
+      const event = {
+        topic: dependencies.topic,
+        eventType: "photo.posted",
+        orderingKey: id,
+        payload: { photoId: id, title: photo.title, gearIds: photo.gearIds },
+      };
+      // The three rows in one statement (data-modifying CTEs), so one round trip: the request's cost
+      // is mostly round trips, and the outbox row should not add one of its own. The link's foreign
+      // key is checked at the end of the statement, when the photo row is there.
+      await enqueueWith([event], (rows) =>
+        trx
+          .with("photo", (db) =>
+            db.insertInto("photos").values({
+              id,
+              title: photo.title,
+              idempotency_key: idempotencyKey ?? null,
+              // Known already when there is no gear to link.
+              idempotency_response:
+                idempotencyKey !== undefined && !pending ? JSON.stringify({ id, gearLink: "linked" }) : null,
+            }),
+          )
+          .with("link", (db) =>
+            db.insertInto("photo_gear_links").values({
+              photo_id: id,
+              gear_ids: JSON.stringify(photo.gearIds),
+              state: pending ? "pending" : "linked",
+              // This request tries first; reconciliation takes over only once that attempt is over.
+              ...(pending && { next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs) }),
+            }),
+          )
+          .insertInto("outbox")
+          .values(rows)
+          .execute(),
+      );
+      if (dependencies.commitDelayMs > 0) await sleep(dependencies.commitDelayMs, deadline.signal);
+    });
+  } catch (error) {
+    // The key's first request committed (a repeat arriving while it was still open waited for it).
+    if (idempotencyKey !== undefined && isKeyTaken(error))
+      return answerRepeat(dependencies, photo, idempotencyKey, deadline);
+    throw error;
+  }
   if (!pending) return { id, gearLink: "linked" };
   const outcome = await equipment.link({ photoId: id, gearIds: photo.gearIds }, deadline);
-  if (!outcome.linked) return { id, gearLink: "pending" };
+  if (!outcome.linked) {
+    if (idempotencyKey !== undefined) await recordAnswer(pool, deadline, { id, gearLink: "pending" });
+    return { id, gearLink: "pending" };
+  }
   // The link exists at the equipment service even if this update does not make it (no time left):
   // reconciliation sends it again under the same idempotency key and records it then.
-  await markLinked(db, id);
-  return { id, gearLink: "linked" };
+  const answer = { id, gearLink: "linked" } as const;
+  try {
+    await deadlineConnection(pool, deadline, (db) =>
+      markLinked(db, id, idempotencyKey !== undefined ? answer : undefined),
+    );
+    return answer;
+  } catch {
+    return { id, gearLink: "pending" };
+  }
+}
+
+/**
+ * The answer of a keyed request whose link stays pending. Best effort: when it does not make it, a
+ * repeat answers from the link's state instead (see {@link answerRepeat}).
+ */
+async function recordAnswer(pool: PostgresPool, deadline: Deadline, answer: PostedPhoto): Promise<void> {
+  await deadlineConnection(pool, deadline, (db) =>
+    db
+      .updateTable("photos")
+      .set({ idempotency_response: JSON.stringify(answer) })
+      .where("id", "=", answer.id)
+      .execute(),
+  ).catch(() => undefined);
+}
+
+/**
+ * A repeat of an Idempotency-Key whose photo exists: the first request's body again, written
+ * nothing. Refused with 422 when its body differs from the first one's (same title, same gear ids),
+ * and with 409 while the first request may still be answering (it links the gear after its commit).
+ * A photo older than any request can run without a recorded answer lost it (its request was cut):
+ * the answer is then read from the link's state.
+ */
+async function answerRepeat(
+  dependencies: PostPhotoDependencies,
+  photo: NewPhoto,
+  key: string,
+  deadline: Deadline,
+): Promise<PostedPhoto> {
+  const first = await deadlineConnection(dependencies.pool, deadline, (db) =>
+    db
+      .selectFrom("photos")
+      .innerJoin("photo_gear_links", "photo_gear_links.photo_id", "photos.id")
+      .select([
+        "photos.id",
+        "photos.title",
+        "photos.idempotency_response",
+        "photo_gear_links.gear_ids",
+        "photo_gear_links.state",
+        sql<boolean>`photos.created_at > now() - ${dependencies.handlerTimeoutMs} * interval '1 millisecond'`.as(
+          "mayBeAnswering",
+        ),
+      ])
+      .where("photos.idempotency_key", "=", key)
+      .executeTakeFirstOrThrow(),
+  );
+  const sameBody =
+    first.title === photo.title &&
+    first.gear_ids.length === photo.gearIds.length &&
+    first.gear_ids.every((gearId, index) => gearId === photo.gearIds[index]);
+  if (!sameBody)
+    throw new ApiError(
+      422,
+      "Idempotency-Key was already used with a different body (title or gearIds differ): use a new key for a new photo",
+    );
+  if (first.idempotency_response) return { ...first.idempotency_response, replayed: true };
+  if (first.mayBeAnswering)
+    throw new ApiError(
+      409,
+      "a request with this Idempotency-Key is still being answered: repeat it once that request has its answer",
+    );
+  return { id: first.id, gearLink: first.state, replayed: true };
 }

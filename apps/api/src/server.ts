@@ -1,9 +1,22 @@
+import { maxHeaderSize } from "node:http";
+import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { type Database, Deadline, type Logger, REQUEST_TIMEOUT_HEADER, requestBudget } from "@outbox/shared";
-import Fastify, { type FastifyError, LogController } from "fastify";
-import type { Kysely } from "kysely";
+import {
+  Deadline,
+  deadlineConnection,
+  type Logger,
+  REQUEST_TIMEOUT_HEADER,
+  requestBudget,
+} from "@outbox/shared";
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import type { PostgresPool } from "kysely";
 import { z } from "zod";
+import { ApiError } from "./api-error.js";
+import { answerClientError } from "./client-error.js";
+import { bodyTooLarge, errorReply } from "./error-reply.js";
 import { getPhoto } from "./get-photo.js";
+import { idempotencyKey } from "./idempotency-key.js";
+import { BODY_LIMIT_BYTES, parseJsonBody } from "./json-body.js";
 import type { ApiMetrics } from "./metrics.js";
 import { newPhoto, type PostPhoto } from "./post-photo.js";
 
@@ -16,7 +29,8 @@ declare module "fastify" {
 }
 
 export interface PhotoServerSettings {
-  readonly db: Kysely<Database>;
+  /** The pg pool (DatabaseHandle.pool): GET /photos/:id reads on a client bounded by its deadline. */
+  readonly pool: PostgresPool;
   /** What POST /photos does once its body is valid: `postPhoto` bound to its dependencies. */
   readonly postPhoto: PostPhoto;
   readonly metrics: ApiMetrics;
@@ -52,14 +66,45 @@ export interface PhotoServer {
 
 const photoId = z.uuid();
 
+/**
+ * How often Node checks the headers and request timeouts, per headers timeout. Node checks only every
+ * `connectionsCheckingInterval` (30 s by default), so a 5 s headers timeout held for 26–30 s in fact;
+ * five checks per timeout close a slowloris connection at most a fifth past its limit.
+ */
+const TIMEOUT_CHECKS_PER_HEADERS_TIMEOUT = 5;
+
+/** Every error body is `{ "error": message }`, whatever produced the error. */
+function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).send({ error: message });
+}
+
 export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   const { metrics, log } = settings;
+  // Connections whose request was answered before its body had arrived (see answerClientError).
+  const answeredEarly = new WeakSet<Socket>();
   const app = Fastify({
     loggerInstance: log,
     // Two log lines per request would drown the logs under load; the metrics count requests instead.
     logController: new LogController({ disableRequestLogging: true }),
-    http: { headersTimeout: settings.headersTimeoutMs },
+    http: {
+      headersTimeout: settings.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(
+        1,
+        Math.floor(settings.headersTimeoutMs / TIMEOUT_CHECKS_PER_HEADERS_TIMEOUT),
+      ),
+    },
     requestTimeout: settings.requestTimeoutMs,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Any path segment Node lets through reaches the route, so an over-long photo id is a 404 like any
+    // other id that names no photo, not Fastify's 414 in a shape of its own.
+    routerOptions: { maxParamLength: maxHeaderSize },
+    clientErrorHandler: (error, socket) =>
+      answerClientError(error, socket, answeredEarly.has(socket), settings),
+    // The router's own refusals (a malformed percent-encoding) in the service's error shape.
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const { status, message } = errorReply(error, request);
+      sendError(reply, status, message);
+    },
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     // The backstop of the request deadline: answers even if a handler ignores its deadline.
     handlerTimeout: settings.handlerTimeoutMs,
@@ -90,6 +135,13 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     metrics.inFlight.inc();
     // Not `request.signal`: it follows the request stream, which closes once the body has been read.
     const disconnected = new AbortController();
+    const { socket } = request.raw;
+    reply.raw.once("finish", () => {
+      if (request.raw.complete) return;
+      // Node reads and discards the rest of the body, then serves the connection's next request.
+      answeredEarly.add(socket);
+      request.raw.once("end", () => answeredEarly.delete(socket));
+    });
     // `close` comes for every response, answered or cut (onResponse does not follow an aborted one).
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) disconnected.abort(new Error("client disconnected"));
@@ -103,8 +155,17 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
       settings.handlerTimeoutMs,
     );
     // The caller has already given up: no work at all, not even parsing the body.
-    if (budget.expired) return reply.code(504).send({ error: "deadline already exceeded" });
+    if (budget.expired)
+      return sendError(reply, 504, `deadline already exceeded: ${REQUEST_TIMEOUT_HEADER} is 0 or less`);
     request.deadline = Deadline.after(budget.ms, disconnected.signal);
+    // Answered before a byte of the body is read, and without closing the connection: Node then reads
+    // and discards the rest of the body (bounded by the request timeout), so the client finishes
+    // sending and reads the 413. Closing at once (Fastify's way) resets the connection under a client
+    // still sending, and most clients see the reset (EPIPE) instead of the answer.
+    if (Number(request.headers["content-length"]) > BODY_LIMIT_BYTES) {
+      const { status, message } = bodyTooLarge();
+      return sendError(reply, status, message);
+    }
   });
   app.addHook("onSend", async (_request, reply) => {
     // A keep-alive client would otherwise send its next request to a server that is going away.
@@ -113,35 +174,47 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
     metrics.requests.inc({ route, status: reply.statusCode });
-    metrics.requestSeconds.observe({ route }, (performance.now() - request.receivedAt) / 1_000);
+    // The router's own refusals (frameworkErrors) skip onRequest: no arrival time to measure from.
+    if (request.receivedAt > 0)
+      metrics.requestSeconds.observe({ route }, (performance.now() - request.receivedAt) / 1_000);
   });
   app.setErrorHandler<FastifyError>((error, request, reply) => {
-    // The handler cap, the request's own deadline, or Postgres cancelling a statement for it
-    // (query_canceled, from the SET LOCAL statement_timeout): the caller's time ran out, not our code.
-    if (
-      error.code === "FST_ERR_HANDLER_TIMEOUT" ||
-      error.name === "DeadlineExceededError" ||
-      error.code === "57014"
-    ) {
-      return reply.code(504).send({ error: "deadline exceeded" });
+    const { status, message } = errorReply(error, request);
+    if (status === 500) request.log.error({ err: error, url: request.url }, "request failed");
+    return sendError(reply, status, message);
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    sendError(reply, 404, "no such route: the service answers POST /photos and GET /photos/:id"),
+  );
+
+  // JSON only: text/plain (which Fastify parses by default) and every other type get one 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    // No route: the 404 says so, whatever the body holds.
+    if (request.is404) return done(null, undefined);
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
     }
-    const status = error.statusCode ?? 500;
-    if (status >= 500) request.log.error({ err: error, url: request.url }, "request failed");
-    return reply.code(status).send({ error: status >= 500 ? "internal error" : error.message });
   });
 
   app.post("/photos", async (request, reply) => {
+    const key = idempotencyKey(request.headers["idempotency-key"]);
     const body = newPhoto.safeParse(request.body);
-    if (!body.success) return reply.code(400).send({ error: z.prettifyError(body.error) });
-    const posted = await settings.postPhoto(body.data, request.deadline);
-    metrics.gearLinks.inc({ outcome: posted.gearLink });
-    return reply.code(201).send(posted);
+    if (!body.success) throw new ApiError(400, z.prettifyError(body.error));
+    const posted = await settings.postPhoto(body.data, request.deadline, key);
+    if (posted.replayed) reply.header("idempotent-replayed", "true");
+    else metrics.gearLinks.inc({ outcome: posted.gearLink });
+    return reply.code(201).send({ id: posted.id, gearLink: posted.gearLink });
   });
 
-  app.get<{ Params: { id: string } }>("/photos/:id", async (request, reply) => {
+  app.get<{ Params: { id: string } }>("/photos/:id", async (request) => {
     const id = photoId.safeParse(request.params.id);
-    const photo = id.success ? await getPhoto(settings.db, id.data) : null;
-    if (!photo) return reply.code(404).send({ error: "no such photo" });
+    const photo = id.success
+      ? await deadlineConnection(settings.pool, request.deadline, (db) => getPhoto(db, id.data))
+      : null;
+    if (!photo) throw new ApiError(404, "no such photo");
     return photo;
   });
 

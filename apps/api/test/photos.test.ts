@@ -35,13 +35,14 @@ beforeAll(async () => {
   }));
   stub = await startEquipmentStub();
   server = createPhotoServer({
-    db: database.db,
+    pool: database.pool,
     postPhoto: (photo, deadline) =>
       postPhoto(
         {
-          db: database.db,
+          pool: database.pool,
           equipment: equipment(),
           equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
+          handlerTimeoutMs: 25_000,
           topic: "photos",
           commitDelayMs: 0,
         },

@@ -32,13 +32,14 @@ async function startServer(
   headersTimeoutMs = 5_000,
 ): Promise<{ server: PhotoServer; port: number }> {
   const server = createPhotoServer({
-    db: database.db,
+    pool: database.pool,
     postPhoto: (photo, deadline) =>
       postPhoto(
         {
-          db: database.db,
+          pool: database.pool,
           equipment: createEquipmentClient({ baseUrl: stub.url, timeoutMs: equipmentTimeoutMs }),
           equipmentTimeoutMs,
+          handlerTimeoutMs: 25_000,
           topic: "photos",
           commitDelayMs,
         },

@@ -1,17 +1,12 @@
 import type { ConsumedEvent, EventHandler, HandlerContext } from "@outbox/client";
-import { beginWithStatementTimeout, type Deadline, type Logger } from "@outbox/shared";
 import {
-  type CompiledQuery,
-  type ConnectionProvider,
-  type DatabaseConnection,
-  DefaultQueryExecutor,
-  Kysely,
-  PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type PostgresQueryResult,
-  type QueryResult,
-} from "kysely";
+  beginWithStatementTimeout,
+  ClientConnection,
+  type Deadline,
+  kyselyOn,
+  type Logger,
+} from "@outbox/shared";
+import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
 
 export type TransactionOutcome = "processed" | "duplicate";
 
@@ -53,59 +48,20 @@ function literal(value: string): string {
  * the pool. The check and pg's enqueue happen in one synchronous step, so nothing slips in behind
  * ROLLBACK.
  */
-class TransactionLane implements DatabaseConnection, ConnectionProvider {
+class TransactionLane extends ClientConnection {
   #open = true;
-
-  constructor(readonly client: PostgresPoolClient) {}
 
   close(): void {
     this.#open = false;
   }
 
-  provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
-    return consumer(this);
-  }
-
-  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const { sql } = compiledQuery;
+  protected override beforeQuery(sql: string): void {
     // What kysely's driver sends for trx.transaction() and friends comes through here too.
     if (transactionControl.test(sql)) {
       throw new Error("handlers run inside the inbox transaction and must not begin or end one");
     }
     if (!this.#open) throw new TransactionFinishedError("the message's transaction is already over");
-    const { command, rowCount, rows } = await this.client.query<R>(sql, compiledQuery.parameters);
-    // As kysely's PostgresConnection reports it.
-    const changed =
-      command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
-    return { numAffectedRows: changed ? BigInt(rowCount) : undefined, rows: rows ?? [] };
   }
-
-  // biome-ignore lint/correctness/useYield: refuses before the first row
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error("cursors are not available in handlers");
-  }
-}
-
-// Shared by every message's Kysely: building a Kysely from a dialect per message (driver, compiler,
-// adapter, connection provider) cost more than the handler's query. The pool is never used: each
-// message's queries go to its TransactionLane, and the driver only turns trx.transaction() and
-// friends into BEGIN/COMMIT/SAVEPOINT statements, which the lane refuses.
-const handlerDialect = new PostgresDialect({
-  pool: async () => {
-    throw new Error("handlers use the inbox transaction's connection only");
-  },
-});
-const handlerDriver = handlerDialect.createDriver();
-const handlerCompiler = handlerDialect.createQueryCompiler();
-const handlerAdapter = handlerDialect.createAdapter();
-
-function handlerKysely<DB>(lane: TransactionLane): Kysely<DB> {
-  return new Kysely<DB>({
-    config: { dialect: handlerDialect },
-    dialect: handlerDialect,
-    driver: handlerDriver,
-    executor: new DefaultQueryExecutor(handlerCompiler, handlerAdapter, lane),
-  });
 }
 
 /**
@@ -156,7 +112,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
     // rollback removes the inbox row too and a redelivery runs the handler again.
-    const trx = handlerKysely<DB>(lane);
+    const trx = kyselyOn<DB>(lane);
     let log: Logger | undefined;
     const context: HandlerContext<DB> = {
       trx,

@@ -30,7 +30,7 @@ await runDaemon({
     /** Ours minus `enqueueWith`: the same two business rows, one statement, no event. */
     const postPhotoWithoutEvent: PostPhoto = async (photo, deadline) => {
       const id = uuidv7();
-      await deadlineTransaction(db, deadline, (trx) =>
+      await deadlineTransaction(context.database.pool, deadline, (trx) =>
         trx
           .with("photo", (cte) => cte.insertInto("photos").values({ id, title: photo.title }))
           .insertInto("photo_gear_links")

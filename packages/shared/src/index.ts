@@ -70,6 +70,7 @@ export {
   type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
+export { ClientConnection, kyselyOn } from "./db/client-kysely.js";
 export {
   type ConnectionBounds,
   connectionBounds,
@@ -82,7 +83,11 @@ export {
   isQueryReadTimeout,
   type PlanCacheMode,
 } from "./db/create-database.js";
-export { beginWithStatementTimeout, deadlineTransaction } from "./db/deadline-transaction.js";
+export {
+  beginWithStatementTimeout,
+  deadlineConnection,
+  deadlineTransaction,
+} from "./db/deadline-transaction.js";
 export {
   EXAMPLE_MIGRATION_LOCK_TABLE,
   EXAMPLE_MIGRATION_TABLE,
@@ -117,6 +122,7 @@ export {
 export { settlesBefore, settlesWithin } from "./lifecycle/settles-within.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
+export { coalescedRead } from "./ops/coalesced-read.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
 export { type BackoffOptions, type BackoffPolicy, backoffMs } from "./retry/backoff.js";

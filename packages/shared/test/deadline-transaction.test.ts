@@ -12,7 +12,7 @@ afterAll(() => handle.close(5_000));
 describe("deadlineTransaction", () => {
   it("bounds its statements by the time left instead of the pool's 5 s", async () => {
     const deadline = Deadline.after(800);
-    const shown = await deadlineTransaction(handle.db, deadline, async (trx) => {
+    const shown = await deadlineTransaction(handle.pool, deadline, async (trx) => {
       const { rows } = await sql<{ ms: string }>`SELECT current_setting('statement_timeout') AS ms`.execute(
         trx,
       );
@@ -28,19 +28,33 @@ describe("deadlineTransaction", () => {
     deadline.dispose();
   });
 
-  it("has Postgres cancel a statement that outlives the deadline, and rolls back", async () => {
+  it("gives up on a statement that outlives the deadline at the deadline, rolls back, and never reuses its connection", async () => {
     const deadline = Deadline.after(300);
+    let abandonedPid: number | undefined;
     await expect(
-      deadlineTransaction(handle.db, deadline, async (trx) => {
+      deadlineTransaction(handle.pool, deadline, async (trx) => {
         await trx
           .insertInto("photos")
           .values({ id: "0190c2a4-0000-7000-8000-0000000000aa", title: "x" })
           .execute();
+        const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx);
+        abandonedPid = rows[0]?.pid;
         await sql`SELECT pg_sleep(5)`.execute(trx);
       }),
-    ).rejects.toMatchObject({ code: "57014" });
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
     const photos = await handle.db.selectFrom("photos").selectAll().execute();
     expect(photos).toEqual([]);
+    // Every client the pool holds now (poolMax 2, both checked out at once) is another connection.
+    const clients = await Promise.all([handle.pool.connect(), handle.pool.connect()]);
+    const pids = await Promise.all(
+      clients.map(
+        async (client) =>
+          (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid,
+      ),
+    );
+    for (const client of clients) client.release();
+    expect(abandonedPid).toBeDefined();
+    expect(pids).not.toContain(abandonedPid);
     deadline.dispose();
   });
 
@@ -48,7 +62,7 @@ describe("deadlineTransaction", () => {
     const deadline = Deadline.after(0);
     let ran = false;
     await expect(
-      deadlineTransaction(handle.db, deadline, async () => {
+      deadlineTransaction(handle.pool, deadline, async () => {
         ran = true;
       }),
     ).rejects.toBeInstanceOf(DeadlineExceededError);

@@ -45,6 +45,14 @@ export interface PhotosTable {
   id: string;
   title: string;
   created_at: DefaultedTimestamp;
+  /** The client's Idempotency-Key of the POST that created the photo (unique), if it sent one. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The body that POST answered, replayed to its repeats; NULL until it has answered. */
+  idempotency_response: ColumnType<
+    { id: string; gearLink: GearLinkState } | null,
+    string | null | undefined,
+    string | null
+  >;
 }
 
 export type GearLinkState = "pending" | "linked";

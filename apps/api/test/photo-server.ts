@@ -1,0 +1,109 @@
+import { connect } from "node:net";
+import type { EquipmentStub } from "@outbox/devstack";
+import { createLogger, type DatabaseHandle } from "@outbox/shared";
+import { Registry } from "prom-client";
+import {
+  createApiMetrics,
+  createEquipmentClient,
+  createPhotoServer,
+  type PhotoServer,
+  type PhotoServerSettings,
+  type PostPhotoDependencies,
+  postPhoto,
+} from "../src/index.js";
+
+/** The defaults of the settings, for a test to override what it exercises. */
+export const DEFAULT_TIMEOUTS = {
+  headersTimeoutMs: 5_000,
+  handlerTimeoutMs: 25_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+};
+
+export interface TestPhotoServer {
+  readonly server: PhotoServer;
+  readonly port: number;
+  readonly baseUrl: string;
+}
+
+/** The photo server in this process on `database` and the equipment stub, listening on 127.0.0.1. */
+export async function startTestPhotoServer(
+  database: DatabaseHandle,
+  stub: EquipmentStub,
+  overrides: Partial<Pick<PhotoServerSettings, keyof typeof DEFAULT_TIMEOUTS>> &
+    Partial<Pick<PostPhotoDependencies, "commitDelayMs" | "equipmentTimeoutMs">> = {},
+): Promise<TestPhotoServer> {
+  const { commitDelayMs = 0, equipmentTimeoutMs = 10_000, ...timeouts } = overrides;
+  const settings = { ...DEFAULT_TIMEOUTS, ...timeouts };
+  const equipment = createEquipmentClient({ baseUrl: stub.url, timeoutMs: equipmentTimeoutMs });
+  const server = createPhotoServer({
+    pool: database.pool,
+    postPhoto: (photo, deadline, idempotencyKey) =>
+      postPhoto(
+        {
+          pool: database.pool,
+          equipment,
+          equipmentTimeoutMs,
+          handlerTimeoutMs: settings.handlerTimeoutMs,
+          topic: "photos",
+          commitDelayMs,
+        },
+        photo,
+        deadline,
+        idempotencyKey,
+      ),
+    metrics: createApiMetrics(new Registry(), database.db),
+    log: createLogger({ service: "api-test", version: "0", level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    ...settings,
+  });
+  const port = await server.listen("127.0.0.1", 0);
+  return { server, port, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+export interface RawExchange {
+  /** Everything the server sent, once it closed the connection. */
+  readonly answer: Promise<string>;
+  write(text: string): void;
+  /** Milliseconds from the connect to the server's close (once `answer` resolved). */
+  closedAfterMs(): number;
+  destroy(): void;
+}
+
+/** A raw TCP connection to the server: what a slow or hostile client sends, byte by byte. */
+export async function rawConnection(port: number): Promise<RawExchange> {
+  const socket = connect(port, "127.0.0.1");
+  // A reset shows in the answer (what arrived before it); it is not an error of the test.
+  socket.on("error", () => {});
+  await new Promise((resolve) => socket.once("connect", resolve));
+  const openedAt = performance.now();
+  let closedAt = Number.NaN;
+  let received = "";
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  const answer = new Promise<string>((resolve) =>
+    socket.once("close", () => {
+      closedAt = performance.now();
+      resolve(received);
+    }),
+  );
+  return {
+    answer,
+    write: (text) => {
+      if (!socket.destroyed) socket.write(text);
+    },
+    closedAfterMs: () => closedAt - openedAt,
+    destroy: () => socket.destroy(),
+  };
+}
+
+/** The error body's message when the body has exactly the service's error shape, else a failure. */
+export function errorMessage(body: unknown): string {
+  if (typeof body !== "object" || body === null)
+    throw new Error(`not an error body: ${JSON.stringify(body)}`);
+  const keys = Object.keys(body);
+  const { error } = body as { error?: unknown };
+  if (keys.length !== 1 || typeof error !== "string")
+    throw new Error(`not the error shape { error: string }: ${JSON.stringify(body)}`);
+  return error;
+}
