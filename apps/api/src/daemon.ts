@@ -76,6 +76,8 @@ export function runApiDaemon(): Promise<never> {
     settings: apiSettings,
     timeouts: apiTimeouts,
     planCacheMode: API_PLAN_CACHE_MODE,
+    // A request's statements run under its deadline (SET LOCAL statement_timeout), up to the handler cap.
+    longestStatementMs: (config) => config.handlerTimeoutMs,
     async start(context) {
       const { server, reconciler } = await startPhotoService(context);
       const { log } = context;

@@ -1,4 +1,4 @@
-import { coalescedRead, type Database } from "@outbox/shared";
+import { coalescedRead, type Database, SCRAPE_HOLD_MS } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
@@ -20,9 +20,6 @@ export const API_METRICS = {
   reconciled: "api_gear_links_reconciled_total",
 } as const;
 
-/** As long as the relay keeps its backlog read: scrapes that arrive together share one count. */
-const PENDING_READ_HOLD_MS = 100;
-
 /**
  * The service's metrics on `registry`. The pending-link gauge is read from the table at scrape time:
  * it is the truth across all replicas and the reconciliation job's backlog. Concurrent scrapes share
@@ -37,7 +34,7 @@ export function createApiMetrics(registry: Registry, db: Kysely<Database>): ApiM
       .where("state", "=", "pending")
       .executeTakeFirst();
     return Number(row?.pending ?? 0);
-  }, PENDING_READ_HOLD_MS);
+  }, SCRAPE_HOLD_MS);
   new Gauge({
     name: API_METRICS.gearLinksPending,
     help: "Gear links not confirmed by the equipment service yet (all replicas).",

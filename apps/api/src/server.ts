@@ -2,6 +2,7 @@ import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import {
+  connectionsCheckingInterval,
   Deadline,
   deadlineConnection,
   type Logger,
@@ -66,13 +67,6 @@ export interface PhotoServer {
 
 const photoId = z.uuid();
 
-/**
- * How often Node checks the headers and request timeouts, per headers timeout. Node checks only every
- * `connectionsCheckingInterval` (30 s by default), so a 5 s headers timeout held for 26–30 s in fact;
- * five checks per timeout close a slowloris connection at most a fifth past its limit.
- */
-const TIMEOUT_CHECKS_PER_HEADERS_TIMEOUT = 5;
-
 /** Every error body is `{ "error": message }`, whatever produced the error. */
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).send({ error: message });
@@ -88,10 +82,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     logController: new LogController({ disableRequestLogging: true }),
     http: {
       headersTimeout: settings.headersTimeoutMs,
-      connectionsCheckingInterval: Math.max(
-        1,
-        Math.floor(settings.headersTimeoutMs / TIMEOUT_CHECKS_PER_HEADERS_TIMEOUT),
-      ),
+      connectionsCheckingInterval: connectionsCheckingInterval(settings.headersTimeoutMs),
     },
     requestTimeout: settings.requestTimeoutMs,
     bodyLimit: BODY_LIMIT_BYTES,

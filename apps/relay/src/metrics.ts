@@ -1,4 +1,4 @@
-import type { Database } from "@outbox/shared";
+import { coalescedRead, type Database, SCRAPE_HOLD_MS } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
@@ -55,30 +55,22 @@ export function createRelayMetrics(
   db: Kysely<Database>,
   outage: { topicsInOutage(): number },
 ): RelayMetrics {
-  let backlog: Promise<Backlog> | undefined;
-  const readBacklog = () => {
+  // Shared by the gauges of one scrape (and scrapes arriving together), never reused by the next.
+  const readBacklog = coalescedRead(async (): Promise<Backlog> => {
     // The blocked keys walk `outbox_dead_heads` (migration 0010), which holds only the dead rows still blocking a key.
-    backlog ??= sql<{ unsent: string; age: number | null; blocked: string }>`
+    const { rows } = await sql<{ unsent: string; age: number | null; blocked: string }>`
       SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age,
              (SELECT count(DISTINCT d.ordering_key) FROM outbox d
               WHERE d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
                 AND d.ordering_key IS NOT NULL) AS blocked
       FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
-    `
-      .execute(db)
-      .then(({ rows }) => ({
-        unsent: Number(rows[0]?.unsent ?? 0),
-        oldestAgeSeconds: rows[0]?.age ?? 0,
-        blockedKeys: Number(rows[0]?.blocked ?? 0),
-      }))
-      .finally(() => {
-        // Shared by the gauges of one scrape, never reused by the next.
-        setTimeout(() => {
-          backlog = undefined;
-        }, 100).unref();
-      });
-    return backlog;
-  };
+    `.execute(db);
+    return {
+      unsent: Number(rows[0]?.unsent ?? 0),
+      oldestAgeSeconds: rows[0]?.age ?? 0,
+      blockedKeys: Number(rows[0]?.blocked ?? 0),
+    };
+  }, SCRAPE_HOLD_MS);
   new Gauge({
     name: RELAY_METRICS.unsent,
     help: "Outbox rows neither published nor dead (all replicas).",

@@ -122,9 +122,10 @@ export {
 export { settlesBefore, settlesWithin } from "./lifecycle/settles-within.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
-export { coalescedRead } from "./ops/coalesced-read.js";
+export { coalescedRead, SCRAPE_HOLD_MS } from "./ops/coalesced-read.js";
 export { createMetricsRegistry } from "./ops/metrics-registry.js";
 export { type OpsServer, type OpsServerSettings, startOpsServer } from "./ops/ops-server.js";
+export { connectionsCheckingInterval } from "./ops/timeout-checks.js";
 export { type BackoffOptions, type BackoffPolicy, backoffMs } from "./retry/backoff.js";
 export { type TraceFields, traceFields } from "./telemetry/log-trace-fields.js";
 export { contextFromHeaders, linkFromHeaders, traceHeaders } from "./telemetry/message-trace-context.js";

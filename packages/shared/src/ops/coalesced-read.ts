@@ -1,3 +1,6 @@
+/** How long a gauge's read is shared after it settles: the gauges of one scrape and scrapes arriving together. */
+export const SCRAPE_HOLD_MS = 100;
+
 /**
  * A read that concurrent callers share: the first call starts it, every call until it settles (and
  * for `holdMs` after) gets the same promise, so a burst of scrapes costs one query, not one each.

@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import type { Logger } from "../log/logger.js";
+import { connectionsCheckingInterval } from "./timeout-checks.js";
 
 export interface OpsServerSettings {
   readonly host: string;
@@ -23,17 +24,13 @@ export interface OpsServer {
 const HEADERS_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
-// Node enforces headersTimeout and requestTimeout only when it sweeps its connections, every 30 s
-// by default: a slowloris client would hold a socket 30 s, not 5. Sweeping at a fifth of the
-// headers timeout keeps each bound within a second of what it says.
-const CONNECTIONS_CHECKING_INTERVAL_MS = HEADERS_TIMEOUT_MS / 5;
 
 /** `/livez`, `/readyz` and `/metrics` on node:http. */
 export async function startOpsServer(settings: OpsServerSettings): Promise<OpsServer> {
   let ready = false;
   let closing = false;
   const server = http.createServer(
-    { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    { connectionsCheckingInterval: connectionsCheckingInterval(HEADERS_TIMEOUT_MS) },
     async (req, res) => {
       // A keep-alive client would otherwise hold the socket open and make close() wait for its timeout.
       const send = (status: number, body: string, contentType = "text/plain; charset=utf-8") => {
