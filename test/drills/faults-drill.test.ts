@@ -16,7 +16,7 @@ const clean = { code: 0, signal: null };
 // of breaking one of them: a row that cannot fail proves nothing.
 describe("faults drill checker", () => {
   const good: FaultObservation = {
-    fault: "relay's Postgres backends frozen (SIGSTOP) 8.0 s",
+    fault: "relay's idle Postgres backends frozen (SIGSTOP) 8.0 s",
     notInjected: null,
     noticeMs: 1_200,
     recoverMs: 2_300,

@@ -6,6 +6,7 @@ import {
   Deadline,
   deadlineConnection,
   type Logger,
+  PostgresUnansweredError,
   REQUEST_TIMEOUT_HEADER,
   requestBudget,
 } from "@outbox/shared";
@@ -172,6 +173,13 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   app.setErrorHandler<FastifyError>((error, request, reply) => {
     const { status, message } = errorReply(error, request);
     if (status === 500) request.log.error({ err: error, url: request.url }, "request failed");
+    // The caller's time ran out, but the database is why: the operator needs to know (a frozen server,
+    // a failover, a pool too small for the load), the caller only gets its 504.
+    if (error instanceof PostgresUnansweredError)
+      request.log.warn(
+        { url: request.url, waitingFor: error.waitingFor },
+        "Postgres did not answer within the request's deadline",
+      );
     return sendError(reply, status, message);
   });
   app.setNotFoundHandler((_request, reply) =>

@@ -356,7 +356,7 @@ export interface StopUnderFault {
 }
 
 export interface FaultObservation {
-  /** What was done, e.g. "relay's Postgres backends frozen (SIGSTOP) 8 s". */
+  /** What was done, e.g. "relay's idle Postgres backends frozen (SIGSTOP) 8 s". */
   readonly fault: string;
   /** Null when the fault was in place; otherwise why it could not be injected. */
   readonly notInjected: string | null;

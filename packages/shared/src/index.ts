@@ -87,6 +87,7 @@ export {
   beginWithStatementTimeout,
   deadlineConnection,
   deadlineTransaction,
+  PostgresUnansweredError,
 } from "./db/deadline-transaction.js";
 export {
   EXAMPLE_MIGRATION_LOCK_TABLE,

@@ -50,7 +50,7 @@ const APPLICATION_NAMES: Record<FaultedDaemon, readonly string[]> = {
 function frozenBackend(daemon: FaultedDaemon): FaultSpec {
   return {
     name: `${daemon}-backend-frozen`,
-    fault: `${daemon}'s Postgres backends frozen (SIGSTOP) ${formatSeconds(FREEZE_MS)}`,
+    fault: `${daemon}'s idle Postgres backends frozen (SIGSTOP) ${formatSeconds(FREEZE_MS)}`,
     hits: [daemon],
     holdMs: FREEZE_MS,
     recoverFrom: "fault start",
@@ -62,8 +62,12 @@ function frozenBackend(daemon: FaultedDaemon): FaultSpec {
         statementTimeoutMs: OBSERVER_STATEMENT_TIMEOUT_MS,
         idleInTransactionTimeoutMs: OBSERVER_STATEMENT_TIMEOUT_MS,
       });
+      // Idle ones only: a backend stopped inside a transaction holds its locks (the NOTIFY queue's
+      // at commit) until it runs again, and every other session waits on them however the daemon
+      // behaves. A failed-over or cut-off server releases them; a frozen process never does.
       const frozen = await freezeBackends(observer.db, {
         applicationNames: APPLICATION_NAMES[daemon],
+        idleOnly: true,
       }).finally(() => observer.close(OBSERVER_STATEMENT_TIMEOUT_MS));
       return {
         notInjected: frozen.pids.length === 0 ? `no ${daemon} backend in pg_stat_activity` : null,

@@ -390,6 +390,12 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
+  // Checked out now. When the pool closes, its user is done with it: a client still out was
+  // abandoned by a drain that gave up on it, on a server that does not answer.
+  const checkedOut = new Set<pg.PoolClient>();
+  pool.on("acquire", (client) => checkedOut.add(client));
+  pool.on("release", (_error, client) => checkedOut.delete(client));
+  pool.on("remove", (client) => checkedOut.delete(client as pg.PoolClient));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closing: Promise<void> | undefined;
   return {
@@ -397,7 +403,13 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     pool,
     clientConfig,
     async close(timeoutMs) {
-      closing ??= db.destroy();
+      closing ??= (() => {
+        const ended = db.destroy();
+        // pool.end() waits for every checked-out client; an abandoned one would hold the close (and
+        // the stop) until its query_timeout. With a query in flight, end() destroys the socket.
+        for (const client of checkedOut) (client as unknown as pg.Client).end().catch(() => {});
+        return ended;
+      })();
       return settlesWithin(closing, timeoutMs);
     },
   };

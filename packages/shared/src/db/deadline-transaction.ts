@@ -12,10 +12,28 @@ export function beginWithStatementTimeout(ms: number): string {
 }
 
 /** Rejects with a DeadlineExceededError the moment `deadline` aborts, else settles with `work`. */
-function beforeDeadline<T>(work: Promise<T>, deadline: Deadline, waitingFor: string): Promise<T> {
+/**
+ * The deadline passed while Postgres had not answered: the caller's time ran out (a 504 like any
+ * other DeadlineExceededError), and the database may be the reason (a frozen server, a failover, a
+ * full pool), which a caller may want to warn about.
+ */
+export class PostgresUnansweredError extends DeadlineExceededError {
+  constructor(
+    readonly waitingFor: "a pooled connection" | "Postgres",
+    options: { cause: unknown },
+  ) {
+    super(`deadline exceeded while waiting for ${waitingFor}`, options);
+  }
+}
+
+function beforeDeadline<T>(
+  work: Promise<T>,
+  deadline: Deadline,
+  waitingFor: PostgresUnansweredError["waitingFor"],
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const unlink = deadline.onAbort((reason) =>
-      reject(new DeadlineExceededError(`deadline exceeded while ${waitingFor}`, { cause: reason })),
+      reject(new PostgresUnansweredError(waitingFor, { cause: reason })),
     );
     work.then(resolve, reject).finally(unlink);
   });
@@ -38,15 +56,13 @@ export async function deadlineConnection<T, DB = Database>(
 ): Promise<T> {
   deadline.throwIfExpired();
   const connecting = pool.connect();
-  const client = await beforeDeadline(connecting, deadline, "waiting for a pooled connection").catch(
-    (error: unknown) => {
-      connecting.then(
-        (late) => late.release(),
-        () => undefined,
-      );
-      throw error;
-    },
-  );
+  const client = await beforeDeadline(connecting, deadline, "a pooled connection").catch((error: unknown) => {
+    connecting.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+    throw error;
+  });
   let released = false;
   const release = (destroy: boolean) => {
     if (released) return;
@@ -60,7 +76,7 @@ export async function deadlineConnection<T, DB = Database>(
   // Rejected once the socket is gone, after the deadline has already answered the caller.
   running.catch(() => undefined);
   try {
-    return await beforeDeadline(running, deadline, "waiting for Postgres");
+    return await beforeDeadline(running, deadline, "Postgres");
   } finally {
     unlink();
     release(false);
