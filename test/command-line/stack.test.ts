@@ -114,10 +114,8 @@ describe("pnpm stack", () => {
     stack.child.kill("SIGTERM");
     expect(await stack.exited).toBe(0);
 
-    expect({ code: status.code, stdout: status.stdout }, status.stderr).toEqual({
-      code: 0,
-      stdout: `${JSON.stringify({ total: { unsent: 0, dead: 0, oldestUnsentAgeSeconds: null }, topics: [] })}\n`,
-    });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ total: { unsent: 0, dead: 0 }, topics: [] });
     // The equipment stub answers (POST /links is its one route), so the api can run on the stack.
     expect(equipment.status).toBeGreaterThanOrEqual(400);
     const ours = [...stack.exported.keys()].filter((name) => !name.startsWith("AWS_"));
