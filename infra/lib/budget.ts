@@ -210,7 +210,7 @@ export interface ApiBudget extends DrainStopBudget {
    * load balancer must wait out the longest request (the handler cap) before giving up on it.
    */
   readonly deregistrationDelaySeconds: number;
-  /** The load balancer's idle timeout (LB_IDLE_TIMEOUT_MS), below the service's keep-alive. */
+  /** The load balancer's idle timeout (API_LB_IDLE_TIMEOUT_MS), below the service's keep-alive. */
   readonly loadBalancerIdleTimeoutSeconds: number;
   readonly keepAliveTimeoutMs: number;
 }
@@ -218,7 +218,7 @@ export interface ApiBudget extends DrainStopBudget {
 /**
  * The photo service: stopTimeout = drain + shutdown overhead + margin, like the daemons; the
  * deregistration delay outlasts the handler cap; the ALB's idle timeout stays the service's
- * LB_IDLE_TIMEOUT_MS default (60 s), which its start-up check keeps below the 65 s keep-alive.
+ * API_LB_IDLE_TIMEOUT_MS default (60 s), which its start-up check keeps below the 65 s keep-alive.
  */
 export function apiBudget(input: ApiBudgetInput = {}): ApiBudget {
   const handlerTimeoutMs = defaultOf(apiSettings.handlerTimeoutMs);

@@ -68,7 +68,7 @@ export interface ConsumerServiceOptions {
 }
 
 export interface ApiServiceOptions {
-  /** EQUIPMENT_URL: the equipment service the photo service links gear at. */
+  /** API_EQUIPMENT_URL: the equipment service the photo service links gear at. */
   readonly equipmentUrl: string;
   /** The image (the Dockerfile's `api` target). Default: the deploy-time parameter ApiImage. */
   readonly image?: ecs.ContainerImage;
@@ -471,9 +471,9 @@ export class OutboxWorkersStack extends Stack {
               computed: {
                 API_DRAIN_TIMEOUT_MS: String(this.apiBudget.drainTimeoutMs),
                 API_PORT: String(this.apiBudget.port),
-                LB_IDLE_TIMEOUT_MS: String(this.apiBudget.loadBalancerIdleTimeoutSeconds * 1000),
+                API_LB_IDLE_TIMEOUT_MS: String(this.apiBudget.loadBalancerIdleTimeoutSeconds * 1000),
                 API_KEEP_ALIVE_TIMEOUT_MS: String(this.apiBudget.keepAliveTimeoutMs),
-                EQUIPMENT_URL: apiOptions.equipmentUrl,
+                API_EQUIPMENT_URL: apiOptions.equipmentUrl,
                 API_PHOTO_TOPIC: apiOptions.photoTopic ?? "photos",
                 // The scheduled task below owns reconciliation. With the loop on as well, every replica
                 // would poll too: the load on Postgres and the equipment service would grow with the

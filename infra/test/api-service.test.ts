@@ -25,11 +25,13 @@ describe("api budget", () => {
   it("a task whose keep-alive is not longer than the load balancer's idle timeout would not start", () => {
     expect(
       startupProblems("api", {
-        EQUIPMENT_URL: "http://equipment",
-        LB_IDLE_TIMEOUT_MS: "60000",
+        API_EQUIPMENT_URL: "http://equipment",
+        API_LB_IDLE_TIMEOUT_MS: "60000",
         API_KEEP_ALIVE_TIMEOUT_MS: "60000",
       }),
-    ).toEqual([expect.stringMatching(/^LB_IDLE_TIMEOUT_MS: .* must be less than API_KEEP_ALIVE_TIMEOUT_MS/)]);
+    ).toEqual([
+      expect.stringMatching(/^API_LB_IDLE_TIMEOUT_MS: .* must be less than API_KEEP_ALIVE_TIMEOUT_MS/),
+    ]);
   });
 });
 
@@ -41,12 +43,12 @@ describe("api service", () => {
     });
     const env = environmentOf(container(template, "api"));
     expect(env).toMatchObject({
-      LB_IDLE_TIMEOUT_MS: "60000",
+      API_LB_IDLE_TIMEOUT_MS: "60000",
       API_KEEP_ALIVE_TIMEOUT_MS: "65000",
       API_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
       STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
       SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
-      EQUIPMENT_URL: "http://equipment.internal:8080",
+      API_EQUIPMENT_URL: "http://equipment.internal:8080",
       API_PHOTO_TOPIC: "photos",
     });
     expect(container(template, "api").StopTimeout).toBe(budget.stopTimeoutSeconds);

@@ -58,7 +58,7 @@ describe("reconcile schedule", () => {
 
   it("gets the service's database secret, log group and the variables the command reads, no others", () => {
     expect(reconcileContainer.Secrets).toEqual(apiContainer.Secrets);
-    expect(environmentOf(reconcileContainer)).toEqual({ EQUIPMENT_URL: equipmentUrl });
+    expect(environmentOf(reconcileContainer)).toEqual({ API_EQUIPMENT_URL: equipmentUrl });
     const logOptions = (definition: typeof apiContainer) =>
       (definition.LogConfiguration as { Options: Record<string, unknown> }).Options;
     expect(logOptions(reconcileContainer)["awslogs-group"]).toEqual(
@@ -68,7 +68,7 @@ describe("reconcile schedule", () => {
     // A variable the operator sets for the service and the command reads reaches the task too.
     const tuned = synth({ api: { equipmentUrl, environment: { API_RECONCILE_BATCH_SIZE: "200" } } }).template;
     expect(environmentOf(container(tuned, "reconcile"))).toEqual({
-      EQUIPMENT_URL: equipmentUrl,
+      API_EQUIPMENT_URL: equipmentUrl,
       API_RECONCILE_BATCH_SIZE: "200",
     });
   });

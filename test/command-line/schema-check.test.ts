@@ -40,11 +40,11 @@ describe("a database that lacks migrations", () => {
       }),
       configRefusal("apps/api/src/main.ts", {
         DATABASE_URL: url,
-        EQUIPMENT_URL: "http://127.0.0.1:1",
+        API_EQUIPMENT_URL: "http://127.0.0.1:1",
         API_PORT: "0",
         OPS_PORT: "0",
       }),
-      configRefusal("apps/api/src/main.ts", { DATABASE_URL: url, EQUIPMENT_URL: "http://127.0.0.1:1" }, [
+      configRefusal("apps/api/src/main.ts", { DATABASE_URL: url, API_EQUIPMENT_URL: "http://127.0.0.1:1" }, [
         "reconcile",
       ]),
     ]);

@@ -110,7 +110,7 @@ describe("pnpm stack", () => {
     ]);
     const env = Object.fromEntries(stack.exported);
     const status = await runEntryPoint("apps/relay/src/main.ts", ["status", "--json"], env);
-    const equipment = await fetch(`${env.EQUIPMENT_URL}/links`, { method: "GET" });
+    const equipment = await fetch(`${env.API_EQUIPMENT_URL}/links`, { method: "GET" });
     stack.child.kill("SIGTERM");
     expect(await stack.exited).toBe(0);
 
@@ -127,7 +127,7 @@ describe("pnpm stack", () => {
         "RELAY_DEFAULT_TOPIC_ARN",
         "CONSUMER_QUEUE_URL",
         "CONSUMER_DLQ_URL",
-        "EQUIPMENT_URL",
+        "API_EQUIPMENT_URL",
       ]),
     );
   });
@@ -153,7 +153,7 @@ describe("pnpm stack", () => {
       });
       expect(await portRefuses(databaseUrl)).toBe(true);
       expect(await portRefuses(stack.exported.get("AWS_ENDPOINT_URL_SNS") as string)).toBe(true);
-      expect(await portRefuses(stack.exported.get("EQUIPMENT_URL") as string)).toBe(true);
+      expect(await portRefuses(stack.exported.get("API_EQUIPMENT_URL") as string)).toBe(true);
       expect(fs.existsSync(dataDir as string)).toBe(false);
     },
   );

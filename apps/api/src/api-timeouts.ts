@@ -55,7 +55,7 @@ export function apiTimeouts(config: ApiConfig): {
       why: "a handler must give up and answer before the server cuts the connection without an answer",
     },
     {
-      inner: [ms("EQUIPMENT_TIMEOUT_MS", config.equipmentTimeoutMs)],
+      inner: [ms("API_EQUIPMENT_TIMEOUT_MS", config.equipmentTimeoutMs)],
       outer: handler,
       why: "a downstream call must give up while the request can still answer",
     },
@@ -65,7 +65,7 @@ export function apiTimeouts(config: ApiConfig): {
       why: "a statement must give up before the request it belongs to",
     },
     {
-      inner: [ms("LB_IDLE_TIMEOUT_MS", config.loadBalancerIdleTimeoutMs)],
+      inner: [ms("API_LB_IDLE_TIMEOUT_MS", config.loadBalancerIdleTimeoutMs)],
       outer: ms("API_KEEP_ALIVE_TIMEOUT_MS", config.keepAliveTimeoutMs),
       why: "the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
     },

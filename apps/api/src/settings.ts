@@ -61,7 +61,8 @@ export const apiSettings = {
       "Idle keep-alive connections close after this; longer than the load balancer's, so the balancer always closes first.",
   }),
   loadBalancerIdleTimeoutMs: setting.milliseconds({
-    env: "LB_IDLE_TIMEOUT_MS",
+    env: "API_LB_IDLE_TIMEOUT_MS",
+    formerEnv: "LB_IDLE_TIMEOUT_MS",
     min: 1_000,
     max: 4_000_000,
     default: 60_000,
@@ -77,11 +78,13 @@ export const apiSettings = {
       "Measured from SIGTERM: requests in flight finish within it, then the rest are cut (counted as `cut`).",
   }),
   equipmentUrl: setting.url({
-    env: "EQUIPMENT_URL",
-    description: "Base URL of the equipment service; gear links go to `POST {EQUIPMENT_URL}/links`.",
+    env: "API_EQUIPMENT_URL",
+    formerEnv: "EQUIPMENT_URL",
+    description: "Base URL of the equipment service; gear links go to `POST {API_EQUIPMENT_URL}/links`.",
   }),
   equipmentTimeoutMs: setting.milliseconds({
-    env: "EQUIPMENT_TIMEOUT_MS",
+    env: "API_EQUIPMENT_TIMEOUT_MS",
+    formerEnv: "EQUIPMENT_TIMEOUT_MS",
     min: 100,
     max: 120_000,
     default: 10_000,

@@ -19,34 +19,37 @@ const ENTRY = "apps/api/src/main.ts";
 
 describe("api daemon configuration", () => {
   it("refuses unparsable settings with exit 78, one line per problem", async () => {
-    const daemon = startDaemonProcess(ENTRY, { DATABASE_URL: "", API_PORT: "http", EQUIPMENT_URL: "" });
+    const daemon = startDaemonProcess(ENTRY, { DATABASE_URL: "", API_PORT: "http", API_EQUIPMENT_URL: "" });
     expect((await daemon.exited).code).toBe(78);
     expect(daemon.stderr().trim().split("\n")).toEqual([
       "api: config error: DATABASE_URL: is required",
       'api: config error: API_PORT: expected a whole number (got "http")',
-      "api: config error: EQUIPMENT_URL: is required",
+      "api: config error: API_EQUIPMENT_URL: is required",
     ]);
   });
 
   it("refuses an inverted timeout hierarchy, listing every broken rule", async () => {
     const daemon = startDaemonProcess(ENTRY, {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
-      EQUIPMENT_URL: "http://127.0.0.1:1",
+      API_EQUIPMENT_URL: "http://127.0.0.1:1",
       API_KEEP_ALIVE_TIMEOUT_MS: "50000",
-      EQUIPMENT_TIMEOUT_MS: "30000",
+      API_EQUIPMENT_TIMEOUT_MS: "30000",
       API_HANDLER_TIMEOUT_MS: "28000",
     });
     expect((await daemon.exited).code).toBe(78);
     expect(daemon.stderr().trim().split("\n")).toEqual([
       "api: config error: API_HANDLER_TIMEOUT_MS: 28000 must not exceed API_DRAIN_TIMEOUT_MS (25000): a request that arrived just before SIGTERM must be able to finish within the drain",
-      "api: config error: EQUIPMENT_TIMEOUT_MS: EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
-      "api: config error: LB_IDLE_TIMEOUT_MS: LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
+      "api: config error: API_EQUIPMENT_TIMEOUT_MS: API_EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
+      "api: config error: API_LB_IDLE_TIMEOUT_MS: API_LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
     ]);
   });
 });
 
 describe("api configuration: every problem, every time", () => {
-  const base = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused", EQUIPMENT_URL: "http://127.0.0.1:1" };
+  const base = {
+    DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+    API_EQUIPMENT_URL: "http://127.0.0.1:1",
+  };
   const stopBudget =
     "api: config error: API_DRAIN_TIMEOUT_MS: API_DRAIN_TIMEOUT_MS (27000 ms) + SHUTDOWN_OVERHEAD_MS (4000 ms) = 31000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL";
 
@@ -70,7 +73,7 @@ describe("api configuration: every problem, every time", () => {
 
 describe("api reconcile configuration: the daemon's checks, the daemon's message", () => {
   const reconcile = (env: Record<string, string>) =>
-    configRefusal(ENTRY, { EQUIPMENT_URL: "http://127.0.0.1:1", ...env }, ["reconcile"]);
+    configRefusal(ENTRY, { API_EQUIPMENT_URL: "http://127.0.0.1:1", ...env }, ["reconcile"]);
   const url = "postgres://nobody@127.0.0.1:1/unused";
 
   it("lists an unparsable variable, unusable TLS settings and a backoff base above its cap together", async () => {
@@ -153,7 +156,7 @@ describe("api daemon stop", () => {
     LOG_LEVEL: "info",
     API_HOST: "127.0.0.1",
     API_PORT: "0",
-    EQUIPMENT_URL: stub.url,
+    API_EQUIPMENT_URL: stub.url,
     ...overrides,
   });
   beforeAll(async () => {
@@ -167,6 +170,16 @@ describe("api daemon stop", () => {
     await fleet.killAll();
     await stub.close();
     await database.close(5_000);
+  });
+
+  it("still reads a renamed variable by its former name for one release, and warns at start-up", async () => {
+    const { API_EQUIPMENT_URL: equipmentUrl, ...current } = daemonEnv();
+    const api = fleet.api("api-former-names", { ...current, EQUIPMENT_URL: equipmentUrl as string });
+    const warning = await api.waitForLog("deprecated variable name: rename it; read for one more release");
+    expect(warning).toMatchObject({ level: "warn", variable: "EQUIPMENT_URL", renamedTo: "API_EQUIPMENT_URL" });
+    await api.waitForLog("started");
+    await api.stop("SIGTERM");
+    expect((await api.exited).code).toBe(0);
   });
 
   it("on SIGTERM finishes the requests in flight, closes their connections, then the pool; exit 0", async () => {

@@ -15,7 +15,7 @@ import {
 
 // The service in this process on a real database and a real equipment stub; the daemon around it
 // (signals, exit codes) is tested as a process in daemon.test.ts.
-const EQUIPMENT_TIMEOUT_MS = 10_000;
+const API_EQUIPMENT_TIMEOUT_MS = 10_000;
 const log = createLogger({
   service: "api-test",
   version: "0",
@@ -26,7 +26,7 @@ let stub: EquipmentStub;
 let server: PhotoServer;
 let baseUrl: string;
 
-const equipment = () => createEquipmentClient({ baseUrl: stub.url, timeoutMs: EQUIPMENT_TIMEOUT_MS });
+const equipment = () => createEquipmentClient({ baseUrl: stub.url, timeoutMs: API_EQUIPMENT_TIMEOUT_MS });
 
 beforeAll(async () => {
   ({ handle: database } = await createMigratedTestDatabase("api_photos", {
@@ -41,7 +41,7 @@ beforeAll(async () => {
         {
           pool: database.pool,
           equipment: equipment(),
-          equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
+          equipmentTimeoutMs: API_EQUIPMENT_TIMEOUT_MS,
           handlerTimeoutMs: 25_000,
           topic: "photos",
           commitDelayMs: 0,
@@ -102,8 +102,8 @@ describe("POST /photos", () => {
     const call = await stub.waitForRequest((request) => request.photoId === id);
     expect(call.idempotencyKey).toBe(id);
     // No header from our caller: the equipment client's own 10 s is what travels downstream.
-    expect(Number(call.timeoutHeader)).toBeLessThanOrEqual(EQUIPMENT_TIMEOUT_MS);
-    expect(Number(call.timeoutHeader)).toBeGreaterThan(EQUIPMENT_TIMEOUT_MS / 2);
+    expect(Number(call.timeoutHeader)).toBeLessThanOrEqual(API_EQUIPMENT_TIMEOUT_MS);
+    expect(Number(call.timeoutHeader)).toBeGreaterThan(API_EQUIPMENT_TIMEOUT_MS / 2);
     expect(stub.linkedPhotos().get(id)).toEqual(["lens-35", "body-x"]);
 
     const photo = await fetch(`${baseUrl}/photos/${id}`);

@@ -23,7 +23,7 @@ describe("api reconcile on a Postgres that accepts TLS only (RDS)", () => {
       DB_SSL_MODE: "verify-full",
       DB_SSL_CA_FILE: tls.caFile,
       // Nothing is pending, so the equipment service is never called.
-      EQUIPMENT_URL: "http://127.0.0.1:1",
+      API_EQUIPMENT_URL: "http://127.0.0.1:1",
     });
     expect({ code: run.code, stderr: run.stderr }, run.stdout).toEqual({ code: 0, stderr: "" });
     const done = run.stdout
@@ -39,7 +39,7 @@ describe("api reconcile on a Postgres that accepts TLS only (RDS)", () => {
       DATABASE_URL: url,
       DB_SSL_MODE: "verify-full",
       DB_SSL_CA_FILE: tls.wrongCaFile,
-      EQUIPMENT_URL: "http://127.0.0.1:1",
+      API_EQUIPMENT_URL: "http://127.0.0.1:1",
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("the server's certificate failed verification (DB_SSL_MODE=verify-full");

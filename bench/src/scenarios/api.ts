@@ -124,7 +124,7 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
           await handle.close(5_000);
           const env = {
             DATABASE_URL: url,
-            EQUIPMENT_URL: stub.url,
+            API_EQUIPMENT_URL: stub.url,
             API_HOST: "127.0.0.1",
             API_PORT: "0",
             OPS_HOST: "127.0.0.1",

@@ -70,7 +70,7 @@ export async function runStack(options: RunStackOptions): Promise<void> {
       RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
       CONSUMER_QUEUE_URL: demo.queueUrl,
       CONSUMER_DLQ_URL: demo.dlqUrl,
-      EQUIPMENT_URL: equipment.url,
+      API_EQUIPMENT_URL: equipment.url,
     };
     for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);
     console.error(`# backend: ${stack.backend}; pid ${process.pid}`);

@@ -61,7 +61,7 @@ export function apiEnv(
     LOG_LEVEL: "info",
     API_HOST: "127.0.0.1",
     API_PORT: "0",
-    EQUIPMENT_URL: equipmentUrl,
+    API_EQUIPMENT_URL: equipmentUrl,
     API_PHOTO_TOPIC: DRILL_TOPIC,
     ...overrides,
   };

@@ -52,7 +52,7 @@ export {
   configErrorText,
   reportConfigErrors,
 } from "./config/config-error.js";
-export { loadConfig } from "./config/load-config.js";
+export { formerNamesIn, loadConfig } from "./config/load-config.js";
 export { numericOption } from "./config/numeric-option.js";
 export {
   CONFIG_TABLE_END,

@@ -8,6 +8,7 @@ import {
   databaseSettings,
   describeTimeouts,
   findBudgetProblems,
+  formerNamesIn,
   loadConfig,
   mustNotExceed,
   renderConfigTable,
@@ -115,6 +116,32 @@ describe("loadConfig", () => {
       "DATABASE_URL: not valid JSON (an RDS secret's JSON needs username, password and host (port and dbname are optional))",
     ]);
     expect(problems.join("\n")).not.toContain("hunter2");
+  });
+
+  it("reads a renamed variable by its former name when only that one is set, and says so", () => {
+    const renamed = {
+      ...spec,
+      batchSize: setting.integer({
+        env: "RELAY_BATCH_SIZE",
+        formerEnv: "BATCH_SIZE",
+        min: 1,
+        max: 1000,
+        default: 100,
+        description: "Rows per claim.",
+      }),
+    };
+    const base = { DATABASE_URL: "postgres://app@db:5432/app" };
+    expect(loadConfig(renamed, { ...base, BATCH_SIZE: "7" }).batchSize).toBe(7);
+    expect(formerNamesIn(renamed, { ...base, BATCH_SIZE: "7" })).toEqual([
+      { former: "BATCH_SIZE", current: "RELAY_BATCH_SIZE" },
+    ]);
+    // The current name wins, and then the former one is not worth a warning.
+    expect(loadConfig(renamed, { ...base, BATCH_SIZE: "7", RELAY_BATCH_SIZE: "9" }).batchSize).toBe(9);
+    expect(formerNamesIn(renamed, { ...base, BATCH_SIZE: "7", RELAY_BATCH_SIZE: "9" })).toEqual([]);
+    // A bad value is reported under the name the operator wrote.
+    expect(problemsOf(() => loadConfig(renamed, { ...base, BATCH_SIZE: "0" }))).toEqual([
+      'BATCH_SIZE: must be between 1 and 1000 (got "0")',
+    ]);
   });
 
   it("reports a missing required variable", () => {

@@ -5,7 +5,7 @@ import type { ScenarioResult } from "../report.js";
 import { startPhotoServiceRig } from "./photo-service.js";
 
 const HEADER_MS = 3_000;
-const EQUIPMENT_TIMEOUT_MS = 10_000;
+const API_EQUIPMENT_TIMEOUT_MS = 10_000;
 
 /**
  * The document's deadline propagation: a client that waits 3 000 ms says so in
@@ -14,7 +14,7 @@ const EQUIPMENT_TIMEOUT_MS = 10_000;
  */
 export async function runDeadlineDrill(context: DrillContext): Promise<ScenarioResult[]> {
   const rig = await startPhotoServiceRig(context, "deadline", {
-    EQUIPMENT_TIMEOUT_MS: String(EQUIPMENT_TIMEOUT_MS),
+    API_EQUIPMENT_TIMEOUT_MS: String(API_EQUIPMENT_TIMEOUT_MS),
   });
   try {
     const { stub, port } = rig;
@@ -26,7 +26,7 @@ export async function runDeadlineDrill(context: DrillContext): Promise<ScenarioR
     const upstreamMs = call ? Math.ceil(call.receivedAt - post.sentAt) : 0;
     const check = checkDeadline({
       headerMs: HEADER_MS,
-      equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
+      equipmentTimeoutMs: API_EQUIPMENT_TIMEOUT_MS,
       status: post.outcome,
       gearLink: post.gearLink,
       elapsedMs: post.elapsedMs,

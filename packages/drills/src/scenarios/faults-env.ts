@@ -58,7 +58,7 @@ export const faultConsumerEnv: Record<string, string> = {
 
 export const faultApiEnv: Record<string, string> = {
   DB_STATEMENT_TIMEOUT_MS: "1000",
-  EQUIPMENT_TIMEOUT_MS: "1000",
+  API_EQUIPMENT_TIMEOUT_MS: "1000",
   API_HEADERS_TIMEOUT_MS: "2000",
   API_HANDLER_TIMEOUT_MS: "3000",
   API_REQUEST_TIMEOUT_MS: "4000",

@@ -6,7 +6,7 @@ import type { ScenarioResult } from "../report.js";
 import { startPhotoServiceRig } from "./photo-service.js";
 
 const STUB_HANG_MS = 20_000;
-const EQUIPMENT_TIMEOUT_MS = 10_000;
+const API_EQUIPMENT_TIMEOUT_MS = 10_000;
 
 /**
  * The document's slow dependency: the equipment service does not answer for 20 s. The post still
@@ -15,7 +15,7 @@ const EQUIPMENT_TIMEOUT_MS = 10_000;
  */
 export async function runSlowDependencyDrill(context: DrillContext): Promise<ScenarioResult[]> {
   const rig = await startPhotoServiceRig(context, "slow_dependency", {
-    EQUIPMENT_TIMEOUT_MS: String(EQUIPMENT_TIMEOUT_MS),
+    API_EQUIPMENT_TIMEOUT_MS: String(API_EQUIPMENT_TIMEOUT_MS),
     // Quick retries, so the drill sees the recovery within a second or two of it.
     API_RECONCILE_INTERVAL_MS: "500",
     API_RECONCILE_BACKOFF_BASE_MS: "500",
@@ -42,7 +42,7 @@ export async function runSlowDependencyDrill(context: DrillContext): Promise<Sce
     }
     const check = checkSlowDependency({
       stubHangMs: STUB_HANG_MS,
-      equipmentTimeoutMs: EQUIPMENT_TIMEOUT_MS,
+      equipmentTimeoutMs: API_EQUIPMENT_TIMEOUT_MS,
       status: post.outcome,
       gearLink: post.gearLink,
       elapsedMs: post.elapsedMs,

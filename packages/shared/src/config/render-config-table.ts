@@ -10,11 +10,16 @@ function defaultCell(definition: SettingsSpec[string]): string {
   return `\`${String(definition.default)}\``;
 }
 
+function descriptionCell(definition: SettingsSpec[string]): string {
+  if (definition.formerEnv === undefined) return definition.description;
+  return `${definition.description} Formerly \`${definition.formerEnv}\`, still read (with a warning at start-up) for one release.`;
+}
+
 /** The Markdown table of a settings spec, as committed in the daemon pages under docs/. */
 export function renderConfigTable(spec: SettingsSpec): string {
   const rows = Object.values(spec).map(
     (definition) =>
-      `| \`${definition.env}\` | ${definition.type} | ${definition.unit || "—"} | ${defaultCell(definition)} | ${definition.description} |`,
+      `| \`${definition.env}\` | ${definition.type} | ${definition.unit || "—"} | ${defaultCell(definition)} | ${descriptionCell(definition)} |`,
   );
   return ["| Variable | Type | Unit | Default | Description |", "|---|---|---|---|---|", ...rows].join("\n");
 }

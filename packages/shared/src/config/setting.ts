@@ -17,6 +17,8 @@ export interface Setting<T> {
   readonly schema: z.ZodType<T, string>;
   /** How the default is shown in the docs (e.g. maps and secrets read better as prose). */
   readonly defaultLabel?: string;
+  /** The variable's name before a rename, still read (with a warning) when `env` is not set. */
+  readonly formerEnv?: string;
 }
 
 export type SettingsSpec = Record<string, Setting<unknown>>;
@@ -26,6 +28,7 @@ export type ConfigOf<S extends SettingsSpec> = {
 
 interface Base<T> {
   env: string;
+  formerEnv?: string;
   description: string;
   default?: T;
   secret?: boolean;
@@ -42,6 +45,7 @@ function make<T>(base: Base<T>, type: string, unit: string, schema: z.ZodType<T,
     secret: base.secret ?? false,
     schema,
     ...(base.defaultLabel === undefined ? {} : { defaultLabel: base.defaultLabel }),
+    ...(base.formerEnv === undefined ? {} : { formerEnv: base.formerEnv }),
   };
 }
 

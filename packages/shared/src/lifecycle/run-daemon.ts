@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Registry } from "prom-client";
 import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError, configErrorText } from "../config/config-error.js";
+import { formerNamesIn } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
@@ -113,6 +114,12 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     version: definition.version,
     level: common.logLevel,
   });
+  for (const { former, current } of formerNamesIn(definition.settings, definition.env ?? process.env)) {
+    log.warn(
+      { variable: former, renamedTo: current },
+      "deprecated variable name: rename it; read for one more release",
+    );
+  }
   // A database that cannot answer yet is no reason to refuse: the worker's own loops retry it.
   const missingSchema = await missingSchemaLine(database.db, definition.service).catch((error: unknown) => {
     log.warn({ err: error }, "schema not checked: the database did not answer");
