@@ -176,7 +176,11 @@ describe("api daemon stop", () => {
     const { API_EQUIPMENT_URL: equipmentUrl, ...current } = daemonEnv();
     const api = fleet.api("api-former-names", { ...current, EQUIPMENT_URL: equipmentUrl as string });
     const warning = await api.waitForLog("deprecated variable name: rename it; read for one more release");
-    expect(warning).toMatchObject({ level: "warn", variable: "EQUIPMENT_URL", renamedTo: "API_EQUIPMENT_URL" });
+    expect(warning).toMatchObject({
+      level: "warn",
+      variable: "EQUIPMENT_URL",
+      renamedTo: "API_EQUIPMENT_URL",
+    });
     await api.waitForLog("started");
     await api.stop("SIGTERM");
     expect((await api.exited).code).toBe(0);
