@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { rdsSecretUrl } from "./rds-secret.js";
 
 /**
  * One environment variable: its name, how to parse it, its unit, default and a one-line description.
@@ -49,42 +50,8 @@ function make<T>(base: Base<T>, type: string, unit: string, schema: z.ZodType<T,
   };
 }
 
-interface RdsSecret {
-  readonly username: string;
-  readonly password: string;
-  readonly host: string;
-  readonly port: number;
-  readonly dbname: string;
-}
-
-/** The secret's fields, or what is wrong with it (naming fields, never echoing a value). */
-function rdsSecret(text: string): RdsSecret | string {
-  const usage = "an RDS secret's JSON needs username, password and host (port and dbname are optional)";
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return `not valid JSON (${usage})`;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return usage;
-  const fields = value as Record<string, unknown>;
-  const missing = ["username", "password", "host"].filter(
-    (name) => typeof fields[name] !== "string" || fields[name] === "",
-  );
-  // RDS writes the port as a number; a hand-written secret often has it as a string.
-  const port = Number(fields.port ?? 5432);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535) missing.push("port");
-  const dbname = fields.dbname ?? fields.database ?? "postgres";
-  if (typeof dbname !== "string" || dbname === "") missing.push("dbname");
-  if (missing.length > 0) return `${usage}; missing or invalid: ${missing.join(", ")}`;
-  return {
-    username: fields.username as string,
-    password: fields.password as string,
-    host: fields.host as string,
-    port,
-    dbname: dbname as string,
-  };
-}
+// What a bad URL is told, by the URL setting and by the database setting's URL form alike.
+const URL_EXPECTED = "expected a URL such as postgres://user@host:5432/db";
 
 const integerText = z
   .string()
@@ -112,9 +79,7 @@ export const setting = {
       base,
       "url",
       "",
-      z
-        .string()
-        .refine((value) => URL.canParse(value), "expected a URL such as postgres://user@host:5432/db"),
+      z.string().refine((value) => URL.canParse(value), URL_EXPECTED),
     );
   },
   /**
@@ -130,18 +95,13 @@ export const setting = {
       z.string().transform((text, ctx) => {
         if (!text.trimStart().startsWith("{")) {
           if (URL.canParse(text)) return text;
-          ctx.addIssue({ code: "custom", message: "expected a URL such as postgres://user@host:5432/db" });
+          ctx.addIssue({ code: "custom", message: URL_EXPECTED });
           return z.NEVER;
         }
-        const secret = rdsSecret(text);
-        if (typeof secret === "string") {
-          ctx.addIssue({ code: "custom", message: secret });
-          return z.NEVER;
-        }
-        const user = encodeURIComponent(secret.username);
-        const password = encodeURIComponent(secret.password);
-        const host = secret.host.includes(":") ? `[${secret.host}]` : secret.host;
-        return `postgres://${user}:${password}@${host}:${secret.port}/${encodeURIComponent(secret.dbname)}`;
+        const secret = rdsSecretUrl(text);
+        if ("url" in secret) return secret.url;
+        ctx.addIssue({ code: "custom", message: secret.problem });
+        return z.NEVER;
       }),
     );
   },
