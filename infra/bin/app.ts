@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { describeError, EXIT_CONFIG } from "@outbox/shared";
 import { App } from "aws-cdk-lib";
 import { OutboxWorkersStack } from "../lib/outbox-workers-stack.js";
 import { contextArguments, stackPropsFromContext } from "../lib/stack-context.js";
@@ -10,7 +11,6 @@ import { contextArguments, stackPropsFromContext } from "../lib/stack-context.js
  *
  * Bad context is configuration, not a bug: one line naming the value and exit 78, no stack trace.
  */
-const EX_CONFIG = 78;
 
 try {
   const app = new App({
@@ -27,7 +27,7 @@ try {
   });
   app.synth();
 } catch (error) {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeError(error);
   process.stderr.write(`infra: ${message.split("\n").join(" ")}\n`);
-  process.exit(EX_CONFIG);
+  process.exit(EXIT_CONFIG);
 }

@@ -47,7 +47,7 @@ export interface PostPhotoDependencies {
   readonly commitDelayMs: number;
 }
 
-/** Postgres refusing a second photo under one Idempotency-Key (the constraint of migration 0010). */
+/** Postgres refusing a second photo under one Idempotency-Key (the constraint of migration 0011). */
 function isKeyTaken(error: unknown): boolean {
   const { code, constraint } = error as { code?: unknown; constraint?: unknown };
   return code === "23505" && constraint === "photos_idempotency_key";

@@ -1,3 +1,5 @@
+import { isTopicArn } from "@outbox/shared";
+
 /**
  * How the queue's SNS subscription delivers (its RawMessageDelivery attribute): `raw` puts the
  * relay's body and message attributes on the SQS message as published; `envelope` wraps them in an
@@ -12,9 +14,6 @@ export interface MessageDelivery {
   readonly topicArns: ReadonlySet<string>;
 }
 
-/** arn:<partition>:sns:<region>:<account>:<topic>, as SNS writes a notification's TopicArn. */
-const topicArnPattern = /^arn:[a-z-]+:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(\.fifo)?$/;
-
 /**
  * Why a delivery setting cannot work, worded for CONSUMER_DELIVERY / CONSUMER_TOPIC_ARNS, or
  * undefined. Envelope delivery without topics would unwrap nothing; topics with raw delivery are
@@ -27,7 +26,7 @@ export function deliveryProblem(mode: DeliveryMode, topicArns: readonly string[]
   if (mode === "raw" && topicArns.length > 0) {
     return "is only read with CONSUMER_DELIVERY=envelope: raw delivery never unwraps a body";
   }
-  const invalid = topicArns.filter((arn) => !topicArnPattern.test(arn));
+  const invalid = topicArns.filter((arn) => !isTopicArn(arn));
   if (invalid.length > 0) {
     return `expected SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>), got ${invalid.map((arn) => `"${arn}"`).join(", ")}`;
   }

@@ -180,8 +180,8 @@ export function createRelay(options: RelayOptions): Relay {
       if (!(await settlesBefore(counted, deadline))) {
         counted.catch(() => {});
         log?.warn(
-          { waitedMs: settings.leaseMarginMs },
-          "could not count unsent rows: no answer by the drain deadline",
+          { marginMs: settings.leaseMarginMs },
+          "could not count unsent rows: no answer within the drain's last-statement margin",
         );
       }
       return unsent;
@@ -212,7 +212,7 @@ export function createRelay(options: RelayOptions): Relay {
         const clean = !abandon.signal.aborted;
         if (!ended)
           log?.warn(
-            { leasedRows: pipeline.leasedRows(), waitedMs: settings.leaseMarginMs },
+            { leasedRows: pipeline.leasedRows(), marginMs: settings.leaseMarginMs },
             "drain deadline: the batch's statements are unanswered; its rows are left to their lease",
           );
         const retentionStopped = retention ? settlesBefore(retention.stop(), giveUp.signal) : true;

@@ -1,9 +1,5 @@
-import type { ConfigProblem } from "@outbox/shared";
+import { type ConfigProblem, isTopicArn } from "@outbox/shared";
 import type { RelayConfig } from "./settings.js";
-
-// arn:partition:sns:region:account:name, the name being a standard or a FIFO topic's (AWS's rule:
-// 1–256 letters, digits, hyphens and underscores, `.fifo` at the end of a FIFO topic).
-const TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,251}(\.fifo)?$/;
 
 /**
  * A relay that can route no row, or routes to something that is not a topic ARN, would mark every
@@ -20,11 +16,11 @@ export function topicRoutingProblems(config: RelayConfig): ConfigProblem[] {
     });
   }
   for (const [topic, arn] of Object.entries(config.topicArns)) {
-    if (!TOPIC_ARN.test(arn)) {
+    if (!isTopicArn(arn)) {
       problems.push({ env: "RELAY_TOPIC_ARNS", message: `${topic}: "${arn}" is not an SNS topic ARN` });
     }
   }
-  if (config.defaultTopicArn !== "" && !TOPIC_ARN.test(config.defaultTopicArn)) {
+  if (config.defaultTopicArn !== "" && !isTopicArn(config.defaultTopicArn)) {
     problems.push({
       env: "RELAY_DEFAULT_TOPIC_ARN",
       message: `"${config.defaultTopicArn}" is not an SNS topic ARN`,

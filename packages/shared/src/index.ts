@@ -45,6 +45,7 @@ export {
   createSqsClient,
   endpointFor,
 } from "./aws/aws-clients.js";
+export { isTopicArn } from "./aws/topic-arn.js";
 export { commonSettings, databaseSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
 export {
   ConfigError,

@@ -72,25 +72,45 @@ export async function freezeBackends(
   }
   return {
     pids: backends.map((backend) => backend.pid),
-    hasUnreadInput: async () => (await Promise.all(backends.map(unreadBytes))).some((bytes) => bytes > 0),
+    hasUnreadInput: async () => {
+      const sockets = await tcpSockets();
+      return backends.some((backend) => unreadBytes(sockets, backend) > 0);
+    },
     thaw() {
       for (const { pid } of backends) resume(pid);
     },
   };
 }
 
-/** Bytes queued on the server side of a backend's connection (Linux's /proc/net/tcp rx_queue). */
-async function unreadBytes(backend: Backend): Promise<number> {
-  let total = 0;
+interface TcpSocket {
+  readonly localPort: number;
+  readonly remotePort: number;
+  /** Bytes received and not yet read by the process (rx_queue). */
+  readonly unread: number;
+}
+
+/** Every TCP socket of the machine, read once from Linux's /proc/net/tcp and tcp6. */
+async function tcpSockets(): Promise<TcpSocket[]> {
+  const port = (address: string) => Number.parseInt(address.split(":").pop() ?? "", 16);
+  const sockets: TcpSocket[] = [];
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     const text = await readFile(table, "utf8").catch(() => "");
     for (const line of text.split("\n").slice(1)) {
       const [, local, remote, , queues] = line.trim().split(/\s+/);
       if (!local || !remote || !queues) continue;
-      const port = (address: string) => Number.parseInt(address.split(":").pop() ?? "", 16);
-      if (port(local) !== backend.serverPort || port(remote) !== backend.clientPort) continue;
-      total += Number.parseInt(queues.split(":")[1] ?? "0", 16);
+      sockets.push({
+        localPort: port(local),
+        remotePort: port(remote),
+        unread: Number.parseInt(queues.split(":")[1] ?? "0", 16),
+      });
     }
   }
-  return total;
+  return sockets;
+}
+
+/** Bytes queued on the server side of a backend's connection. */
+function unreadBytes(sockets: readonly TcpSocket[], backend: Backend): number {
+  return sockets
+    .filter((socket) => socket.localPort === backend.serverPort && socket.remotePort === backend.clientPort)
+    .reduce((sum, socket) => sum + socket.unread, 0);
 }
