@@ -1,5 +1,6 @@
 import type { Database } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
+import { holdsItsKey } from "./dead-heads.js";
 
 /** A row this relay holds a lease on, with what publishing it needs. */
 export interface ClaimedRow {
@@ -92,7 +93,7 @@ export async function claimBatch(
         ) AND NOT EXISTS (
           SELECT 1 FROM outbox d
           WHERE d.ordering_key = o.ordering_key
-            AND d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+            AND ${holdsItsKey("d")}
         )))
       ORDER BY o.seq
       LIMIT ${limit}

@@ -1,6 +1,7 @@
 import { coalescedRead, type Database, SCRAPE_HOLD_MS } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { holdsItsKey } from "./dead-heads.js";
 
 /**
  * The names the relay's metrics are served under. Infra forwards `unsent`, `lag`, `blockedKeys` and
@@ -61,7 +62,7 @@ export function createRelayMetrics(
     const { rows } = await sql<{ unsent: string; age: number | null; blocked: string }>`
       SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age,
              (SELECT count(DISTINCT d.ordering_key) FROM outbox d
-              WHERE d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+              WHERE ${holdsItsKey("d")}
                 AND d.ordering_key IS NOT NULL) AS blocked
       FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
     `.execute(db);

@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { holdsItsKey } from "../dead-heads.js";
 import { runDeadRowsCommand } from "./dead-rows-command.js";
 
 /**
@@ -10,7 +11,7 @@ export function runSkipDead(id: string | boolean | undefined, usage: string): Pr
   return runDeadRowsCommand("skip-dead", "skipped", id, usage, async (db, only) => {
     const result = await sql`
       UPDATE outbox SET skipped_at = now()
-      WHERE dead_at IS NOT NULL AND published_at IS NULL AND skipped_at IS NULL
+      WHERE ${holdsItsKey("outbox")}
         ${only === undefined ? sql`` : sql`AND id = ${only}::uuid`}
     `.execute(db);
     return Number(result.numAffectedRows ?? 0);

@@ -1,5 +1,6 @@
 import { EXIT_CONFIG, EXIT_OK } from "@outbox/shared";
 import { sql } from "kysely";
+import { holdsItsKey } from "../dead-heads.js";
 import { openDatabase } from "./open-database.js";
 
 export interface TopicStatus {
@@ -62,7 +63,7 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
              (SELECT count(*) FROM outbox w
               WHERE w.ordering_key = d.ordering_key AND w.published_at IS NULL AND w.dead_at IS NULL) AS waiting
       FROM outbox d
-      WHERE d.dead_at IS NOT NULL AND d.published_at IS NULL AND d.skipped_at IS NULL
+      WHERE ${holdsItsKey("d")}
         AND d.ordering_key IS NOT NULL
       ORDER BY d.ordering_key, d.seq
       LIMIT ${BLOCKED_KEYS_LISTED}
