@@ -11,9 +11,10 @@
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import { enqueue } from "@outbox/client";
 import { bootstrapResources, startStack } from "@outbox/devstack";
 import { createRelay, nullPublisher } from "@outbox/relay";
-import { createDatabase, enqueue } from "@outbox/shared";
+import { createDatabase } from "@outbox/shared";
 import {
   benchEvent,
   dropDatabase,

@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { describeError, EXIT_CONFIG } from "@outbox/shared";
+import { describeError } from "@outbox/client";
+import { EXIT_CONFIG } from "@outbox/shared";
 import { App } from "aws-cdk-lib";
 import { OutboxWorkersStack } from "../lib/outbox-workers-stack.js";
 import { contextArguments, stackPropsFromContext } from "../lib/stack-context.js";

@@ -4,15 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { enqueue, migrateToLatest } from "@outbox/client";
 import type { ExampleEffectsTable } from "@outbox/consumer";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
-import {
-  createDatabase,
-  type DatabaseHandle,
-  enqueue,
-  migrateExampleTables,
-  migrateToLatest,
-} from "@outbox/shared";
+import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import { createTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";

@@ -1,4 +1,4 @@
-import { Deadline, deadlineFetch } from "@outbox/shared";
+import { Deadline, deadlineFetch } from "@outbox/client";
 
 export interface GearLink {
   readonly photoId: string;

@@ -1,4 +1,4 @@
-import type { Database, GearLinkState } from "@outbox/shared";
+import type { Database, GearLinkState } from "@outbox/client";
 import type { Kysely } from "kysely";
 
 export interface PhotoView {

@@ -1,4 +1,5 @@
-import { coalescedRead, type Database, SCRAPE_HOLD_MS } from "@outbox/shared";
+import type { Database } from "@outbox/client";
+import { coalescedRead, SCRAPE_HOLD_MS } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 

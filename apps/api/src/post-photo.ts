@@ -1,11 +1,5 @@
-import {
-  type Deadline,
-  deadlineConnection,
-  deadlineTransaction,
-  enqueueWith,
-  sleep,
-  uuidv7,
-} from "@outbox/shared";
+import { type Deadline, enqueueWith, uuidv7 } from "@outbox/client";
+import { deadlineConnection, deadlineTransaction, sleep } from "@outbox/shared";
 import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
 import { ApiError } from "./api-error.js";

@@ -1,4 +1,5 @@
-import { type BackoffPolicy, backoffMs, type Database, type Logger } from "@outbox/shared";
+import type { Database } from "@outbox/client";
+import { type BackoffPolicy, backoffMs, type Logger } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import type { EquipmentClient } from "./equipment-client.js";
 import { markLinked, markRetryLater } from "./gear-link-state.js";

@@ -1,14 +1,12 @@
 import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import {
   connectionsCheckingInterval,
-  Deadline,
   deadlineConnection,
   type Logger,
   PostgresUnansweredError,
-  REQUEST_TIMEOUT_HEADER,
-  requestBudget,
 } from "@outbox/shared";
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { PostgresPool } from "kysely";
@@ -142,14 +140,15 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
       metrics.inFlight.dec();
       if (closing && inFlight === 0) closeRemainingConnections();
     });
-    const budget = requestBudget(
+    const deadline = incomingDeadline(
       request.headers[REQUEST_TIMEOUT_HEADER.toLowerCase()],
       settings.handlerTimeoutMs,
+      disconnected.signal,
     );
     // The caller has already given up: no work at all, not even parsing the body.
-    if (budget.expired)
+    if (deadline === null)
       return sendError(reply, 504, `deadline already exceeded: ${REQUEST_TIMEOUT_HEADER} is 0 or less`);
-    request.deadline = Deadline.after(budget.ms, disconnected.signal);
+    request.deadline = deadline;
     // Answered before a byte of the body is read, and without closing the connection: Node then reads
     // and discards the rest of the body (bounded by the request timeout), so the client finishes
     // sending and reads the 413. Closing at once (Fastify's way) resets the connection under a client

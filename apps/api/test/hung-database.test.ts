@@ -1,5 +1,6 @@
+import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, REQUEST_TIMEOUT_HEADER } from "@outbox/shared";
+import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

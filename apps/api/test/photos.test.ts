@@ -1,5 +1,6 @@
+import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { createLogger, type DatabaseHandle, REQUEST_TIMEOUT_HEADER } from "@outbox/shared";
+import { createLogger, type DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";

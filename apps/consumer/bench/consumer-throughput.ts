@@ -5,6 +5,7 @@ import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { migrateToLatest } from "@outbox/client";
 import { bootstrapResources } from "@outbox/devstack";
 import {
   createDatabase,
@@ -12,7 +13,6 @@ import {
   createLongPollSqsClient,
   createSqsClient,
   migrateExampleTables,
-  migrateToLatest,
 } from "@outbox/shared";
 import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
 import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";

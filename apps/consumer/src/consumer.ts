@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { MAX_BATCH_ENTRIES } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, consumerDelivery, consumerNumbers } from "./consumer-options.js";

@@ -1,5 +1,5 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { describeError, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
+import { describeError, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
 import { PoisonReason } from "./errors.js";
 import type { MessageDelivery } from "./message-delivery.js";
 

@@ -1,5 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { Deadline, type Logger } from "@outbox/shared";
+import { Deadline } from "@outbox/client";
+import type { Logger } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { ResultCounts } from "./count-results.js";
 import type { DrainDeadline } from "./drain.js";

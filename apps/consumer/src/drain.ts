@@ -1,4 +1,5 @@
-import { Deadline, settlesWithin } from "@outbox/shared";
+import { Deadline } from "@outbox/client";
+import { settlesWithin } from "@outbox/shared";
 import { DrainExpiredError } from "./errors.js";
 
 /** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */

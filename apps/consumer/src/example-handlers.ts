@@ -1,5 +1,4 @@
-import { defineHandlers, type ParsingHandler } from "@outbox/client";
-import type { Database } from "@outbox/shared";
+import { type Database, defineHandlers, type ParsingHandler } from "@outbox/client";
 import type { ColumnType } from "kysely";
 import { z } from "zod";
 

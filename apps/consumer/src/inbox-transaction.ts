@@ -1,11 +1,5 @@
-import type { ConsumedEvent, EventHandler, HandlerContext } from "@outbox/client";
-import {
-  beginWithStatementTimeout,
-  ClientConnection,
-  type Deadline,
-  kyselyOn,
-  type Logger,
-} from "@outbox/shared";
+import type { ConsumedEvent, Deadline, EventHandler, HandlerContext } from "@outbox/client";
+import { beginWithStatementTimeout, ClientConnection, kyselyOn, type Logger } from "@outbox/shared";
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
 
 export type TransactionOutcome = "processed" | "duplicate";

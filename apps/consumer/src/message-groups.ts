@@ -1,5 +1,5 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import type { Deadline } from "@outbox/shared";
+import type { Deadline } from "@outbox/client";
 import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
 export interface GroupLanesOptions {

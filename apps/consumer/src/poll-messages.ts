@@ -7,7 +7,8 @@ import {
   type ReceiveMessageCommandOutput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { type BackoffPolicy, backoffMs, type Logger, MAX_BATCH_ENTRIES, sleep } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { ConsumerMetrics } from "./metrics.js";
 

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
-import { type ConsumedEvent, type HandlerSet, PoisonMessageError } from "@outbox/client";
-import { describeError, type Logger } from "@outbox/shared";
+import { type ConsumedEvent, describeError, type HandlerSet, PoisonMessageError } from "@outbox/client";
+import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
 import { decodeMessage } from "./decode-message.js";

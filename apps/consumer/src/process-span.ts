@@ -1,6 +1,6 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import type { ConsumedEvent } from "@outbox/client";
-import { contextFromHeaders, MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/shared";
+import { type ConsumedEvent, MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/client";
+import { contextFromHeaders } from "@outbox/shared";
 import type { MessageResult } from "./metrics.js";
 
 const TRACER_NAME = "@outbox/consumer";

@@ -3,7 +3,8 @@ import {
   ChangeMessageVisibilityCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { backoffMs, MAX_BATCH_ENTRIES } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { backoffMs } from "@outbox/shared";
 
 export interface Held {
   readonly messageId: string;

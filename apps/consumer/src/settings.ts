@@ -1,4 +1,5 @@
-import { commonSettings, MAX_VISIBILITY_SECONDS, type PlanCacheMode, setting } from "@outbox/shared";
+import { MAX_VISIBILITY_SECONDS } from "@outbox/client";
+import { commonSettings, type PlanCacheMode, setting } from "@outbox/shared";
 
 /** The inbox's statements insert or delete by event id; handlers get Postgres's default planning. */
 export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";

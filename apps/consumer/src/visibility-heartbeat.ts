@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { type Deadline, type Logger, MAX_BATCH_ENTRIES } from "@outbox/shared";
+import { type Deadline, MAX_BATCH_ENTRIES } from "@outbox/client";
+import type { Logger } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
 
 /** A message we hold: its lease (visibility) must stay ahead of its deadline by the safety margin. */

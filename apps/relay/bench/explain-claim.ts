@@ -6,8 +6,8 @@
  */
 
 import os from "node:os";
+import { type Database, enqueue } from "@outbox/client";
 import { startEmbeddedPostgres } from "@outbox/devstack";
-import { type Database, enqueue } from "@outbox/shared";
 import { benchEvent, freshDatabase, ourBacklog, parentPid, postgresCpuSeconds } from "@outbox/test-kit/bench";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";

@@ -1,4 +1,4 @@
-import { headersProblem, measureMessage, messageAttributes } from "@outbox/shared";
+import { headersProblem, measureMessage, messageAttributes } from "@outbox/client";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 

@@ -1,4 +1,4 @@
-import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/client";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 

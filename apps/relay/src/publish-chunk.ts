@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
-import { thrownParts, timedSignal } from "@outbox/shared";
+import { thrownParts } from "@outbox/client";
+import { timedSignal } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";

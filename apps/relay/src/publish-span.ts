@@ -1,5 +1,6 @@
 import { type Link, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { linkFromHeaders, MessagingAttributes, OutboxAttributes } from "@outbox/shared";
+import { MessagingAttributes, OutboxAttributes } from "@outbox/client";
+import { linkFromHeaders } from "@outbox/shared";
 import type { Chunk } from "./plan-chunks.js";
 
 const TRACER_NAME = "@outbox/relay";

@@ -1,7 +1,7 @@
 import os from "node:os";
+import type { Database } from "@outbox/client";
 import {
   type BackoffPolicy,
-  type Database,
   type DatabaseClientConfig,
   type Logger,
   numericOption,

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import { forwardAbort, settlesBefore } from "@outbox/shared";
+import { forwardAbort } from "@outbox/client";
+import { settlesBefore } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";

@@ -1,4 +1,5 @@
-import { type Database, type Logger, sleep } from "@outbox/shared";
+import type { Database } from "@outbox/client";
+import { type Logger, sleep } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 
 export interface RetentionOptions {

@@ -1,15 +1,12 @@
 import { performance } from "node:perf_hooks";
+import { INSERT_IN_FLIGHT_LOCK, OUTBOX_CHANNEL, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
 import {
   type BackoffPolicy,
   backoffMs,
   connectionBounds,
   type DatabaseClientConfig,
-  INSERT_IN_FLIGHT_LOCK,
   isQueryReadTimeout,
   type Logger,
-  OUTBOX_CHANNEL,
-  OUTBOX_LOCK_SPACE,
-  RELAY_ASLEEP_LOCK,
 } from "@outbox/shared";
 import pg from "pg";
 

@@ -1,7 +1,8 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { enqueue, type NewEvent } from "@outbox/client";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import { type DatabaseHandle, enqueue, type NewEvent } from "@outbox/shared";
+import type { DatabaseHandle } from "@outbox/shared";
 import {
   type AwsClientOptions,
   awsClients,

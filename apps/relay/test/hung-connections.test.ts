@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
+import { OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
 import { awsEnvironment } from "@outbox/devstack";
-import { createLogger, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/shared";
+import { createLogger } from "@outbox/shared";
 import {
   type DaemonProcess,
   freezeBackends,

@@ -1,4 +1,4 @@
-import { enqueue, OutboxValidationError, uuidv7 } from "@outbox/shared";
+import { enqueue, OutboxValidationError, uuidv7 } from "@outbox/client";
 import { receiveAll } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";

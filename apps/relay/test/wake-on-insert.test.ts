@@ -1,4 +1,4 @@
-import { enqueue, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/shared";
+import { enqueue, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { clearOutbox, countRows, events, useRelayTestBed } from "./harness.js";

@@ -14,7 +14,8 @@ import {
   listenPhotoServer,
   type PostPhoto,
 } from "@outbox/api";
-import { deadlineTransaction, EXIT_OK, runDaemon, uuidv7 } from "@outbox/shared";
+import { uuidv7 } from "@outbox/client";
+import { deadlineTransaction, EXIT_OK, runDaemon } from "@outbox/shared";
 
 // Registered before runDaemon's own stop listener, so it runs first: no drain.
 process.on("SIGTERM", () => process.exit(EXIT_OK));

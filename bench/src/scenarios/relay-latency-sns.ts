@@ -3,7 +3,7 @@
  * real SNS does (10–30 ms), beside Little's law: with `publishConcurrency` PublishBatch calls in
  * flight, 10 messages each, no relay can beat `publishConcurrency × 10 / latency`.
  */
-import { MAX_BATCH_ENTRIES } from "@outbox/shared";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { summarize } from "@outbox/test-kit/bench";
 import type { BenchContext } from "../context.js";
 import { OUR_PUBLISH_CONCURRENCY } from "../subjects/our-relay.js";

@@ -1,8 +1,9 @@
 /** Scenarios 1 (relay throughput) and 2 (commit → publish latency): our relay vs pg-transactional-outbox. */
 import { randomUUID } from "node:crypto";
 import { CreateTopicCommand } from "@aws-sdk/client-sns";
+import { enqueue } from "@outbox/client";
 import { bootstrapResources, type FaultClient, snsClient } from "@outbox/devstack";
-import { createDatabase, enqueue } from "@outbox/shared";
+import { createDatabase } from "@outbox/shared";
 import {
   BODY,
   benchEvent,

@@ -1,5 +1,5 @@
 import { PublishCommand, type SNSClient } from "@aws-sdk/client-sns";
-import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
 import { wallMs } from "@outbox/test-kit/bench";
 import type pg from "pg";
 import {

@@ -1,5 +1,6 @@
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
-import { type DatabaseHandle, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/shared";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
+import type { DatabaseHandle } from "@outbox/shared";
 import { Consumer as SqsConsumer } from "sqs-consumer";
 import { emit } from "../child.js";
 import type { ConsumerJob } from "../jobs.js";

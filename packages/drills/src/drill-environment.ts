@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { migrateToLatest } from "@outbox/client";
 import {
   type BootstrappedResources,
   bootstrapResources,
   createDatabaseOn,
   type StackInfo,
 } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, migrateExampleTables, migrateToLatest } from "@outbox/shared";
+import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import type { DrillContext } from "./drill-context.js";
 
 /** What one drill runs against: its own database and its own topic/queue/DLQ on a shared stack. */

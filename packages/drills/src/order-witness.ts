@@ -5,8 +5,8 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
 } from "@aws-sdk/client-sqs";
+import { EVENT_ID_ATTRIBUTE } from "@outbox/client";
 import { snsClient, sqsClient } from "@outbox/devstack";
-import { EVENT_ID_ATTRIBUTE } from "@outbox/shared";
 import type { DrillEnvironment } from "./drill-environment.js";
 
 /** A second FIFO queue on the drill's topic, read only by the drill: the order the bus took events in. */

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { REQUEST_TIMEOUT_HEADER } from "@outbox/shared";
+import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { sql } from "kysely";
 import type { HttpOutcome } from "./checks.js";
 import type { DrillEnvironment } from "./drill-environment.js";

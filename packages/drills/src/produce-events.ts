@@ -1,4 +1,5 @@
-import { type DatabaseHandle, enqueue, type NewEvent, sleep } from "@outbox/shared";
+import { enqueue, type NewEvent } from "@outbox/client";
+import { type DatabaseHandle, sleep } from "@outbox/shared";
 
 /**
  * The events a drill produces: the example handlers' `example.created` type, so the consumer's

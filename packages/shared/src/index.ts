@@ -1,43 +1,3 @@
-// What applications use lives in @outbox/client; the daemons get it from here as before.
-export {
-  type Database,
-  Deadline,
-  DeadlineExceededError,
-  describeError,
-  EVENT_ID_ATTRIBUTE,
-  EVENT_TYPE_ATTRIBUTE,
-  enqueue,
-  enqueueWith,
-  forwardAbort,
-  type GearLinkState,
-  headersProblem,
-  INSERT_IN_FLIGHT_LOCK,
-  type InboxRow,
-  type InboxTable,
-  MAX_BATCH_ENTRIES,
-  MAX_MESSAGE_ATTRIBUTES,
-  MAX_MESSAGE_BYTES,
-  MAX_VISIBILITY_SECONDS,
-  type MessageSize,
-  MessagingAttributes,
-  MigrationError,
-  measureMessage,
-  messageAttributes,
-  migrateToLatest,
-  type NewEvent,
-  type NewOutboxRow,
-  OUTBOX_CHANNEL,
-  OUTBOX_LOCK_SPACE,
-  OutboxAttributes,
-  type OutboxRow,
-  type OutboxTable,
-  OutboxValidationError,
-  RELAY_ASLEEP_LOCK,
-  runMigrator,
-  type ThrownParts,
-  thrownParts,
-  uuidv7,
-} from "@outbox/client";
 export {
   type AwsClientSettings,
   createLongPollSqsClient,
@@ -97,13 +57,6 @@ export {
   migrateExampleTables,
 } from "./db/example-migrations.js";
 export { missingSchemaLine } from "./db/require-schema.js";
-export { deadlineFetch, REQUEST_TIMEOUT_HEADER } from "./deadline/deadline-fetch.js";
-export {
-  DEFAULT_REQUEST_CAP_MS,
-  type RequestBudget,
-  requestBudget,
-  requestDeadline,
-} from "./deadline/request-deadline.js";
 export { sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";

@@ -1,23 +1,21 @@
-import { migrations } from "@outbox/client";
-import { createTestDatabase } from "@outbox/test-kit";
-import { Migrator, sql } from "kysely";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createDatabase,
-  type DatabaseHandle,
   enqueue,
   enqueueWith,
   INSERT_IN_FLIGHT_LOCK,
   MAX_MESSAGE_BYTES,
   migrateToLatest,
+  migrations,
   OUTBOX_CHANNEL,
   OUTBOX_LOCK_SPACE,
   OutboxValidationError,
-  type PlanCacheMode,
   RELAY_ASLEEP_LOCK,
   uuidv7,
-} from "../src/index.js";
+} from "@outbox/client";
+import { createTestDatabase } from "@outbox/test-kit";
+import { Migrator, sql } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../src/index.js";
 
 let url: string;
 let handle: DatabaseHandle;

@@ -1,7 +1,8 @@
+import { Deadline, DeadlineExceededError } from "@outbox/client";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, Deadline, DeadlineExceededError, deadlineTransaction } from "../src/index.js";
+import { type DatabaseHandle, deadlineTransaction } from "../src/index.js";
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

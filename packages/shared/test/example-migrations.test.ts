@@ -1,4 +1,4 @@
-import { migrations } from "@outbox/client";
+import { migrateToLatest, migrations } from "@outbox/client";
 import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +7,6 @@ import {
   type DatabaseHandle,
   EXAMPLE_MIGRATION_TABLE,
   migrateExampleTables,
-  migrateToLatest,
 } from "../src/index.js";
 
 let handle: DatabaseHandle;

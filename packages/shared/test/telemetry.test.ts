@@ -1,18 +1,10 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
+import { enqueue, MAX_MESSAGE_BYTES, type NewEvent, OutboxValidationError, uuidv7 } from "@outbox/client";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  type DatabaseHandle,
-  enqueue,
-  MAX_MESSAGE_BYTES,
-  type NewEvent,
-  OutboxValidationError,
-  startTracing,
-  tracingConfig,
-  uuidv7,
-} from "../src/index.js";
+import { type DatabaseHandle, startTracing, tracingConfig } from "../src/index.js";
 import { capturedLogger } from "./fixtures/captured-logger.js";
 
 let handle: DatabaseHandle;

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { migrateToLatest } from "@outbox/client";
 import { createDatabaseOn } from "@outbox/devstack";
 import {
   createDatabase,
   type DatabaseHandle,
   type DatabaseSettings,
   migrateExampleTables,
-  migrateToLatest,
 } from "@outbox/shared";
 import { inject } from "vitest";
 

@@ -2,8 +2,9 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { migrateToLatest } from "@outbox/client";
 import { createDatabaseOn, type RunningPostgres, startEmbeddedPostgres } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle, migrateExampleTables, migrateToLatest } from "@outbox/shared";
+import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import forge from "node-forge";
 
 interface Issued {

@@ -1,4 +1,5 @@
-import { type Database, EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
+import type { Database } from "@outbox/client";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { usageError } from "@outbox/shared/command-line";
 import type { Kysely } from "kysely";
 import { openDatabase } from "./open-database.js";

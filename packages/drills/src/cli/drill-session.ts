@@ -1,8 +1,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { describeError } from "@outbox/client";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
-import { describeError, EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
+import { EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
 import { killRunningDaemons, repoPath } from "@outbox/test-kit/process";
 import { type DrillContext, type DrillScale, drillContext } from "../drill-context.js";
 import { startProgressBoard } from "../progress-board.js";

@@ -1,5 +1,6 @@
+import { describeError } from "@outbox/client";
 import type { FaultClient, FaultConfig } from "@outbox/devstack";
-import { createDatabase, describeError } from "@outbox/shared";
+import { createDatabase } from "@outbox/shared";
 import { freezeBackends } from "@outbox/test-kit/process";
 import { formatSeconds } from "../checks.js";
 import type { FaultedDaemon, FaultRig } from "./fault-rig.js";

@@ -5,18 +5,16 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { createDatabaseOn } from "@outbox/devstack";
 import {
-  createDatabase,
-  type DatabaseHandle,
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
   enqueue,
   MAX_BATCH_ENTRIES,
-  migrateExampleTables,
   migrateToLatest,
   type NewEvent,
-} from "@outbox/shared";
+} from "@outbox/client";
+import { createDatabaseOn } from "@outbox/devstack";
+import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import { sql } from "kysely";
 import pg from "pg";
 

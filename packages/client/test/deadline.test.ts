@@ -5,8 +5,8 @@ import {
   Deadline,
   DeadlineExceededError,
   deadlineFetch,
+  incomingDeadline,
   REQUEST_TIMEOUT_HEADER,
-  requestDeadline,
 } from "../src/index.js";
 
 // A real server that reports the budget it received and the deadline it derived from it.
@@ -17,8 +17,12 @@ let requestsSeen = 0;
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     requestsSeen += 1;
-    const deadline = requestDeadline(req, res, 25_000);
-    if (!deadline) return;
+    const deadline = incomingDeadline(req.headers[REQUEST_TIMEOUT_HEADER.toLowerCase()], 25_000);
+    if (!deadline) {
+      res.writeHead(504).end();
+      return;
+    }
+    res.once("close", () => deadline.dispose());
     const body = JSON.stringify({
       header: req.headers[REQUEST_TIMEOUT_HEADER.toLowerCase()] ?? null,
       remainingMs: Math.round(deadline.remainingMs()),
