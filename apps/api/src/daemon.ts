@@ -86,7 +86,7 @@ export function runApiDaemon(): Promise<never> {
         failure: new Promise<never>(() => {}),
         inFlight: () => ({ requests: server.inFlight() }),
         async drain(drainDeadline) {
-          const [summary] = await Promise.all([server.stop(drainDeadline), reconciler?.stop()]);
+          const [summary] = await Promise.all([server.stop(drainDeadline.signal), reconciler?.stop()]);
           if (summary.clean) log.info(summary, "graceful shutdown complete");
           else log.warn(summary, "graceful shutdown cut requests at the drain deadline");
           return summary;

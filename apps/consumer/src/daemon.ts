@@ -76,7 +76,7 @@ await runDaemon({
       failure: consumer.failure,
       inFlight: consumer.inFlight,
       async drain(drainDeadline) {
-        const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);
+        const [summary] = await Promise.all([consumer.drain(drainDeadline.signal), retention.stop()]);
         sqs.destroy();
         receiveSqs.destroy();
         return summary;

@@ -52,7 +52,7 @@ export function runRelayDaemon(): Promise<never> {
         async drain(drainDeadline) {
           try {
             // runDaemon starts the deadline's timer just before this call: the budget is the whole drain.
-            return await relay.drain(drainDeadline, config.drainTimeoutMs);
+            return await relay.drain(drainDeadline.signal, config.drainTimeoutMs);
           } finally {
             sns.destroy();
           }

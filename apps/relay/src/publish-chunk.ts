@@ -1,7 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
-import { thrownParts } from "@outbox/client";
-import { timedSignal } from "@outbox/shared";
+import { Deadline, thrownParts } from "@outbox/client";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
@@ -54,7 +53,7 @@ export async function publishChunk(
   timeoutMs: number,
   metrics: RelayMetrics,
 ): Promise<ChunkOutcome> {
-  const call = timedSignal(timeoutMs, "PublishBatch", [batchSignal]);
+  const call = Deadline.after(timeoutMs, batchSignal);
   const sentAt = performance.now();
   const span = startPublishSpan(chunk);
   metrics.requestsInFlight.inc();

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import { forwardAbort } from "@outbox/client";
+import { Deadline, forwardAbort } from "@outbox/client";
 import { settlesBefore } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
@@ -168,7 +168,7 @@ export function createRelay(options: RelayOptions): Relay {
   failure.catch(() => {});
 
   /** What is left in the table; -1 when the database cannot tell (or not before `deadline`). */
-  const countUnsent = async (deadline: AbortSignal): Promise<number> => {
+  const countUnsent = async (deadline: Deadline): Promise<number> => {
     try {
       let unsent = -1;
       const counted = sql<{ unsent: string }>`
@@ -202,13 +202,14 @@ export function createRelay(options: RelayOptions): Relay {
       if (budgetMs !== undefined) drainEndsAt = performance.now() + budgetMs;
       stopping.abort(new Error("relay draining"));
       const unlink = deadline ? forwardAbort(deadline, abandon) : () => {};
-      const giveUp = afterLastStatement(abandon.signal, settings.leaseMarginMs);
+      const lastStatements = afterLastStatement(abandon.signal, settings.leaseMarginMs);
+      const giveUp = Deadline.after(Number.POSITIVE_INFINITY, lastStatements.signal);
       try {
         // Raced, not awaited: a statement the server never answers (a frozen server) would hold the
         // stop past its budget, and the platform's SIGKILL would end it anyway.
         const ended = await settlesBefore(
           running.catch(() => {}),
-          giveUp.signal,
+          giveUp,
         );
         const clean = !abandon.signal.aborted;
         if (!ended)
@@ -216,11 +217,12 @@ export function createRelay(options: RelayOptions): Relay {
             { leasedRows: pipeline.leasedRows(), marginMs: settings.leaseMarginMs },
             "drain deadline: the batch's statements are unanswered; its rows are left to their lease",
           );
-        const retentionStopped = retention ? settlesBefore(retention.stop(), giveUp.signal) : true;
+        const retentionStopped = retention ? settlesBefore(retention.stop(), giveUp) : true;
         await Promise.all([wakeup.close(), retentionStopped]);
-        return { clean, published, unsent: await countUnsent(giveUp.signal), dead };
+        return { clean, published, unsent: await countUnsent(giveUp), dead };
       } finally {
         giveUp.dispose();
+        lastStatements.dispose();
         unlink();
       }
     },

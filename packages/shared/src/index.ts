@@ -57,7 +57,7 @@ export {
   migrateExampleTables,
 } from "./db/example-migrations.js";
 export { missingSchemaLine } from "./db/require-schema.js";
-export { sleep, type TimedSignal, TimeoutError, timedSignal } from "./lifecycle/abort-links.js";
+export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
@@ -74,7 +74,7 @@ export {
   runDaemon,
   type Worker,
 } from "./lifecycle/run-daemon.js";
-export { settlesBefore, settlesWithin } from "./lifecycle/settles-within.js";
+export { type Periodic, type PeriodicOptions, startPeriodic } from "./lifecycle/start-periodic.js";
 export { createLogger, type Logger, type LoggerSettings } from "./log/logger.js";
 export { maskSecretsInText } from "./log/redaction.js";
 export { coalescedRead, SCRAPE_HOLD_MS } from "./ops/coalesced-read.js";

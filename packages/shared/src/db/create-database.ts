@@ -7,7 +7,7 @@ import pg from "pg";
 import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import { numericOption } from "../config/numeric-option.js";
-import { settlesWithin } from "../lifecycle/settles-within.js";
+import { settlesWithin } from "../lifecycle/bounded-waits.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
 export type DatabaseSslMode = "disable" | "require" | "verify-full";

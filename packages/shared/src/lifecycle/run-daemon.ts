@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { Deadline } from "@outbox/client";
 import type { Registry } from "prom-client";
 import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError, configErrorText } from "../config/config-error.js";
@@ -11,10 +12,9 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
 import { startTracing } from "../telemetry/start-tracing.js";
-import { timedSignal } from "./abort-links.js";
+import { settlesBefore } from "./bounded-waits.js";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "./exit-codes.js";
 import { type DaemonTimeouts, resolveDaemonConfig } from "./resolve-daemon-config.js";
-import { settlesBefore } from "./settles-within.js";
 import { listenForStopRequests } from "./stop-requests.js";
 
 /** What a worker reports once drained; the fields go on the daemon's final log line as they are. */
@@ -28,9 +28,10 @@ export interface Worker<S extends DrainSummary = DrainSummary> {
   readonly failure: Promise<never>;
   /**
    * Called once, after `stopping` aborted and intake stopped: finish the work in flight, and give up
-   * what is left when `drainDeadline` aborts. The stop itself never aborts `drainDeadline`.
+   * what is left when `drainDeadline` aborts. The stop itself never aborts `drainDeadline`; every
+   * wait of the drain, down to the last outbound call, is bounded by it (or by a `min` of it).
    */
-  drain(drainDeadline: AbortSignal): Promise<S>;
+  drain(drainDeadline: Deadline): Promise<S>;
   /** Counts of what a forced exit (Ctrl-C twice) would abandon. */
   inFlight(): Record<string, number>;
 }
@@ -184,17 +185,17 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   ops.setReady(false);
   const drainStarted = performance.now();
   log.info({ drainTimeoutMs: drain.ms, signal: outcome.signal }, "draining");
-  const drainDeadline = timedSignal(drain.ms, "drain");
+  const drainDeadline = Deadline.after(drain.ms);
   // The whole stop fits drain + overhead, which the budget keeps below STOP_TIMEOUT_MS: a drain
   // still running when the overhead is spent too (a worker waiting on a server that answers
   // nothing) is left behind, and the closes get whatever the overhead has left.
   const stopBudgetMs = drain.ms + common.shutdownOverheadMs;
-  const stopDeadline = timedSignal(stopBudgetMs, "stop");
+  const stopDeadline = Deadline.after(stopBudgetMs);
   let summary: W | undefined;
-  const drained = worker.drain(drainDeadline.signal).then((result) => {
+  const drained = worker.drain(drainDeadline).then((result) => {
     summary = result;
   });
-  const drainEnded = await settlesBefore(drained, stopDeadline.signal);
+  const drainEnded = await settlesBefore(drained, stopDeadline);
   drainDeadline.dispose();
   stopDeadline.dispose();
   const drainMs = Math.round(performance.now() - drainStarted);
