@@ -1,7 +1,6 @@
 import { createSnsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
 import { createRelay } from "./relay.js";
-import { publishTimeout, relayTimeouts } from "./relay-timeouts.js";
-import { relaySettings } from "./settings.js";
+import { publishTimeoutMs, relaySettings, relayTimeouts } from "./settings.js";
 import { createSnsPublisher } from "./sns-publisher.js";
 
 /** The relay as a daemon: configuration from the environment, stop and exit codes from runDaemon. */
@@ -11,7 +10,7 @@ export function runRelayDaemon(): Promise<never> {
     version: packageVersion(import.meta.url),
     settings: relaySettings,
     timeouts: relayTimeouts,
-    async start({ config, log, database, metrics, stopping }) {
+    async start({ config, log, database, metrics }) {
       const sns = createSnsClient({
         region: config.awsRegion,
         endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl),
@@ -32,7 +31,7 @@ export function runRelayDaemon(): Promise<never> {
         leaseMarginMs: config.dbStatementTimeoutMs,
         publishConcurrency: config.publishConcurrency,
         pipelineDepth: config.pipelineDepth,
-        publishTimeoutMs: publishTimeout(config).ms,
+        publishTimeoutMs: publishTimeoutMs(config),
         maxAttempts: config.maxAttempts,
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
         outageBackoffMaxMs: config.outageBackoffMaxMs,
@@ -44,15 +43,14 @@ export function runRelayDaemon(): Promise<never> {
         log,
         metrics,
       });
-      // runDaemon aborts `stopping` first (stop claiming), then calls drain with the deadline.
-      stopping.addEventListener("abort", () => relay.stop(), { once: true });
+      // runDaemon's `stopping` is not wired in: it calls drain in the same turn as it aborts it, and
+      // the drain stops the claims first.
       return {
         failure: relay.failure,
         inFlight: () => relay.inFlight(),
         async drain(drainDeadline) {
           try {
-            // runDaemon starts the deadline's timer just before this call: the budget is the whole drain.
-            return await relay.drain(drainDeadline.signal, config.drainTimeoutMs);
+            return await relay.drain(drainDeadline);
           } finally {
             sns.destroy();
           }

@@ -1,7 +1,7 @@
 export type { ClaimedRow } from "./claim-batch.js";
+export type { BatchReport } from "./commit-batch.js";
 export { RelayOptionsError } from "./errors.js";
 export { RELAY_METRICS } from "./metrics.js";
-export type { BatchReport } from "./process-batch.js";
 export {
   type FailedEntry,
   nullPublisher,
@@ -12,7 +12,6 @@ export {
 } from "./publisher.js";
 export { createRelay, type Relay, type RelayEvents, type RelaySummary } from "./relay.js";
 export type { RelayOptions } from "./relay-options.js";
-export { relayTimeouts } from "./relay-timeouts.js";
 export type { RetentionOptions } from "./retention.js";
-export { type RelayConfig, relaySettings } from "./settings.js";
+export { type RelayConfig, relaySettings, relayTimeouts } from "./settings.js";
 export { createSnsPublisher } from "./sns-publisher.js";

@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
 import { Deadline, thrownParts } from "@outbox/client";
+import type { Logger } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
@@ -37,59 +38,98 @@ export interface ChunkOutcome {
   /** Why the request failed as a whole, when it did (every row unanswered, or the answer malformed). */
   readonly requestFailure?: RequestFailure;
   readonly malformed?: MalformedAnswer;
-  /** Cut off by the batch's signal (drain deadline or lease end): outcome unknown, not an attempt. */
+  /** Cut off by the batch's deadline (drain deadline or lease end): outcome unknown, not an attempt. */
   readonly abandoned: ClaimedRow[];
 }
 
-/**
- * Sends one chunk. `timeoutMs` bounds this request (all SDK retries included) and fails it as a whole;
- * `batchSignal` aborting means the relay must let go of the rows, which is not the rows' fault.
- * A row counts as published only when the answer lists it under `Successful`.
- */
-export async function publishChunk(
+export interface ChunkPublisher {
+  /**
+   * Sends one chunk, bounded by the publish timeout (all SDK retries included, a failure of the
+   * request as a whole) within `batch`, the batch's deadline (its lease, or the drain): `batch`
+   * aborting means the relay must let go of the rows, which is not the rows' fault. A row counts as
+   * published only when the answer lists it under `Successful`.
+   */
+  publish(chunk: Chunk, batch: Deadline): Promise<ChunkOutcome>;
+  /** PublishBatch requests sent and not answered yet: what a forced exit would abandon. */
+  requestsInFlight(): number;
+}
+
+export interface ChunkPublisherSettings {
+  /** The longest one request may take, all SDK attempts included. */
+  readonly timeoutMs: number;
+  readonly metrics: RelayMetrics;
+  readonly log?: Logger;
+}
+
+export function createChunkPublisher(
   publisher: Publisher,
-  chunk: Chunk,
-  batchSignal: AbortSignal,
-  timeoutMs: number,
-  metrics: RelayMetrics,
-): Promise<ChunkOutcome> {
-  const call = Deadline.after(timeoutMs, batchSignal);
-  const sentAt = performance.now();
-  const span = startPublishSpan(chunk);
-  metrics.requestsInFlight.inc();
-  try {
-    // Inside the span, so that spans of the HTTP call (if the SDK is instrumented) nest under it.
-    const result = await context.with(trace.setSpan(context.active(), span), () =>
-      publisher.publishBatch({ topicArn: chunk.topicArn, entries: chunk.entries }, call.signal),
-    );
-    const outcome = sortAnswer(chunk, result, sentAt);
-    if (outcome.requestFailure) metrics.requestFailures.inc({ kind: outcome.requestFailure.kind });
-    endPublishSpan(span, { refused: outcome.refused.length, error: outcome.requestFailure?.reason });
-    return outcome;
-  } catch (error) {
-    const thrown = thrownParts(error);
-    const reason = thrown.name === undefined ? thrown.message : `${thrown.name}: ${thrown.message}`;
-    if (batchSignal.aborted) {
-      endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
-      return { sentAt, published: [], refused: [], unanswered: [], abandoned: chunk.rows };
+  { timeoutMs, metrics, log }: ChunkPublisherSettings,
+): ChunkPublisher {
+  let requests = 0;
+  const send = async (chunk: Chunk, batch: Deadline): Promise<ChunkOutcome> => {
+    const call = Deadline.after(timeoutMs, batch);
+    const sentAt = performance.now();
+    const span = startPublishSpan(chunk);
+    requests += 1;
+    metrics.requestsInFlight.inc();
+    try {
+      // Inside the span, so that spans of the HTTP call (if the SDK is instrumented) nest under it.
+      const result = await context.with(trace.setSpan(context.active(), span), () =>
+        publisher.publishBatch({ topicArn: chunk.topicArn, entries: chunk.entries }, call),
+      );
+      const outcome = sortAnswer(chunk, result, sentAt);
+      if (outcome.requestFailure) metrics.requestFailures.inc({ kind: outcome.requestFailure.kind });
+      endPublishSpan(span, { refused: outcome.refused.length, error: outcome.requestFailure?.reason });
+      return outcome;
+    } catch (error) {
+      const thrown = thrownParts(error);
+      const reason = thrown.name === undefined ? thrown.message : `${thrown.name}: ${thrown.message}`;
+      if (batch.aborted) {
+        endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
+        return { sentAt, published: [], refused: [], unanswered: [], abandoned: chunk.rows };
+      }
+      const kind = requestFailureKind(error);
+      metrics.requestFailures.inc({ kind });
+      endPublishSpan(span, { refused: 0, error: reason });
+      const requestId = (error as { $metadata?: { requestId?: string } } | null)?.$metadata?.requestId;
+      return {
+        sentAt,
+        published: [],
+        refused: [],
+        unanswered: chunk.rows,
+        requestFailure: { kind, reason, requestId },
+        abandoned: [],
+      };
+    } finally {
+      requests -= 1;
+      metrics.requestsInFlight.dec();
+      metrics.publishSeconds.observe((performance.now() - sentAt) / 1_000);
+      call.dispose();
     }
-    const kind = requestFailureKind(error);
-    metrics.requestFailures.inc({ kind });
-    endPublishSpan(span, { refused: 0, error: reason });
-    const requestId = (error as { $metadata?: { requestId?: string } } | null)?.$metadata?.requestId;
-    return {
-      sentAt,
-      published: [],
-      refused: [],
-      unanswered: chunk.rows,
-      requestFailure: { kind, reason, requestId },
-      abandoned: [],
-    };
-  } finally {
-    metrics.requestsInFlight.dec();
-    metrics.publishSeconds.observe((performance.now() - sentAt) / 1_000);
-    call.dispose();
-  }
+  };
+  return {
+    async publish(chunk, batch) {
+      const outcome = await send(chunk, batch);
+      logMalformed(chunk, outcome, log);
+      return outcome;
+    },
+    requestsInFlight: () => requests,
+  };
+}
+
+/** Logs, once per answer, what does not add up in it, with SNS's request id. */
+function logMalformed(chunk: Chunk, outcome: ChunkOutcome, log: Logger | undefined): void {
+  const { malformed, requestFailure } = outcome;
+  if (!malformed && requestFailure?.kind !== "malformed") return;
+  log?.warn(
+    {
+      topicArn: chunk.topicArn,
+      requestId: malformed?.requestId ?? requestFailure?.requestId,
+      ...malformed,
+      reason: requestFailure?.reason,
+    },
+    "PublishBatch answer malformed: entries it does not list as successful are retried",
+  );
 }
 
 /** Each row by what the answer says of it; ids in neither list, or in both, are not taken as published. */

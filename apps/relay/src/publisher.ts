@@ -1,3 +1,5 @@
+import type { Deadline } from "@outbox/client";
+
 /**
  * Where the relay sends messages. The SNS implementation is the real one; the interface exists so a
  * benchmark (or an embedding application) can swap the bus without test-only switches in the relay.
@@ -6,10 +8,12 @@ export interface Publisher {
   /**
    * Publishes up to 10 entries to one topic in one request. Resolves with the entries the bus says it
    * took and those it refused; an entry in neither list is not published (a malformed answer, retried).
-   * Rejects when the request as a whole failed or `signal` aborted, in which case the relay treats every
-   * entry as not published.
+   * Rejects when the request as a whole failed or `deadline` aborted, in which case the relay treats
+   * every entry as not published. `deadline` bounds the call, retries included (the publish timeout,
+   * the batch's lease, the drain); an implementation hands `deadline.signal` to a client that wants
+   * an AbortSignal.
    */
-  publishBatch(request: PublishRequest, signal: AbortSignal): Promise<PublishResult>;
+  publishBatch(request: PublishRequest, deadline: Deadline): Promise<PublishResult>;
 }
 
 export interface PublishRequest {

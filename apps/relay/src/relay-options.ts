@@ -3,6 +3,7 @@ import type { Database } from "@outbox/client";
 import {
   type BackoffPolicy,
   type DatabaseClientConfig,
+  findBudgetProblems,
   type Logger,
   numericOption,
   type Setting,
@@ -12,9 +13,25 @@ import type { Registry } from "prom-client";
 import { RelayOptionsError } from "./errors.js";
 import type { Publisher } from "./publisher.js";
 import type { RetentionOptions } from "./retention.js";
-import { relaySettings } from "./settings.js";
+import { checkRelay, publishTimeoutMs, type RelayConfig, relaySettings } from "./settings.js";
 
-export interface RelayOptions {
+/** The options that are a RELAY_… setting under the same name, with its default and range (docs/relay.md). */
+const settingOptions = [
+  "batchSize",
+  "leaseMs",
+  "publishConcurrency",
+  "pipelineDepth",
+  "maxAttempts",
+  "outageBackoffMaxMs",
+  "pollIntervalMs",
+] as const satisfies readonly (keyof RelayConfig)[];
+
+/**
+ * What `createRelay` takes. Every number but `leaseMarginMs` and `publishTimeoutMs` (which the daemon
+ * derives from DB_STATEMENT_TIMEOUT_MS and AWS_REQUEST_TIMEOUT_MS × AWS_MAX_ATTEMPTS) is a RELAY_…
+ * setting's: refused when the daemon would refuse it, its default when omitted.
+ */
+export interface RelayOptions extends Partial<Pick<RelayConfig, (typeof settingOptions)[number]>> {
   readonly db: Kysely<Database>;
   readonly publisher: Publisher;
   /**
@@ -28,26 +45,15 @@ export interface RelayOptions {
   readonly defaultTopicArn?: string;
   /** Written to `locked_by`; defaults to host, pid and a random suffix. */
   readonly relayId?: string;
-  /** RELAY_BATCH_SIZE's default and range (docs/relay.md), like every option read from a setting. */
-  readonly batchSize?: number;
-  /** As RELAY_LEASE_MS. */
-  readonly leaseMs?: number;
-  /** Lease time kept back for the batch's final marks; default 5 000 (the statement timeout). */
+  /** Lease time kept back for the batch's final marks; default DB_STATEMENT_TIMEOUT_MS's. */
   readonly leaseMarginMs?: number;
-  /** PublishBatch requests in flight, as RELAY_PUBLISH_CONCURRENCY. */
-  readonly publishConcurrency?: number;
-  /** Batches held at once (one publishing, the rest claimed ahead), as RELAY_PIPELINE_DEPTH. */
-  readonly pipelineDepth?: number;
-  /** Bound of one PublishBatch with its retries; a timeout is a failed attempt. Default 15 000. */
+  /**
+   * Bound of one PublishBatch with its retries; a timeout is a failed attempt. Default
+   * AWS_REQUEST_TIMEOUT_MS × AWS_MAX_ATTEMPTS of their defaults.
+   */
   readonly publishTimeoutMs?: number;
-  /** As RELAY_MAX_ATTEMPTS. */
-  readonly maxAttempts?: number;
-  /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS (1 s doubling to 5 min); base ≤ max. */
+  /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS; base ≤ max, and base ≤ outageBackoffMaxMs. */
   readonly backoff?: Partial<BackoffPolicy>;
-  /** As RELAY_OUTAGE_BACKOFF_MAX_MS: the cap of a topic's wait after whole-request failures; ≥ backoff.baseMs. */
-  readonly outageBackoffMaxMs?: number;
-  /** As RELAY_POLL_INTERVAL_MS. */
-  readonly pollIntervalMs?: number;
   /** Delete old published rows; `null` (default) keeps them. */
   readonly retention?: RetentionOptions | null;
   readonly log?: Logger;
@@ -55,69 +61,60 @@ export interface RelayOptions {
   readonly metrics?: Registry;
 }
 
+const optionsError = (message: string) => new RelayOptionsError(message);
+
+/** The option as given, checked by its setting's own rules, or that setting's default. */
+const checked = (definition: Setting<number>, given: number | undefined, name: string) =>
+  numericOption(definition, given, name, optionsError);
+
+/** The daemon's default of a setting the library derives an option from. */
+const defaultOf = (definition: Setting<number>) => checked(definition, undefined, definition.env);
+
 function positive(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1)
     throw new RelayOptionsError(`${name} must be a positive integer, got ${value}`);
   return value;
 }
 
-const optionsError = (message: string) => new RelayOptionsError(message);
-
-/** Each numeric option and the RELAY_… setting the daemon fills it from (backoff's two aside). */
-const optionSettings = {
-  batchSize: relaySettings.batchSize,
-  leaseMs: relaySettings.leaseMs,
-  publishConcurrency: relaySettings.publishConcurrency,
-  pipelineDepth: relaySettings.pipelineDepth,
-  maxAttempts: relaySettings.maxAttempts,
-  outageBackoffMaxMs: relaySettings.outageBackoffMaxMs,
-  pollIntervalMs: relaySettings.pollIntervalMs,
-} satisfies { [K in keyof RelayOptions]?: Setting<number> };
-
-/** The option as given, checked by its setting's rules, or that setting's default. */
-function optionValue(options: RelayOptions, name: keyof typeof optionSettings): number {
-  return numericOption(optionSettings[name], options[name], name, optionsError);
-}
-
 /**
- * Every option as given, checked by the rules of the RELAY_… setting it mirrors, or that setting's
- * default: a library user is refused what the daemon would refuse.
+ * Every option as given, or its default, checked by the RELAY_… setting it is and then by the
+ * relay's rules across settings (`checkRelay`, as the daemon is): a library user is refused what
+ * the daemon would refuse. Throws a RelayOptionsError naming the option.
  */
 export function relayOptionValues(options: RelayOptions) {
-  const settings = {
-    relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
-    batchSize: optionValue(options, "batchSize"),
-    leaseMs: optionValue(options, "leaseMs"),
-    leaseMarginMs: options.leaseMarginMs ?? 5_000,
-    publishConcurrency: optionValue(options, "publishConcurrency"),
-    pipelineDepth: optionValue(options, "pipelineDepth"),
-    publishTimeoutMs: positive("publishTimeoutMs", options.publishTimeoutMs ?? 15_000),
-    maxAttempts: optionValue(options, "maxAttempts"),
-    backoff: {
-      baseMs: numericOption(
-        relaySettings.backoffBaseMs,
-        options.backoff?.baseMs,
-        "backoff.baseMs",
-        optionsError,
-      ),
-      maxMs: numericOption(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs", optionsError),
-    },
-    outageBackoffMaxMs: optionValue(options, "outageBackoffMaxMs"),
+  const numbers = Object.fromEntries(
+    settingOptions.map((name) => [name, checked(relaySettings[name], options[name], name)]),
+  ) as Record<(typeof settingOptions)[number], number>;
+  const backoff: BackoffPolicy = {
+    baseMs: checked(relaySettings.backoffBaseMs, options.backoff?.baseMs, "backoff.baseMs"),
+    maxMs: checked(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs"),
   };
-  if (settings.backoff.baseMs > settings.backoff.maxMs) {
-    throw new RelayOptionsError(
-      `backoff.baseMs (${settings.backoff.baseMs}) must not exceed backoff.maxMs (${settings.backoff.maxMs})`,
-    );
-  }
-  if (settings.backoff.baseMs > settings.outageBackoffMaxMs) {
-    throw new RelayOptionsError(
-      `backoff.baseMs (${settings.backoff.baseMs}) must not exceed outageBackoffMaxMs (${settings.outageBackoffMaxMs})`,
-    );
-  }
-  if (settings.leaseMarginMs + settings.publishTimeoutMs >= settings.leaseMs) {
-    throw new RelayOptionsError(
-      "leaseMs must exceed publishTimeoutMs + leaseMarginMs, or no chunk could start",
-    );
-  }
-  return { ...settings, pollIntervalMs: optionValue(options, "pollIntervalMs") };
+  const leaseMarginMs = options.leaseMarginMs ?? defaultOf(relaySettings.dbStatementTimeoutMs);
+  const publishTimeout = positive(
+    "publishTimeoutMs",
+    options.publishTimeoutMs ??
+      publishTimeoutMs({
+        awsRequestTimeoutMs: defaultOf(relaySettings.awsRequestTimeoutMs),
+        awsMaxAttempts: defaultOf(relaySettings.awsMaxAttempts),
+      }),
+  );
+  const { problems, rules } = checkRelay({
+    leaseMs: { env: "leaseMs", value: numbers.leaseMs },
+    leaseMarginMs: { env: "leaseMarginMs", value: leaseMarginMs },
+    publishTimeoutMs: { env: "publishTimeoutMs", value: publishTimeout },
+    backoffBaseMs: { env: "backoff.baseMs", value: backoff.baseMs },
+    backoffMaxMs: { env: "backoff.maxMs", value: backoff.maxMs },
+    outageBackoffMaxMs: { env: "outageBackoffMaxMs", value: numbers.outageBackoffMaxMs },
+  });
+  const [problem] = problems;
+  if (problem) throw new RelayOptionsError(`${problem.value.env} (${problem.value.value}) ${problem.breaks}`);
+  const [budget] = findBudgetProblems(rules);
+  if (budget) throw new RelayOptionsError(budget.message);
+  return {
+    ...numbers,
+    relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
+    leaseMarginMs,
+    publishTimeoutMs: publishTimeout,
+    backoff,
+  };
 }

@@ -1,17 +1,19 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import { Deadline, forwardAbort } from "@outbox/client";
-import { settlesBefore } from "@outbox/shared";
+import { Deadline } from "@outbox/client";
+import { settlesBefore, untilAborted } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
+import type { BatchReport } from "./commit-batch.js";
 import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
 import { OutageBackoff } from "./outage-backoff.js";
 import { pipelineBatches } from "./pipeline-batches.js";
-import { type BatchReport, processBatch } from "./process-batch.js";
-import type { Publisher } from "./publisher.js";
+import { processBatch } from "./process-batch.js";
+import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
+import { RelayStop } from "./relay-stop.js";
 import { startRetention } from "./retention.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
@@ -46,37 +48,15 @@ export interface Relay extends EventEmitter<RelayEvents> {
   /**
    * Stops claiming, releases the batches claimed ahead (they have sent nothing), lets the batch in flight
    * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
-   * was not sent. Resolves once nothing is held, or one statement's time (`leaseMarginMs`) after
-   * `deadline` whatever is still running: a query the server leaves unanswered is not waited for
-   * (its rows come back when their lease ends). `budgetMs`, how long `deadline` gives from now: no
-   * PublishBatch starts that could not end before it (the rest is released unsent), so the deadline
-   * need not cut one that SNS may already have taken.
+   * was not sent. No PublishBatch starts that could not end by the deadline's expiry (the rest is
+   * released unsent), so the deadline need not cut one that SNS may already have taken. Resolves once
+   * nothing is held, or one statement's time (`leaseMarginMs`) after the deadline's expiry whatever is
+   * still running: a query the server leaves unanswered is not waited for (its rows come back when
+   * their lease ends). Without a deadline it waits for the batch in flight, however long.
    */
-  drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary>;
+  drain(deadline?: Deadline): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
-}
-
-/**
- * Aborts `ms` after `deadline` does: the time a drain still gives the batch cut at its deadline for
- * its last marks and releases (`leaseMarginMs`, the statement timeout, which the lease keeps back
- * for them). A live server answers them within it; past it the database is not answering.
- */
-function afterLastStatement(deadline: AbortSignal, ms: number): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const start = () => {
-    timer = setTimeout(() => controller.abort(new Error("the drain's last statements went unanswered")), ms);
-  };
-  if (deadline.aborted) start();
-  else deadline.addEventListener("abort", start, { once: true });
-  return {
-    signal: controller.signal,
-    dispose() {
-      clearTimeout(timer);
-      deadline.removeEventListener("abort", start);
-    },
-  };
 }
 
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
@@ -90,33 +70,27 @@ export function createRelay(options: RelayOptions): Relay {
   const markPublished = createPublishedMarker(db);
 
   const emitter = new EventEmitter<RelayEvents>();
+  // Take no new work: aborted by stop() or drain().
   const stopping = new AbortController();
-  const abandon = new AbortController();
+  const stop = new RelayStop();
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
-  let requests = 0;
-  let drainEndsAt = Number.POSITIVE_INFINITY;
+  const chunks = createChunkPublisher(options.publisher, {
+    timeoutMs: settings.publishTimeoutMs,
+    metrics,
+    log,
+  });
   let published = 0;
   let dead = 0;
 
   const deps = {
     db,
-    publisher: {
-      // Counts requests in flight for inFlight(), around whatever publisher was given.
-      async publishBatch(...args: Parameters<Publisher["publishBatch"]>) {
-        requests += 1;
-        try {
-          return await options.publisher.publishBatch(...args);
-        } finally {
-          requests -= 1;
-        }
-      },
-    },
+    chunks,
     resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
     markPublished,
     metrics,
     outage,
-    drainEndsAt: () => drainEndsAt,
+    stop,
     log,
     onDead(row: ClaimedRow, reason: string) {
       log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
@@ -133,7 +107,7 @@ export function createRelay(options: RelayOptions): Relay {
         return { rows, claimedAt };
       },
       async process(batch) {
-        const report = await processBatch(settings, deps, batch, abandon.signal);
+        const report = await processBatch(settings, deps, batch);
         published += report.published;
         dead += report.dead;
         const level = report.failed > 0 || report.released > 0 ? "warn" : "debug";
@@ -167,27 +141,21 @@ export function createRelay(options: RelayOptions): Relay {
   // The caller may never look at `failure`; the loop's own errors are all caught, so this is for bugs.
   failure.catch(() => {});
 
-  /** What is left in the table; -1 when the database cannot tell (or not before `deadline`). */
-  const countUnsent = async (deadline: Deadline): Promise<number> => {
+  /** What is left in the table; -1 when the database cannot tell (or not before `giveUp`). */
+  const countUnsent = async (giveUp: Deadline): Promise<number> => {
+    const counted = sql<{ unsent: string }>`
+      SELECT count(*) AS unsent FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
+    `.execute(db);
     try {
-      let unsent = -1;
-      const counted = sql<{ unsent: string }>`
-        SELECT count(*) AS unsent FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
-      `
-        .execute(db)
-        .then(({ rows }) => {
-          unsent = Number(rows[0]?.unsent ?? -1);
-        });
-      if (!(await settlesBefore(counted, deadline))) {
-        counted.catch(() => {});
+      const { rows } = await untilAborted(counted, giveUp);
+      return Number(rows[0]?.unsent ?? -1);
+    } catch (error) {
+      if (giveUp.aborted)
         log?.warn(
           { marginMs: settings.leaseMarginMs },
           "could not count unsent rows: no answer within the drain's last-statement margin",
         );
-      }
-      return unsent;
-    } catch (error) {
-      log?.warn({ err: error }, "could not count unsent rows");
+      else log?.warn({ err: error }, "could not count unsent rows");
       return -1;
     }
   };
@@ -198,12 +166,13 @@ export function createRelay(options: RelayOptions): Relay {
     stop() {
       stopping.abort(new Error("relay stopping"));
     },
-    async drain(deadline?: AbortSignal, budgetMs?: number): Promise<RelaySummary> {
-      if (budgetMs !== undefined) drainEndsAt = performance.now() + budgetMs;
+    async drain(deadline = Deadline.after(Number.POSITIVE_INFINITY)): Promise<RelaySummary> {
       stopping.abort(new Error("relay draining"));
-      const unlink = deadline ? forwardAbort(deadline, abandon) : () => {};
-      const lastStatements = afterLastStatement(abandon.signal, settings.leaseMarginMs);
-      const giveUp = Deadline.after(Number.POSITIVE_INFINITY, lastStatements.signal);
+      const unlink = stop.follow(deadline);
+      // The batch cut at the deadline still gets one statement's time for its last marks and releases
+      // (`leaseMarginMs`, the statement timeout, which the lease keeps back for them). A live server
+      // answers them within it; past it the database is not answering.
+      const giveUp = Deadline.after(deadline.remainingMs() + settings.leaseMarginMs);
       try {
         // Raced, not awaited: a statement the server never answers (a frozen server) would hold the
         // stop past its budget, and the platform's SIGKILL would end it anyway.
@@ -211,7 +180,7 @@ export function createRelay(options: RelayOptions): Relay {
           running.catch(() => {}),
           giveUp,
         );
-        const clean = !abandon.signal.aborted;
+        const clean = !deadline.aborted;
         if (!ended)
           log?.warn(
             { leasedRows: pipeline.leasedRows(), marginMs: settings.leaseMarginMs },
@@ -222,11 +191,10 @@ export function createRelay(options: RelayOptions): Relay {
         return { clean, published, unsent: await countUnsent(giveUp), dead };
       } finally {
         giveUp.dispose();
-        lastStatements.dispose();
         unlink();
       }
     },
-    inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: requests }),
+    inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: chunks.requestsInFlight() }),
   });
   return relay;
 }

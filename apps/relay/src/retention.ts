@@ -1,6 +1,7 @@
 import type { Database } from "@outbox/client";
-import { type Logger, sleep } from "@outbox/shared";
+import { type Logger, type Periodic, startPeriodic } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
+import { pino } from "pino";
 
 export interface RetentionOptions {
   /** Published rows older than this are deleted. */
@@ -11,16 +12,14 @@ export interface RetentionOptions {
   readonly batchSize?: number;
 }
 
-export interface Retention {
-  /** Ends the sweeps, waiting for the DELETE in flight. */
-  stop(): Promise<void>;
-}
-
-/** Deletes old published rows in the background, in small batches, through `outbox_published_at`. */
-export function startRetention(db: Kysely<Database>, options: RetentionOptions, log?: Logger): Retention {
-  const stopped = new AbortController();
+/**
+ * Deletes old published rows in the background, in small batches, through `outbox_published_at`.
+ * The first sweep waits an interval: the relay has just started, and nothing is overdue by then.
+ * `stop()` ends the sweeps, waiting for the DELETE in flight.
+ */
+export function startRetention(db: Kysely<Database>, options: RetentionOptions, log?: Logger): Periodic {
   const batchSize = options.batchSize ?? 1_000;
-  const sweep = async () => {
+  const sweep = async (stopped: AbortSignal) => {
     let deleted = 0;
     for (;;) {
       const result = await sql`
@@ -33,25 +32,15 @@ export function startRetention(db: Kysely<Database>, options: RetentionOptions, 
       `.execute(db);
       const count = Number(result.numAffectedRows ?? 0);
       deleted += count;
-      if (count < batchSize || stopped.signal.aborted) return deleted;
+      if (count < batchSize || stopped.aborted) break;
     }
+    if (deleted > 0) log?.info({ deleted }, "retention: deleted published rows");
   };
-  const loop = (async () => {
-    while (!stopped.signal.aborted) {
-      await sleep(options.intervalMs, stopped.signal);
-      if (stopped.signal.aborted) return;
-      try {
-        const deleted = await sweep();
-        if (deleted > 0) log?.info({ deleted }, "retention: deleted published rows");
-      } catch (error) {
-        log?.warn({ err: error }, "retention sweep failed; retrying at the next interval");
-      }
-    }
-  })();
-  return {
-    async stop() {
-      stopped.abort();
-      await loop;
-    },
-  };
+  return startPeriodic(sweep, {
+    intervalMs: options.intervalMs,
+    runFirst: false,
+    // A library relay may be given no logger; the loop wants one for its failures.
+    log: log ?? pino({ enabled: false }),
+    failureMessage: "retention sweep failed; retrying at the next interval",
+  });
 }

@@ -1,4 +1,14 @@
-import { type ConfigOf, commonSettings, setting } from "@outbox/shared";
+import {
+  type BudgetRule,
+  type ConfigOf,
+  type ConfigProblem,
+  commonSettings,
+  type DaemonTimeouts,
+  type SettingValue,
+  setting,
+  type Timeout,
+} from "@outbox/shared";
+import { topicRoutingProblems } from "./topic-routing.js";
 
 /**
  * Everything the relay daemon reads from the environment: the common settings plus its own.
@@ -115,3 +125,120 @@ export const relaySettings = {
 };
 
 export type RelayConfig = ConfigOf<typeof relaySettings>;
+
+/**
+ * The values the relay's rules across settings compare, each named as its reader knows it: the
+ * daemon's operator by its variable (RELAY_LEASE_MS), a `createRelay` caller by its option (leaseMs).
+ */
+export interface RelayRuleValues {
+  readonly leaseMs: SettingValue;
+  /** Lease time kept back for a batch's last marks and releases: the statement timeout. */
+  readonly leaseMarginMs: SettingValue;
+  /** The longest one PublishBatch may take, all SDK attempts included. */
+  readonly publishTimeoutMs: SettingValue;
+  readonly backoffBaseMs: SettingValue;
+  readonly backoffMaxMs: SettingValue;
+  readonly outageBackoffMaxMs: SettingValue;
+  /**
+   * The daemon's drain budget. A library caller has none in advance: its drain brings a Deadline,
+   * and no request starts that could not end by it.
+   */
+  readonly drainTimeoutMs?: SettingValue;
+}
+
+/** A rule `value` breaks; `breaks` follows the value: "must not exceed RELAY_BACKOFF_MAX_MS (300000)". */
+export interface RelayRuleProblem {
+  readonly value: SettingValue;
+  readonly breaks: string;
+}
+
+function notAbove(value: SettingValue, limit: SettingValue): RelayRuleProblem[] {
+  return value.value <= limit.value
+    ? []
+    : [{ value, breaks: `must not exceed ${limit.env} (${limit.value})` }];
+}
+
+const asTimeout = ({ env, value }: SettingValue): Timeout => ({ env, ms: value });
+
+/**
+ * The relay's rules across settings, stated once for the daemon and for `createRelay`. Together
+ * they make sure a stop never causes a second publish of the same row:
+ * - one PublishBatch, all SDK attempts included, ends within the drain, so a batch in flight can finish;
+ * - the lease outlives the longest a row may still be held (the drain, or without one a publish)
+ *   plus the last statement, so no other relay can claim a row while we may still publish, mark
+ *   or release it (and a chunk can start at all: a batch stops starting them before its lease ends).
+ * A backoff's base is its first wait, so it may not exceed either cap.
+ */
+export function checkRelay(values: RelayRuleValues): {
+  problems: RelayRuleProblem[];
+  rules: BudgetRule[];
+} {
+  const { drainTimeoutMs } = values;
+  const drain = drainTimeoutMs === undefined ? undefined : asTimeout(drainTimeoutMs);
+  const longestHold = drain ?? asTimeout(values.publishTimeoutMs);
+  return {
+    problems: [
+      ...notAbove(values.backoffBaseMs, values.backoffMaxMs),
+      ...notAbove(values.backoffBaseMs, values.outageBackoffMaxMs),
+    ],
+    rules: [
+      ...(drain === undefined
+        ? []
+        : [
+            {
+              inner: [asTimeout(values.publishTimeoutMs)],
+              outer: drain,
+              why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
+            },
+          ]),
+      {
+        inner: [longestHold, asTimeout(values.leaseMarginMs)],
+        outer: asTimeout(values.leaseMs),
+        why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+      },
+    ],
+  };
+}
+
+/** The longest one PublishBatch may take: every SDK attempt timing out. */
+export function publishTimeoutMs(
+  config: Pick<RelayConfig, "awsRequestTimeoutMs" | "awsMaxAttempts">,
+): number {
+  return config.awsRequestTimeoutMs * config.awsMaxAttempts;
+}
+
+type NumericSetting = {
+  [K in keyof RelayConfig]: RelayConfig[K] extends number ? K : never;
+}[keyof RelayConfig];
+
+/** The daemon's values for {@link checkRelay}, named by their variables. */
+function daemonRuleValues(config: RelayConfig): RelayRuleValues {
+  const named = (key: NumericSetting): SettingValue => ({ env: relaySettings[key].env, value: config[key] });
+  return {
+    leaseMs: named("leaseMs"),
+    leaseMarginMs: named("dbStatementTimeoutMs"),
+    publishTimeoutMs: { env: "AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS", value: publishTimeoutMs(config) },
+    backoffBaseMs: named("backoffBaseMs"),
+    backoffMaxMs: named("backoffMaxMs"),
+    outageBackoffMaxMs: named("outageBackoffMaxMs"),
+    drainTimeoutMs: named("drainTimeoutMs"),
+  };
+}
+
+/**
+ * The daemon's form of the rules, for runDaemon (and infra's synth-time check): the drain, the
+ * budget rules of {@link checkRelay} and its other problems, worded `VARIABLE: value must …`, then
+ * the topic routing's. runDaemon adds the common rules and reports every problem (exit 78).
+ */
+export const relayTimeouts: DaemonTimeouts<RelayConfig> = (config) => {
+  const { problems, rules } = checkRelay(daemonRuleValues(config));
+  const configProblems: ConfigProblem[] = problems.map(({ value, breaks }) => ({
+    env: value.env,
+    message: `${value.value} ${breaks}`,
+  }));
+  return {
+    drain: { env: relaySettings.drainTimeoutMs.env, ms: config.drainTimeoutMs },
+    rules,
+    problems: [...configProblems, ...topicRoutingProblems(config)],
+  };
+};

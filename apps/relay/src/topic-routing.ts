@@ -1,12 +1,14 @@
 import { type ConfigProblem, isTopicArn } from "@outbox/shared";
-import type { RelayConfig } from "./settings.js";
 
 /**
  * A relay that can route no row, or routes to something that is not a topic ARN, would mark every
  * row dead (unknown topic) or fail every PublishBatch: refuse it at start-up instead, naming the
  * variable.
  */
-export function topicRoutingProblems(config: RelayConfig): ConfigProblem[] {
+export function topicRoutingProblems(config: {
+  readonly topicArns: Readonly<Record<string, string>>;
+  readonly defaultTopicArn: string;
+}): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (Object.keys(config.topicArns).length === 0 && config.defaultTopicArn === "") {
     problems.push({

@@ -1,4 +1,5 @@
 import http from "node:http";
+import { Deadline } from "@outbox/client";
 import { awsEnvironment } from "@outbox/devstack";
 import {
   awsClients,
@@ -326,7 +327,7 @@ describe.runIf(faults)("the relay under bus faults", () => {
         const call = new AbortController();
         const sent = publisher.publishBatch(
           { topicArn: bed.standard.topicArn, entries: [{ id, message: "{}", attributes: {} }] },
-          call.signal,
+          Deadline.after(Number.POSITIVE_INFINITY, call.signal),
         );
         await expect.poll(socketsInUse).toBe(1);
         call.abort(new Error("deadline"));
@@ -386,7 +387,7 @@ describe.runIf(faults)("the relay under bus faults", () => {
       const call = new AbortController();
       const sent = publisher.publishBatch(
         { topicArn: bed.standard.topicArn, entries: [{ id: "retried", message: "{}", attributes: {} }] },
-        call.signal,
+        Deadline.after(Number.POSITIVE_INFINITY, call.signal),
       );
       // The first attempt failed with a 500 and the SDK is waiting to retry.
       await expect.poll(() => refreshed).toBe(1);
