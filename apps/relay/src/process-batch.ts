@@ -5,12 +5,12 @@ import { BatchOutcome, type RetryPolicy } from "./batch-outcome.js";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { type BatchReport, type CommitDeps, commitBatch } from "./commit-batch.js";
+import type { DrainLink } from "./drain-link.js";
 import { inParallel } from "./in-parallel.js";
 import type { OutageBackoff } from "./outage-backoff.js";
 import { type Chunk, planChunks, type ReadyRow } from "./plan-chunks.js";
 import { planWaves } from "./plan-waves.js";
 import type { ChunkPublisher } from "./publish-chunk.js";
-import type { RelayStop } from "./relay-stop.js";
 
 export interface BatchSettings extends RetryPolicy {
   readonly relayId: string;
@@ -27,8 +27,8 @@ export interface BatchDeps extends Omit<CommitDeps, "relayId"> {
   readonly markPublished: (ids: readonly string[]) => Promise<void>;
   /** Per topic, how long whole-request failures keep it waiting. */
   readonly outage: OutageBackoff;
-  /** The drain, as every batch's deadline hangs from it. */
-  readonly stop: RelayStop;
+  /** The drain's deadline, which every batch's deadline hangs from. */
+  readonly drain: DrainLink;
   readonly log?: Logger;
 }
 
@@ -53,7 +53,7 @@ export async function processBatch(
   // Counted from before the claim was sent, not from now: a batch claimed ahead has already spent part
   // of its lease waiting for the batch before it, and the database's lease can only end later than this.
   const leaseEndsAt = claimedAt + settings.leaseMs - settings.leaseMarginMs;
-  const batch = Deadline.after(leaseEndsAt - performance.now(), deps.stop.deadline);
+  const batch = Deadline.after(leaseEndsAt - performance.now(), deps.drain.deadline);
   const outcome = new BatchOutcome(settings);
 
   const sendChunk = async (chunk: Chunk) => {
@@ -65,7 +65,7 @@ export async function processBatch(
       batch.aborted ||
       outcome.markError !== undefined ||
       finishesBy > batch.expiresAt ||
-      finishesBy > deps.stop.endsAt
+      finishesBy > deps.drain.endsAt
     ) {
       for (const row of chunk.rows) outcome.release(row);
       return;

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import type { BatchReport } from "./commit-batch.js";
+import { DrainLink } from "./drain-link.js";
 import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
 import { OutageBackoff } from "./outage-backoff.js";
@@ -13,7 +14,6 @@ import { pipelineBatches } from "./pipeline-batches.js";
 import { processBatch } from "./process-batch.js";
 import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
-import { RelayStop } from "./relay-stop.js";
 import { startRetention } from "./retention.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
@@ -72,7 +72,7 @@ export function createRelay(options: RelayOptions): Relay {
   const emitter = new EventEmitter<RelayEvents>();
   // Take no new work: aborted by stop() or drain().
   const stopping = new AbortController();
-  const stop = new RelayStop();
+  const drainLink = new DrainLink();
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
   const chunks = createChunkPublisher(options.publisher, {
@@ -90,7 +90,7 @@ export function createRelay(options: RelayOptions): Relay {
     markPublished,
     metrics,
     outage,
-    stop,
+    drain: drainLink,
     log,
     onDead(row: ClaimedRow, reason: string) {
       log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
@@ -168,7 +168,7 @@ export function createRelay(options: RelayOptions): Relay {
     },
     async drain(deadline = Deadline.after(Number.POSITIVE_INFINITY)): Promise<RelaySummary> {
       stopping.abort(new Error("relay draining"));
-      const unlink = stop.follow(deadline);
+      const unlink = drainLink.follow(deadline);
       // The batch cut at the deadline still gets one statement's time for its last marks and releases
       // (`leaseMarginMs`, the statement timeout, which the lease keeps back for them). A live server
       // answers them within it; past it the database is not answering.

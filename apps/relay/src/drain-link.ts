@@ -6,7 +6,7 @@ import { Deadline } from "@outbox/client";
  * Deadline existed, and a Deadline takes its parents when it is made: so this one is made first and
  * `follow` ties it to the drain's, the one late link on the way from SIGTERM to the SDK call.
  */
-export class RelayStop {
+export class DrainLink {
   readonly #cut = new AbortController();
   /** Aborts when the drain's deadline does; never before a drain began. */
   readonly deadline = Deadline.after(Number.POSITIVE_INFINITY, this.#cut.signal);
