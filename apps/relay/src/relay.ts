@@ -52,7 +52,9 @@ export interface Relay extends EventEmitter<RelayEvents> {
    * released unsent), so the deadline need not cut one that SNS may already have taken. Resolves once
    * nothing is held, or one statement's time (`leaseMarginMs`) after the deadline's expiry whatever is
    * still running: a query the server leaves unanswered is not waited for (its rows come back when
-   * their lease ends). Without a deadline it waits for the batch in flight, however long.
+   * their lease ends). The bound is the expiry, not the abort: a deadline a parent aborts early cuts
+   * the batch then, and its statements may still take until expiry + `leaseMarginMs`. Without a
+   * deadline (or with one that never expires) it waits for the batch in flight, however long.
    */
   drain(deadline?: Deadline): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
