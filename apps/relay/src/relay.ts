@@ -50,11 +50,10 @@ export interface Relay extends EventEmitter<RelayEvents> {
    * publish and mark to the end, and when `deadline` aborts first, cuts the SNS calls and releases what
    * was not sent. No PublishBatch starts that could not end by the deadline's expiry (the rest is
    * released unsent), so the deadline need not cut one that SNS may already have taken. Resolves once
-   * nothing is held, or one statement's time (`leaseMarginMs`) after the deadline's expiry whatever is
-   * still running: a query the server leaves unanswered is not waited for (its rows come back when
-   * their lease ends). The bound is the expiry, not the abort: a deadline a parent aborts early cuts
-   * the batch then, and its statements may still take until expiry + `leaseMarginMs`. Without a
-   * deadline (or with one that never expires) it waits for the batch in flight, however long.
+   * nothing is held, or one statement's time (`leaseMarginMs`) after the deadline aborts (it expired,
+   * or a parent aborted it) whatever is still running: a query the server leaves unanswered is not
+   * waited for (its rows come back when their lease ends). Without a deadline it waits for the batch
+   * in flight, however long.
    */
   drain(deadline?: Deadline): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
@@ -174,7 +173,7 @@ export function createRelay(options: RelayOptions): Relay {
       // The batch cut at the deadline still gets one statement's time for its last marks and releases
       // (`leaseMarginMs`, the statement timeout, which the lease keeps back for them). A live server
       // answers them within it; past it the database is not answering.
-      const giveUp = Deadline.after(deadline.remainingMs() + settings.leaseMarginMs);
+      const giveUp = deadline.withGrace(settings.leaseMarginMs);
       try {
         // Raced, not awaited: a statement the server never answers (a frozen server) would hold the
         // stop past its budget, and the platform's SIGKILL would end it anyway.

@@ -1,7 +1,6 @@
 import type { Database } from "@outbox/client";
 import { type Logger, type Periodic, startPeriodic } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
-import { pino } from "pino";
 
 export interface RetentionOptions {
   /** Published rows older than this are deleted. */
@@ -39,8 +38,7 @@ export function startRetention(db: Kysely<Database>, options: RetentionOptions, 
   return startPeriodic(sweep, {
     intervalMs: options.intervalMs,
     runFirst: false,
-    // A library relay may be given no logger; the loop wants one for its failures.
-    log: log ?? pino({ enabled: false }),
+    log,
     failureMessage: "retention sweep failed; retrying at the next interval",
   });
 }

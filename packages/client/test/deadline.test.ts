@@ -72,6 +72,21 @@ describe("deadline propagation", () => {
     }
   });
 
+  it("withGrace() expires its margin after the deadline aborts, however it aborts", async () => {
+    const parent = new AbortController();
+    const deadline = Deadline.after(60_000, parent.signal);
+    const grace = deadline.withGrace(30);
+    expect(grace.aborted).toBe(false);
+    parent.abort();
+    expect(grace.aborted).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(grace.aborted).toBe(true);
+    const expired = Deadline.after(0).withGrace(0);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(expired.aborted).toBe(true);
+    for (const each of [deadline, grace, expired]) each.dispose();
+  });
+
   it("min() takes the earlier deadline and aborts with either parent", () => {
     const parent = new AbortController();
     const long = Deadline.after(10_000, parent.signal);

@@ -69,6 +69,21 @@ export class Deadline {
     return new Deadline(Math.min(this.expiresAt, other.expiresAt), [this, other]);
   }
 
+  /**
+   * A deadline that expires `ms` after this one aborts, whatever the cause: the time a step cut off
+   * by this deadline still gets to tidy up (a drain's last marks). Dispose it on its own.
+   */
+  withGrace(ms: number): Deadline {
+    const grace = new Deadline(Number.POSITIVE_INFINITY, []);
+    const unlink = this.onAbort(() => {
+      const timer = setTimeout(() => grace.#abort(new DeadlineExceededError("grace exceeded")), ms);
+      timer.unref();
+      grace.#unlinks.push(() => clearTimeout(timer));
+    });
+    grace.#unlinks.push(unlink);
+    return grace;
+  }
+
   /** Throws DeadlineExceededError when no time is left. */
   throwIfExpired(): void {
     if (this.expired) throw new DeadlineExceededError("deadline exceeded");

@@ -5,7 +5,8 @@ export interface PeriodicOptions {
   readonly intervalMs: number;
   /** Run a pass at once (cleanup that may be overdue), or wait an interval first (work that just ran elsewhere). */
   readonly runFirst: boolean;
-  readonly log: Logger;
+  /** Where a failed pass is reported; a library user may give none. */
+  readonly log?: Logger;
   /** The warning logged when a pass throws; the loop goes on and tries again at the next interval. */
   readonly failureMessage: string;
 }
@@ -30,7 +31,7 @@ export function startPeriodic(
       try {
         await pass(stopped.signal);
       } catch (error) {
-        options.log.warn({ err: error }, options.failureMessage);
+        options.log?.warn({ err: error }, options.failureMessage);
       }
       await sleep(options.intervalMs, stopped.signal);
     }
