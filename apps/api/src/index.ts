@@ -1,4 +1,4 @@
-export { apiTimeouts } from "./api-timeouts.js";
+export { reconcileSettings } from "./cli/reconcile.js";
 export { listenPhotoServer } from "./daemon.js";
 export {
   createEquipmentClient,
@@ -7,6 +7,7 @@ export {
   type GearLink,
   type LinkOutcome,
 } from "./equipment-client.js";
+export { PhotoServerOptionsError } from "./errors.js";
 export { getPhoto, type PhotoView } from "./get-photo.js";
 export { API_METRICS, type ApiMetrics, createApiMetrics } from "./metrics.js";
 export {
@@ -24,12 +25,7 @@ export {
   reconcileOptions,
   reconcilePendingLinks,
 } from "./reconcile-links.js";
-export { reconcileSettings } from "./reconcile-once.js";
-export { type Reconciler, startReconciler } from "./reconciler.js";
-export {
-  createPhotoServer,
-  type PhotoServer,
-  type PhotoServerSettings,
-  type ShutdownSummary,
-} from "./server.js";
-export { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";
+export { startReconciler } from "./reconciler.js";
+export { createPhotoServer, type PhotoServer, type ShutdownSummary } from "./server.js";
+export type { PhotoServerOptions } from "./server-options.js";
+export { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings, apiTimeouts, checkApi } from "./settings.js";
