@@ -7,7 +7,7 @@ import { startReconciler } from "./reconciler.js";
 import { createPhotoServer, type PhotoServer } from "./server.js";
 import { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings, apiTimeouts } from "./settings.js";
 
-/** What a test or a drill changes in the service it starts; never a setting (see `test/holding-commits.ts`). */
+/** What a test or a drill changes in the service it starts; never a setting (apps/api/test/holding-commits.ts). */
 export type ApiDaemonHooks = Pick<PostPhotoDependencies, "commitDelayMs">;
 
 /**
