@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 import type { DaemonService } from "./daemon-service.js";
 import { addOneOffTask } from "./one-off-task.js";
 
-/** The variables `node dist/main.js reconcile` reads (apps/api/src/reconcile-once.ts). */
+/** The variables `node dist/main.js reconcile` reads (apps/api/src/cli/reconcile.ts). */
 const RECONCILE_ENV_NAMES: ReadonlySet<string> = new Set(Object.values(reconcileSettings).map((s) => s.env));
 
 export interface ReconcileScheduleProps {

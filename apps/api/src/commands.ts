@@ -16,9 +16,9 @@ export const apiProgram: Program = {
       details: `
 Links the pending gear links that are due, until none is left, and exits 0 (docs/api.md,
 Reconciliation).`,
-      settings: async () => (await import("./reconcile-once.js")).reconcileSettings,
+      settings: async () => (await import("./cli/reconcile.js")).reconcileSettings,
       async run() {
-        return (await import("./reconcile-once.js")).runReconcileOnce();
+        return (await import("./cli/reconcile.js")).runReconcile();
       },
     },
   },

@@ -1,12 +1,14 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
-import { apiTimeouts } from "./api-timeouts.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { type ApiMetrics, createApiMetrics } from "./metrics.js";
-import { type PostPhoto, postPhoto } from "./post-photo.js";
+import { type PostPhoto, type PostPhotoDependencies, postPhoto } from "./post-photo.js";
 import { reconcileOptions } from "./reconcile-links.js";
 import { startReconciler } from "./reconciler.js";
 import { createPhotoServer, type PhotoServer } from "./server.js";
-import { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";
+import { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings, apiTimeouts } from "./settings.js";
+
+/** What a test or a drill changes in the service it starts; never a setting (apps/api/test/holding-commits.ts). */
+export type ApiDaemonHooks = Pick<PostPhotoDependencies, "commitDelayMs">;
 
 /**
  * The photo server on the daemon's settings, listening, with `postPhoto` behind POST /photos. The
@@ -32,7 +34,7 @@ export async function listenPhotoServer(
   return server;
 }
 
-async function startPhotoService(context: DaemonContext<ApiConfig>) {
+async function startPhotoService(context: DaemonContext<ApiConfig>, hooks: ApiDaemonHooks) {
   const { config, log, database, metrics: registry } = context;
   const metrics = createApiMetrics(registry, database.db);
   const equipment = createEquipmentClient({
@@ -47,7 +49,7 @@ async function startPhotoService(context: DaemonContext<ApiConfig>) {
         equipmentTimeoutMs: config.equipmentTimeoutMs,
         handlerTimeoutMs: config.handlerTimeoutMs,
         topic: config.photoTopic,
-        commitDelayMs: config.commitDelayMs,
+        ...hooks,
       },
       photo,
       deadline,
@@ -69,7 +71,7 @@ async function startPhotoService(context: DaemonContext<ApiConfig>) {
 }
 
 /** The photo service as a daemon: runDaemon owns the stop order (readiness, drain, ops, pool). */
-export function runApiDaemon(): Promise<never> {
+export function runApiDaemon(hooks: ApiDaemonHooks = {}): Promise<never> {
   return runDaemon({
     service: "api",
     version: packageVersion(import.meta.url),
@@ -79,14 +81,14 @@ export function runApiDaemon(): Promise<never> {
     // A request's statements run under its deadline (SET LOCAL statement_timeout), up to the handler cap.
     longestStatementMs: (config) => config.handlerTimeoutMs,
     async start(context) {
-      const { server, reconciler } = await startPhotoService(context);
+      const { server, reconciler } = await startPhotoService(context, hooks);
       const { log } = context;
       return {
         // The listener's own errors surface at start (listen); afterwards a request's error is its own.
         failure: new Promise<never>(() => {}),
         inFlight: () => ({ requests: server.inFlight() }),
         async drain(drainDeadline) {
-          const [summary] = await Promise.all([server.stop(drainDeadline.signal), reconciler?.stop()]);
+          const [summary] = await Promise.all([server.stop(drainDeadline), reconciler?.stop()]);
           if (summary.clean) log.info(summary, "graceful shutdown complete");
           else log.warn(summary, "graceful shutdown cut requests at the drain deadline");
           return summary;

@@ -1,4 +1,4 @@
-import { Deadline, deadlineFetch } from "@outbox/client";
+import { Deadline, DeadlineExceededError, deadlineFetch } from "@outbox/client";
 
 export interface GearLink {
   readonly photoId: string;
@@ -42,7 +42,7 @@ export function createEquipmentClient(settings: EquipmentClientSettings): Equipm
         await response.arrayBuffer();
         return response.ok ? { linked: true } : { linked: false, reason: `HTTP ${response.status}` };
       } catch (error) {
-        if (deadline.signal.aborted || (error instanceof Error && error.name === "DeadlineExceededError")) {
+        if (deadline.aborted || error instanceof DeadlineExceededError) {
           return { linked: false, reason: "deadline exceeded" };
         }
         return { linked: false, reason: error instanceof Error ? error.message : String(error) };

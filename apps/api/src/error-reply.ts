@@ -1,5 +1,7 @@
+import { DeadlineExceededError } from "@outbox/client";
+import { isQueryCanceled } from "@outbox/shared";
 import type { FastifyError, FastifyRequest } from "fastify";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "./errors.js";
 import { BODY_LIMIT_BYTES } from "./json-body.js";
 
 export interface ErrorReply {
@@ -31,13 +33,15 @@ export function bodyTooLarge(): ErrorReply {
   return { status: 413, message: `the body is larger than the limit of ${BODY_LIMIT_BYTES} bytes (1 MiB)` };
 }
 
-/** The caller's time ran out: the handler cap, the request's deadline, or Postgres cancelling for it. */
+/**
+ * The caller's time ran out: the handler cap, the request's deadline (a PostgresUnansweredError is
+ * one), or Postgres cancelling for it (the SET LOCAL statement_timeout of the deadline transaction).
+ */
 function deadlineExceeded(error: FastifyError): boolean {
   return (
     error.code === "FST_ERR_HANDLER_TIMEOUT" ||
-    error.name === "DeadlineExceededError" ||
-    // query_canceled, from the SET LOCAL statement_timeout of the deadline transaction.
-    error.code === "57014"
+    error instanceof DeadlineExceededError ||
+    isQueryCanceled(error)
   );
 }
 

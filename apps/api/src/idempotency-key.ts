@@ -1,4 +1,4 @@
-import { ApiError } from "./api-error.js";
+import { ApiError } from "./errors.js";
 
 // Visible ASCII, as payment APIs take it (a UUID is the usual key); 255 like Stripe's limit.
 const validKey = /^[\x21-\x7e]{1,255}$/;

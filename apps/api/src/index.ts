@@ -1,35 +1,10 @@
-export { apiTimeouts } from "./api-timeouts.js";
+export { reconcileSettings } from "./cli/reconcile.js";
 export { listenPhotoServer } from "./daemon.js";
-export {
-  createEquipmentClient,
-  type EquipmentClient,
-  type EquipmentClientSettings,
-  type GearLink,
-  type LinkOutcome,
-} from "./equipment-client.js";
-export { getPhoto, type PhotoView } from "./get-photo.js";
-export { API_METRICS, type ApiMetrics, createApiMetrics } from "./metrics.js";
-export {
-  type NewPhoto,
-  newPhoto,
-  type PostedPhoto,
-  type PostPhoto,
-  type PostPhotoDependencies,
-  postPhoto,
-} from "./post-photo.js";
-export {
-  type ReconcileConfig,
-  type ReconcileOptions,
-  type ReconcileSummary,
-  reconcileOptions,
-  reconcilePendingLinks,
-} from "./reconcile-links.js";
-export { reconcileSettings } from "./reconcile-once.js";
-export { type Reconciler, startReconciler } from "./reconciler.js";
-export {
-  createPhotoServer,
-  type PhotoServer,
-  type PhotoServerSettings,
-  type ShutdownSummary,
-} from "./server.js";
-export { API_PLAN_CACHE_MODE, type ApiConfig, apiSettings } from "./settings.js";
+export { createEquipmentClient } from "./equipment-client.js";
+export { PhotoServerOptionsError } from "./errors.js";
+export { API_METRICS, createApiMetrics } from "./metrics.js";
+export { type PostPhoto, type PostPhotoDependencies, postPhoto } from "./post-photo.js";
+export { reconcilePendingLinks } from "./reconcile-links.js";
+export { createPhotoServer, type PhotoServer } from "./server.js";
+export type { PhotoServerOptions } from "./server-options.js";
+export { API_PLAN_CACHE_MODE, apiSettings, apiTimeouts } from "./settings.js";

@@ -1,4 +1,4 @@
-import { ApiError } from "./api-error.js";
+import { ApiError } from "./errors.js";
 
 /** The body limit of every request (Fastify's `bodyLimit`); docs/api.md states it. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

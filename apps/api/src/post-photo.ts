@@ -1,9 +1,9 @@
 import { type Deadline, enqueueWith, uuidv7 } from "@outbox/client";
-import { deadlineConnection, deadlineTransaction, sleep } from "@outbox/shared";
+import { deadlineConnection, deadlineTransaction, isUniqueViolation, sleep } from "@outbox/shared";
 import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
-import { ApiError } from "./api-error.js";
 import type { EquipmentClient } from "./equipment-client.js";
+import { ApiError } from "./errors.js";
 import { markLinked } from "./gear-link-state.js";
 import { storableText } from "./text-rules.js";
 
@@ -37,15 +37,15 @@ export interface PostPhotoDependencies {
   /** API_HANDLER_TIMEOUT_MS: no request runs longer, so a keyed photo this old without an answer lost it. */
   readonly handlerTimeoutMs: number;
   readonly topic: string;
-  /** Drills only: hold the transaction open this long before the commit. */
-  readonly commitDelayMs: number;
+  /**
+   * Tests and drills only (never a setting): hold the transaction open this long before the commit,
+   * so that a stop finds requests in flight. Default 0.
+   */
+  readonly commitDelayMs?: number;
 }
 
 /** Postgres refusing a second photo under one Idempotency-Key (the constraint of migration 0011). */
-function isKeyTaken(error: unknown): boolean {
-  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
-  return code === "23505" && constraint === "photos_idempotency_key";
-}
+const IDEMPOTENCY_KEY_CONSTRAINT = "photos_idempotency_key";
 
 /**
  * Writes the photo, its pending gear link and `photo.posted` in one transaction; then, with the
@@ -101,11 +101,12 @@ export async function postPhoto(
           .values(rows)
           .execute(),
       );
-      if (dependencies.commitDelayMs > 0) await sleep(dependencies.commitDelayMs, deadline.signal);
+      const { commitDelayMs = 0 } = dependencies;
+      if (commitDelayMs > 0) await sleep(commitDelayMs, deadline.signal);
     });
   } catch (error) {
     // The key's first request committed (a repeat arriving while it was still open waited for it).
-    if (idempotencyKey !== undefined && isKeyTaken(error))
+    if (idempotencyKey !== undefined && isUniqueViolation(error, IDEMPOTENCY_KEY_CONSTRAINT))
       return answerRepeat(dependencies, photo, idempotencyKey, deadline);
     throw error;
   }

@@ -5,40 +5,26 @@ import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox
 import {
   connectionsCheckingInterval,
   deadlineConnection,
-  type Logger,
   PostgresUnansweredError,
+  settlesBefore,
 } from "@outbox/shared";
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
-import type { PostgresPool } from "kysely";
 import { z } from "zod";
-import { ApiError } from "./api-error.js";
-import { answerClientError } from "./client-error.js";
+import { answerClientError } from "./client-error-reply.js";
 import { bodyTooLarge, errorReply } from "./error-reply.js";
+import { ApiError } from "./errors.js";
 import { getPhoto } from "./get-photo.js";
 import { idempotencyKey } from "./idempotency-key.js";
 import { BODY_LIMIT_BYTES, parseJsonBody } from "./json-body.js";
-import type { ApiMetrics } from "./metrics.js";
-import { newPhoto, type PostPhoto } from "./post-photo.js";
+import { newPhoto } from "./post-photo.js";
+import { type PhotoServerOptions, photoServerTimeouts } from "./server-options.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** min(X-Request-Timeout-Ms, the handler cap); aborts on the client's disconnect too. */
-    deadline: Deadline;
+    /** min(X-Request-Timeout-Ms, the handler cap); aborts on the client's disconnect too. Null until onRequest. */
+    deadline: Deadline | null;
     receivedAt: number;
   }
-}
-
-export interface PhotoServerSettings {
-  /** The pg pool (DatabaseHandle.pool): GET /photos/:id reads on a client bounded by its deadline. */
-  readonly pool: PostgresPool;
-  /** What POST /photos does once its body is valid: `postPhoto` bound to its dependencies. */
-  readonly postPhoto: PostPhoto;
-  readonly metrics: ApiMetrics;
-  readonly log: Logger;
-  readonly headersTimeoutMs: number;
-  readonly handlerTimeoutMs: number;
-  readonly requestTimeoutMs: number;
-  readonly keepAliveTimeoutMs: number;
 }
 
 /** What a stop reports on its `graceful shutdown complete` line (and runDaemon's `drained`). */
@@ -61,7 +47,7 @@ export interface PhotoServer {
    * close, requests in flight finish and answer with `Connection: close`. When `drainDeadline` aborts
    * first, the remaining connections are destroyed and counted as `cut`.
    */
-  stop(drainDeadline: AbortSignal): Promise<ShutdownSummary>;
+  stop(drainDeadline: Deadline): Promise<ShutdownSummary>;
 }
 
 const photoId = z.uuid();
@@ -71,8 +57,16 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
   return reply.code(status).send({ error: message });
 }
 
-export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
-  const { metrics, log } = settings;
+/** The request's deadline: every request that reaches a route has one (onRequest sets it or answers 504). */
+function deadlineOf(request: FastifyRequest): Deadline {
+  if (request.deadline === null) throw new Error("a route ran before the onRequest hook set its deadline");
+  return request.deadline;
+}
+
+/** The photo server; throws a PhotoServerOptionsError for options the daemon's rules refuse. */
+export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
+  const { metrics, log } = options;
+  const settings = { ...options, ...photoServerTimeouts(options) };
   // Connections whose request was answered before its body had arrived (see answerClientError).
   const answeredEarly = new WeakSet<Socket>();
   const app = Fastify({
@@ -116,7 +110,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     lingering = setTimeout(() => app.server.closeAllConnections(), settings.headersTimeoutMs).unref();
   };
 
-  app.decorateRequest("deadline", null as unknown as Deadline);
+  app.decorateRequest("deadline", null);
   app.decorateRequest("receivedAt", 0);
 
   app.addHook("onRequest", async (request, reply) => {
@@ -201,7 +195,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
     const key = idempotencyKey(request.headers["idempotency-key"]);
     const body = newPhoto.safeParse(request.body);
     if (!body.success) throw new ApiError(400, z.prettifyError(body.error));
-    const posted = await settings.postPhoto(body.data, request.deadline, key);
+    const posted = await settings.postPhoto(body.data, deadlineOf(request), key);
     if (posted.replayed) reply.header("idempotent-replayed", "true");
     else metrics.gearLinks.inc({ outcome: posted.gearLink });
     return reply.code(201).send({ id: posted.id, gearLink: posted.gearLink });
@@ -210,7 +204,7 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
   app.get<{ Params: { id: string } }>("/photos/:id", async (request) => {
     const id = photoId.safeParse(request.params.id);
     const photo = id.success
-      ? await deadlineConnection(settings.pool, request.deadline, (db) => getPhoto(db, id.data))
+      ? await deadlineConnection(settings.pool, deadlineOf(request), (db) => getPhoto(db, id.data))
       : null;
     if (!photo) throw new ApiError(404, "no such photo");
     return photo;
@@ -228,13 +222,9 @@ export function createPhotoServer(settings: PhotoServerSettings): PhotoServer {
       const inFlightAtStop = inFlight;
       const closed = app.close();
       if (inFlight === 0) closeRemainingConnections();
-      const cutAt = new Promise<"cut">((resolve) => {
-        if (drainDeadline.aborted) resolve("cut");
-        drainDeadline.addEventListener("abort", () => resolve("cut"), { once: true });
-      });
-      const ended = await Promise.race([closed.then(() => "closed" as const), cutAt]);
+      const closedInTime = await settlesBefore(closed, drainDeadline);
       clearTimeout(lingering);
-      if (ended === "closed") return { clean: true, inFlightAtStop, drained: inFlightAtStop, cut: 0 };
+      if (closedInTime) return { clean: true, inFlightAtStop, drained: inFlightAtStop, cut: 0 };
       const cut = inFlight;
       app.server.closeAllConnections();
       await closed;

@@ -13,7 +13,7 @@ import {
   waitUntil,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileSettings } from "../src/reconcile-once.js";
+import { reconcileSettings } from "../src/cli/reconcile.js";
 
 const ENTRY = "apps/api/src/main.ts";
 
@@ -187,7 +187,7 @@ describe("api daemon stop", () => {
   });
 
   it("on SIGTERM finishes the requests in flight, closes their connections, then the pool; exit 0", async () => {
-    const api = fleet.api("api", daemonEnv({ API_COMMIT_DELAY_MS: "1500" }));
+    const api = fleet.apiHoldingCommits("api", daemonEnv(), 1_500);
     const base = `http://127.0.0.1:${await apiPort(api)}`;
     const opsPort = Number((await api.waitForLog("started")).opsPort);
     const requests = Array.from({ length: 3 }, (_, index) =>

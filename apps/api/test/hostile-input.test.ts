@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -18,7 +19,7 @@ beforeAll(async () => {
   api = await startTestPhotoServer(database, stub);
 });
 afterAll(async () => {
-  await api.server.stop(AbortSignal.timeout(5_000));
+  await api.server.stop(Deadline.after(5_000));
   await stub.close();
   await database.close(5_000);
 });

@@ -1,4 +1,4 @@
-import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
+import { Deadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterEach(() => thaw());
 afterAll(async () => {
   thaw();
-  await api.server.stop(AbortSignal.timeout(5_000));
+  await api.server.stop(Deadline.after(5_000));
   await stub.close();
   await observer.close(5_000);
   await database.close(5_000);

@@ -1,3 +1,4 @@
+import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -20,8 +21,8 @@ beforeAll(async () => {
 });
 afterEach(() => stub.clearFault());
 afterAll(async () => {
-  await api.server.stop(AbortSignal.timeout(5_000));
-  await slowApi.server.stop(AbortSignal.timeout(5_000));
+  await api.server.stop(Deadline.after(5_000));
+  await slowApi.server.stop(Deadline.after(5_000));
   await stub.close();
   await database.close(5_000);
 });

@@ -7,7 +7,7 @@ import {
   createEquipmentClient,
   createPhotoServer,
   type PhotoServer,
-  type PhotoServerSettings,
+  type PhotoServerOptions,
   type PostPhotoDependencies,
   postPhoto,
 } from "../src/index.js";
@@ -30,7 +30,7 @@ export interface TestPhotoServer {
 export async function startTestPhotoServer(
   database: DatabaseHandle,
   stub: EquipmentStub,
-  overrides: Partial<Pick<PhotoServerSettings, keyof typeof DEFAULT_TIMEOUTS>> &
+  overrides: Partial<Pick<PhotoServerOptions, keyof typeof DEFAULT_TIMEOUTS>> &
     Partial<Pick<PostPhotoDependencies, "commitDelayMs" | "equipmentTimeoutMs">> = {},
 ): Promise<TestPhotoServer> {
   const { commitDelayMs = 0, equipmentTimeoutMs = 10_000, ...timeouts } = overrides;

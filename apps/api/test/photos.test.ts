@@ -1,4 +1,4 @@
-import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
+import { Deadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -61,7 +61,7 @@ beforeAll(async () => {
 });
 afterEach(() => stub.clearFault());
 afterAll(async () => {
-  await server.stop(AbortSignal.timeout(5_000));
+  await server.stop(Deadline.after(5_000));
   await stub.close();
   await database.close(5_000);
 });

@@ -1,3 +1,4 @@
+import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -20,7 +21,7 @@ beforeAll(async () => {
   stub = await startEquipmentStub();
 });
 afterEach(async () => {
-  await running?.server.stop(AbortSignal.timeout(5_000));
+  await running?.server.stop(Deadline.after(5_000));
   running = undefined;
 });
 afterAll(async () => {

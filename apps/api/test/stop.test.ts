@@ -1,5 +1,6 @@
 import http from "node:http";
 import { connect, type Socket } from "node:net";
+import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
 import { createLogger, type DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
@@ -98,7 +99,7 @@ describe("PhotoServer.stop", () => {
   it("serves a request still on its way when the stop begins, and closes its connection after", async () => {
     const { server, port } = await startServer(0);
     const { socket, answer } = await requestOnItsWay(port);
-    const stopping = server.stop(AbortSignal.timeout(20_000));
+    const stopping = server.stop(Deadline.after(20_000));
     socket.write(`content-type: application/json\r\ncontent-length: ${BODY.length}\r\n\r\n${BODY}`);
     const response = await answer;
     expect(response).toMatch(/^HTTP\/1\.1 201 /);
@@ -110,7 +111,7 @@ describe("PhotoServer.stop", () => {
     const { server, port } = await startServer(0, 10_000, 300);
     const { answer } = await requestOnItsWay(port);
     // Clean: the request never began, so nothing was cut; the stop ended long before its deadline.
-    expect(await server.stop(AbortSignal.timeout(20_000))).toMatchObject({ clean: true, cut: 0 });
+    expect(await server.stop(Deadline.after(20_000))).toMatchObject({ clean: true, cut: 0 });
     expect(await answer).not.toMatch(/^HTTP\/1\.1 2/);
   });
 
@@ -121,7 +122,7 @@ describe("PhotoServer.stop", () => {
     const [socket] = Object.values(agent.freeSockets).flat();
     expect(socket).toBeDefined();
     const socketClosed = new Promise((resolve) => socket?.once("close", resolve));
-    expect(await server.stop(AbortSignal.timeout(20_000))).toEqual({
+    expect(await server.stop(Deadline.after(20_000))).toEqual({
       clean: true,
       inFlightAtStop: 0,
       drained: 0,
@@ -136,9 +137,9 @@ describe("PhotoServer.stop", () => {
     const agent = new http.Agent({ keepAlive: true });
     const answers = [post(port, agent), post(port, agent)].map((answer) => answer.catch(() => "cut"));
     await expect.poll(() => server.inFlight(), { timeout: 10_000 }).toBe(2);
-    const drainDeadline = new AbortController();
-    const stopping = server.stop(drainDeadline.signal);
-    drainDeadline.abort();
+    const drainEnds = new AbortController();
+    const stopping = server.stop(Deadline.after(Number.POSITIVE_INFINITY, drainEnds.signal));
+    drainEnds.abort();
     expect(await stopping).toEqual({ clean: false, inFlightAtStop: 2, drained: 0, cut: 2 });
     expect(await Promise.all(answers)).toEqual(["cut", "cut"]);
     agent.destroy();
@@ -161,6 +162,6 @@ describe("PhotoServer.stop", () => {
     expect(await answer).toBe("gone");
     await call.ended;
     stub.clearFault();
-    await server.stop(AbortSignal.timeout(20_000));
+    await server.stop(Deadline.after(20_000));
   }, 30_000);
 });

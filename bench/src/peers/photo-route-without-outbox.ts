@@ -48,7 +48,7 @@ await runDaemon({
     return {
       failure: new Promise<never>(() => {}),
       inFlight: () => ({ requests: server.inFlight() }),
-      drain: (drainDeadline) => server.stop(drainDeadline.signal),
+      drain: (drainDeadline) => server.stop(drainDeadline),
     };
   },
 });

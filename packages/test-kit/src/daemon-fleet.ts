@@ -28,6 +28,16 @@ export class DaemonFleet {
     return this.#track(startDaemonProcess("apps/api/src/main.ts", env, { name, args }));
   }
 
+  /**
+   * The photo service with each POST holding its transaction `holdMs` before the commit, so that a
+   * stop finds requests in flight (apps/api/test/holding-commits.ts: a test's entry, not a setting).
+   */
+  apiHoldingCommits(name: string, env: Record<string, string>, holdMs: number): DaemonProcess {
+    return this.#track(
+      startDaemonProcess("apps/api/test/holding-commits.ts", env, { name, args: [String(holdMs)] }),
+    );
+  }
+
   /** SIGKILLs whatever is still running and waits for it to be gone. */
   async killAll(): Promise<void> {
     await Promise.all(

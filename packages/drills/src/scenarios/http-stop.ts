@@ -27,10 +27,7 @@ async function stopWithRequestsInFlight(
   equipmentUrl: string,
   signal: "SIGTERM" | "SIGKILL",
 ): Promise<StopRun> {
-  const api = fleet.api(
-    `api (${signal})`,
-    apiEnv(environment, equipmentUrl, { API_COMMIT_DELAY_MS: String(HOLD_MS) }),
-  );
+  const api = fleet.apiHoldingCommits(`api (${signal})`, apiEnv(environment, equipmentUrl), HOLD_MS);
   const port = await apiPort(api);
   const requests = Array.from({ length: REQUESTS }, (_, index) =>
     postPhotoRequest(port, `${signal} #${index + 1}`),

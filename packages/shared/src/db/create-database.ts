@@ -8,6 +8,7 @@ import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import { numericOption } from "../config/numeric-option.js";
 import { settlesWithin } from "../lifecycle/bounded-waits.js";
+import { isStalePreparedStatement } from "./postgres-errors.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
 export type DatabaseSslMode = "disable" | "require" | "verify-full";
@@ -266,9 +267,6 @@ type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
  */
 const PREPARED_PER_CONNECTION = 100;
 
-/** Postgres refusing a prepared statement whose result columns a migration changed since. */
-const STALE_PREPARED_STATEMENT = "0A000";
-
 /** The message of pg's error when a query outlives `query_timeout`. */
 const PG_QUERY_READ_TIMEOUT = "Query read timeout";
 
@@ -329,7 +327,7 @@ function explainingClient(
         (error: unknown) => {
           // After an ALTER that changed what it returns, the statement fails once; its next run is
           // prepared again, under a new name.
-          if ((error as { code?: string }).code === STALE_PREPARED_STATEMENT) this.#prepared.delete(config);
+          if (isStalePreparedStatement(error)) this.#prepared.delete(config);
           throw error;
         },
       );

@@ -12,3 +12,8 @@ export class ApiError extends Error {
     super(message);
   }
 }
+
+/** An option `createPhotoServer` refuses: every rule it breaks, one line each (see `checkApi`). */
+export class PhotoServerOptionsError extends Error {
+  override readonly name = "PhotoServerOptionsError";
+}

@@ -1,29 +1,28 @@
 import {
   createDatabase,
   createLogger,
+  databaseSettings,
   EXIT_CONFIG,
   EXIT_OK,
+  findBudgetProblems,
   missingSchemaLine,
   packageVersion,
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
-import { reconcileBackoffProblems } from "./api-timeouts.js";
-import { createEquipmentClient } from "./equipment-client.js";
-import { reconcileOptions, reconcilePendingLinks } from "./reconcile-links.js";
-import { apiSettings } from "./settings.js";
+import { createEquipmentClient } from "../equipment-client.js";
+import { reconcileOptions, reconcilePendingLinks } from "../reconcile-links.js";
+import { apiSettings, checkApi } from "../settings.js";
 
 /**
  * The variables `api reconcile` reads: the scheduled task's environment is made of these (infra/),
- * and the command's `--help` lists them. The database's TLS settings are the service's too, so the
- * task reaches RDS the way the service does.
+ * and the command's `--help` lists them. The database's are every one-shot command's (TLS included,
+ * so the task reaches RDS the way the service does), with the service's pool size: a pass links up
+ * to a batch of links at once, each recording its outcome, as it does inside the service.
  */
 export const reconcileSettings = {
-  databaseUrl: apiSettings.databaseUrl,
-  dbStatementTimeoutMs: apiSettings.dbStatementTimeoutMs,
-  dbPreparedStatements: apiSettings.dbPreparedStatements,
-  dbSslMode: apiSettings.dbSslMode,
-  dbSslCaFile: apiSettings.dbSslCaFile,
+  ...databaseSettings,
+  dbPoolMax: apiSettings.dbPoolMax,
   logLevel: apiSettings.logLevel,
   equipmentUrl: apiSettings.equipmentUrl,
   equipmentTimeoutMs: apiSettings.equipmentTimeoutMs,
@@ -34,12 +33,19 @@ export const reconcileSettings = {
 
 /**
  * The reconciliation job as a one-shot command (a scheduled ECS task): passes until the due pending
- * links are done, then exit 0. Its configuration is checked the way a daemon's is (every problem,
- * TLS included, one line each), and bad configuration exits 78.
+ * links are done, then exit 0. Its configuration is checked the way the service's is, by the same
+ * rules on its subset (every problem, TLS included, one line each), and bad configuration exits 78.
  */
-export async function runReconcileOnce(): Promise<number> {
+export async function runReconcile(): Promise<number> {
   const config = reportConfigErrors("api reconcile", () =>
-    resolveConfig(reconcileSettings, reconcileBackoffProblems, process.env),
+    resolveConfig(
+      reconcileSettings,
+      (values) => {
+        const { rules, problems } = checkApi(values);
+        return [...problems, ...findBudgetProblems(rules)];
+      },
+      process.env,
+    ),
   );
   if (config === undefined) return EXIT_CONFIG;
   const log = createLogger({
@@ -50,16 +56,19 @@ export async function runReconcileOnce(): Promise<number> {
   const database = createDatabase({
     url: config.databaseUrl,
     service: "api-reconcile",
-    poolMax: 4,
+    poolMax: config.dbPoolMax,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
+  // A statement still running when the command ends gets its own timeout to finish.
+  const closeWithinMs = config.dbStatementTimeoutMs;
   const missingSchema = await missingSchemaLine(database.db, "api reconcile");
   if (missingSchema !== undefined) {
     process.stderr.write(missingSchema);
-    await database.close(5_000);
+    await database.close(closeWithinMs);
     return EXIT_CONFIG;
   }
   const equipment = createEquipmentClient({
@@ -78,6 +87,6 @@ export async function runReconcileOnce(): Promise<number> {
     log.info(totals, "reconciliation done");
     return EXIT_OK;
   } finally {
-    await database.close(5_000);
+    await database.close(closeWithinMs);
   }
 }

@@ -1,0 +1,38 @@
+/**
+ * The Postgres errors the code acts on, by SQLSTATE: the one place that knows the codes
+ * (https://www.postgresql.org/docs/current/errcodes-appendix.html). pg rejects with its
+ * DatabaseError, carrying `code` and, for a constraint's violation, `constraint`; the check is on
+ * those fields, not on the class, so that an error of another copy of pg is recognised too.
+ */
+const SQLSTATE = {
+  /** A cancel: `statement_timeout` (a deadline transaction's SET LOCAL) or pg_cancel_backend. */
+  queryCanceled: "57014",
+  uniqueViolation: "23505",
+  /** Raised, among others, as "cached plan must not change result type". */
+  featureNotSupported: "0A000",
+} as const;
+
+interface PostgresErrorFields {
+  readonly code?: unknown;
+  readonly constraint?: unknown;
+}
+
+function fields(error: unknown): PostgresErrorFields {
+  return typeof error === "object" && error !== null ? (error as PostgresErrorFields) : {};
+}
+
+/** Postgres cancelled the statement: its statement timeout ran out (or someone cancelled it). */
+export function isQueryCanceled(error: unknown): boolean {
+  return fields(error).code === SQLSTATE.queryCanceled;
+}
+
+/** A unique constraint refused the row; with `constraint`, that constraint and no other. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const { code, constraint: violated } = fields(error);
+  return code === SQLSTATE.uniqueViolation && (constraint === undefined || violated === constraint);
+}
+
+/** Postgres refusing a prepared statement whose result columns a migration changed since. */
+export function isStalePreparedStatement(error: unknown): boolean {
+  return fields(error).code === SQLSTATE.featureNotSupported;
+}
