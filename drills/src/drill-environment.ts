@@ -7,7 +7,6 @@ import {
   type StackInfo,
 } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
-import type { DrillContext } from "./drill-context.js";
 
 /** What one drill runs against: its own database and its own topic/queue/DLQ on a shared stack. */
 export interface DrillEnvironment {
@@ -32,7 +31,8 @@ export interface DrillEnvironmentOptions {
 
 /** Creates a database (migrated) and a topic → queue (+ DLQ) subscription, both named after the label. */
 export async function prepareDrillEnvironment(
-  context: Pick<DrillContext, "stack" | "watch">,
+  // The drill context's stack and watcher (a DrillContext is one).
+  context: { readonly stack: StackInfo; readonly watch?: (environment: DrillEnvironment) => void },
   options: DrillEnvironmentOptions,
 ): Promise<DrillEnvironment> {
   const { stack } = context;

@@ -38,7 +38,7 @@ export function consumerEnv(
     ...commonEnv(environment),
     CONSUMER_QUEUE_URL: environment.resources.queueUrl,
     CONSUMER_DLQ_URL: environment.resources.dlqUrl,
-    CONSUMER_HANDLERS_MODULE: repoPath("packages/drills/src/handlers/slow-example-handlers.ts"),
+    CONSUMER_HANDLERS_MODULE: repoPath("drills/src/handlers/slow-example-handlers.ts"),
     // Short polls keep each stop quick: a stop waits for the open long poll to return.
     CONSUMER_WAIT_TIME_SECONDS: "2",
     DRILL_HANDLER_MS: "200",
