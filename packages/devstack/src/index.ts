@@ -10,6 +10,14 @@ export {
 export { FaultClient } from "./faults/client.js";
 export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
+export type {
+  AwsEndpoints,
+  Backend,
+  LocalStack,
+  StackInfo,
+  StackPostgres,
+  StartStackOptions,
+} from "./local-stack.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,
@@ -22,17 +30,6 @@ export {
 } from "./postgres/embedded.js";
 export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
 export { type EmbeddedSqsOptions, type RunningSqs, startEmbeddedSqs } from "./sqs/embedded.js";
-export {
-  type AwsEndpoints,
-  type Backend,
-  faultClientFor,
-  type LocalStack,
-  type StackInfo,
-  type StackPostgres,
-  type StartStackOptions,
-  stackInfo,
-  startStack,
-  statsClientFor,
-} from "./stack.js";
+export { faultClientFor, stackInfo, startStack, statsClientFor } from "./stack.js";
 export { StatsClient } from "./stats/client.js";
 export type { EmulatorStats, TopicStats } from "./stats/stats.js";

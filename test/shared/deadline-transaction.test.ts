@@ -1,8 +1,8 @@
 import { Deadline, DeadlineExceededError } from "@outbox/client";
+import { type DatabaseHandle, deadlineTransaction } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, deadlineTransaction } from "../src/index.js";
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

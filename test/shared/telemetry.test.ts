@@ -2,10 +2,10 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentele
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { enqueue, MAX_MESSAGE_BYTES, type NewEvent, OutboxValidationError, uuidv7 } from "@outbox/client";
+import { type DatabaseHandle, startTracing, tracingConfig } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { type DatabaseHandle, startTracing, tracingConfig } from "../src/index.js";
-import { capturedLogger } from "./fixtures/captured-logger.js";
+import { capturedLogger } from "../../packages/shared/test/fixtures/captured-logger.js";
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

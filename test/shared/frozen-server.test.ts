@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
+import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import { createTestDatabase, freezeBackends, thawAllBackends } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type DatabaseHandle } from "../src/index.js";
 
 // Short timeouts, so that the client-side bound they derive is quick to reach.
 const statementTimeoutMs = 300;

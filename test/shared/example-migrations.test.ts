@@ -1,13 +1,13 @@
 import { migrateToLatest, migrations } from "@outbox/client";
-import { createTestDatabase } from "@outbox/test-kit";
-import { Migrator, sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createDatabase,
   type DatabaseHandle,
   EXAMPLE_MIGRATION_TABLE,
   migrateExampleTables,
-} from "../src/index.js";
+} from "@outbox/shared";
+import { createTestDatabase } from "@outbox/test-kit";
+import { Migrator, sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let handle: DatabaseHandle;
 

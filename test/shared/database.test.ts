@@ -11,11 +11,11 @@ import {
   RELAY_ASLEEP_LOCK,
   uuidv7,
 } from "@outbox/client";
+import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "@outbox/shared";
 import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../src/index.js";
 
 let url: string;
 let handle: DatabaseHandle;

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { ConfigError, createDatabase, type DatabaseHandle, type DatabaseSsl } from "@outbox/shared";
 import { startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, createDatabase, type DatabaseHandle, type DatabaseSsl } from "../src/index.js";
 
 const open: DatabaseHandle[] = [];
 afterEach(async () => {
