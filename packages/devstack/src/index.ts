@@ -29,6 +29,8 @@ export {
   startEmbeddedPostgres,
 } from "./postgres/embedded.js";
 export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
+// The emulator's own unsigned SQS client: the emulator benchmark's cheapest client (CLIENT=raw).
+export { SqsJsonClient } from "./sns/sqs-json.js";
 export { type EmbeddedSqsOptions, type RunningSqs, startEmbeddedSqs } from "./sqs/embedded.js";
 export { faultClientFor, stackInfo, startStack, statsClientFor } from "./stack.js";
 export { StatsClient } from "./stats/client.js";

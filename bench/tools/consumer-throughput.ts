@@ -6,6 +6,7 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { migrateToLatest } from "@outbox/client";
+import { createConsumer } from "@outbox/consumer";
 import { bootstrapResources } from "@outbox/devstack";
 import {
   createDatabase,
@@ -16,13 +17,14 @@ import {
 } from "@outbox/shared";
 import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
 import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
-import exampleHandlers from "../src/example-handlers.js";
-import { createConsumer } from "../src/index.js";
+// The example handlers' one-row effect is what each message costs here; they are not part of the
+// consumer's public API.
+import exampleHandlers from "../../apps/consumer/src/example-handlers.js";
 
 // Consumer throughput through the local stack: inbox transaction + the example's one-row effect.
 // The stack (Postgres, SQS, SNS) runs in a child process, so process.cpuUsage() here is the
 // consumer's own CPU. The queue is filled before each measurement starts.
-// Run: pnpm exec tsx --conditions=development apps/consumer/bench/consumer-throughput.ts
+// Run: pnpm exec tsx --conditions=development bench/tools/consumer-throughput.ts
 // BENCH_CASES=8x50,4x10 picks cases, BENCH_REPEAT=n repeats each, BENCH_SKIP_STOP=1 skips the stop
 // runs, BENCH_CPU_PROF=dir writes a CPU profile per case (summarise with bench/tools/profile-summary.ts).
 

@@ -7,17 +7,18 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand } from "@aws-sdk/clien
 import {
   type AwsEndpoints,
   bootstrapResources,
+  SqsJsonClient,
   StatsClient,
   snsClient,
   sqsClient,
   startLocalAws,
 } from "@outbox/devstack";
-import { SqsJsonClient } from "../src/sns/sqs-json.js";
 
 // PublishBatch → fan-out → SQS, through real HTTP: the emulator must not be what limits a relay
 // benchmark. Two phases on separate topic/queue pairs:
 //   publish-only: publishers only; Publish answers after SQS delivery, so this is SNS + SQS write.
 //   end-to-end:   publishers and pollers (receive + delete) together, until all are received.
+// Run: pnpm exec tsx --conditions=development bench/tools/emulator-throughput.ts
 // Env: MESSAGES (20000), PUBLISHERS (8), POLLERS (8),
 //      STACK_PROCESS=child|inproc (child: SNS + SQS in their own process, the default),
 //      CLIENT=sdk|raw (the benchmark's own clients: AWS SDK, or unsigned raw HTTP that costs

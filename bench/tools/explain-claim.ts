@@ -2,7 +2,7 @@
  * EXPLAIN (ANALYZE, BUFFERS) of the claim and the marks on a 50 000-event backlog, fresh and after
  * half of it was drained (dead index entries, published history), plus round trips per batch.
  *
- *   pnpm exec tsx --conditions=development apps/relay/bench/explain-claim.ts [batchSize]
+ *   pnpm exec tsx --conditions=development bench/tools/explain-claim.ts [batchSize]
  */
 
 import os from "node:os";
@@ -11,8 +11,9 @@ import { startEmbeddedPostgres } from "@outbox/devstack";
 import { benchEvent, freshDatabase, ourBacklog, parentPid, postgresCpuSeconds } from "@outbox/test-kit/bench";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { claimBatch } from "../src/claim-batch.js";
-import { markPublished } from "../src/mark-results.js";
+// The claim and the marks themselves, below the relay's public API: their SQL is what is explained.
+import { claimBatch } from "../../apps/relay/src/claim-batch.js";
+import { markPublished } from "../../apps/relay/src/mark-results.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const batchSize = Number(process.argv[2] ?? 500);
