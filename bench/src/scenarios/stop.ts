@@ -14,7 +14,7 @@ import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
 import { PTO_TABLE } from "../pto-fixtures.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
-import { prepared as preparedRelayDatabase } from "./relay.js";
+import { preparedRelayDatabase } from "./relay-setup.js";
 
 /** A process still alive this long after SIGTERM is killed and reported as such. */
 const KILL_AFTER_MS = 30_000;
