@@ -1,0 +1,81 @@
+import { CfnParameter } from "aws-cdk-lib";
+import * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import type { Construct } from "constructs";
+import { type ApiBudget, apiBudget } from "./budget.js";
+import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
+import type { DaemonService } from "./daemon-service.js";
+import { ReconcileSchedule } from "./reconcile-schedule.js";
+import type { ApiServiceOptions, OutboxWorkersStackProps } from "./stack-props.js";
+
+export interface ApiServiceProps {
+  readonly stackProps: OutboxWorkersStackProps & { readonly api: ApiServiceOptions };
+  readonly shared: Omit<SharedServiceProps, "image">;
+  readonly databaseUrlSecret: secretsmanager.ISecret;
+  readonly startServices: boolean;
+}
+
+export interface ApiService {
+  readonly budget: ApiBudget;
+  readonly daemon: DaemonService;
+  /** The scheduled `api reconcile` task; undefined while the services are not started. */
+  readonly reconcile: ReconcileSchedule | undefined;
+}
+
+/**
+ * The photo service and its scheduled reconciliation. The service talks to Postgres and the
+ * equipment service only: its task role gets no policy.
+ */
+export function apiService(
+  scope: Construct,
+  { stackProps, shared, databaseUrlSecret, startServices }: ApiServiceProps,
+): ApiService {
+  const apiOptions = stackProps.api;
+  const budget = apiBudget(
+    apiOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: apiOptions.drainTimeoutMs },
+  );
+  const image =
+    apiOptions.image ??
+    ecs.ContainerImage.fromRegistry(
+      new CfnParameter(scope, "ApiImage", {
+        type: "String",
+        description: "Photo service image URI (the Dockerfile's `api` target)",
+      }).valueAsString,
+    );
+  const daemon = checkedDaemonService(
+    scope,
+    "Api",
+    "api",
+    { ...shared, image },
+    {
+      budget,
+      options: apiOptions,
+      computed: {
+        API_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
+        API_PORT: String(budget.port),
+        API_LB_IDLE_TIMEOUT_MS: String(budget.loadBalancerIdleTimeoutSeconds * 1000),
+        API_KEEP_ALIVE_TIMEOUT_MS: String(budget.keepAliveTimeoutMs),
+        API_EQUIPMENT_URL: apiOptions.equipmentUrl,
+        API_PHOTO_TOPIC: apiOptions.photoTopic ?? "photos",
+        // The scheduled task below owns reconciliation. With the loop on as well, every replica
+        // would poll too: the load on Postgres and the equipment service would grow with the
+        // task count, and the cadence would be set in two places.
+        API_RECONCILE_INTERVAL_MS: "0",
+      },
+      desiredCount: startServices ? (apiOptions.desiredCount ?? 2) : 0,
+    },
+  );
+  const reconcile = startServices
+    ? new ReconcileSchedule(scope, "ApiReconcile", {
+        api: daemon,
+        image,
+        databaseUrlSecret,
+        ...(stackProps.databaseUrlSecretField
+          ? { databaseUrlSecretField: stackProps.databaseUrlSecretField }
+          : {}),
+        vpcSubnets: shared.vpcSubnets,
+        ...(apiOptions.reconcileEvery ? { every: apiOptions.reconcileEvery } : {}),
+      })
+    : undefined;
+  return { budget, daemon, reconcile };
+}
