@@ -1,5 +1,5 @@
 import type { LocalStack } from "@outbox/devstack";
-import type { Summary } from "@outbox/test-kit/bench";
+import type { Summary } from "./measure.js";
 import { PTO_CONTROLLERS, type PtoController } from "./subjects/pto-controllers.js";
 
 export interface Sizes {

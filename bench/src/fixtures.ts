@@ -1,7 +1,7 @@
 /**
- * Databases, backlogs and queues the benchmarks start from. Shared by `pnpm bench` and the
- * per-package bench scripts, so every figure starts from the same data (the peers' own set-up is
- * in bench/src/pto-fixtures.ts).
+ * Databases, backlogs and queues the benchmarks start from. Shared by `pnpm bench` and the probes
+ * in bench/tools, so every figure starts from the same data (the peers' own set-up is in
+ * pto-fixtures.ts).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";

@@ -1,6 +1,6 @@
 /**
- * Measurement helpers shared by `pnpm bench` and the bench scripts (bench/tools, apps/relay/bench,
- * apps/consumer/bench): summaries, percentiles, process and machine CPU.
+ * Measurement helpers shared by `pnpm bench` and the probes in bench/tools: summaries, percentiles,
+ * process and machine CPU.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";

@@ -15,11 +15,12 @@ import {
   createSqsClient,
   migrateExampleTables,
 } from "@outbox/shared";
-import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
 import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 // The example handlers' one-row effect is what each message costs here; they are not part of the
 // consumer's public API.
 import exampleHandlers from "../../apps/consumer/src/example-handlers.js";
+import { fillQueue } from "../src/fixtures.js";
+import { machineJiffies, processCpuSeconds } from "../src/measure.js";
 
 // Consumer throughput through the local stack: inbox transaction + the example's one-row effect.
 // The stack (Postgres, SQS, SNS) runs in a child process, so process.cpuUsage() here is the

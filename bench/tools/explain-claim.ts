@@ -8,12 +8,13 @@
 import os from "node:os";
 import { type Database, enqueue } from "@outbox/client";
 import { startEmbeddedPostgres } from "@outbox/devstack";
-import { benchEvent, freshDatabase, ourBacklog, parentPid, postgresCpuSeconds } from "@outbox/test-kit/bench";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 // The claim and the marks themselves, below the relay's public API: their SQL is what is explained.
 import { claimBatch } from "../../apps/relay/src/claim-batch.js";
 import { markPublished } from "../../apps/relay/src/mark-results.js";
+import { benchEvent, freshDatabase, ourBacklog } from "../src/fixtures.js";
+import { parentPid, postgresCpuSeconds } from "../src/measure.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const batchSize = Number(process.argv[2] ?? 500);

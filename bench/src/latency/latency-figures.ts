@@ -1,7 +1,8 @@
 /** From commit times and publish times to one latency run's figures. */
-import { percentile } from "@outbox/test-kit/bench";
+
 import type { JobResult } from "../child.js";
 import type { RelayImpl } from "../jobs.js";
+import { percentile } from "../measure.js";
 
 export interface LatencyRun {
   impl: RelayImpl;

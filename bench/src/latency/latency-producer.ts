@@ -2,10 +2,11 @@
 import { randomUUID } from "node:crypto";
 import { enqueue } from "@outbox/client";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
-import { BODY, benchEvent, KEYS, TRACEPARENT, wallMs } from "@outbox/test-kit/bench";
 import pg from "pg";
 import { getDisabledLogger, initializeMessageStorage } from "pg-transactional-outbox";
+import { BODY, benchEvent, KEYS, TRACEPARENT } from "../fixtures.js";
 import type { RelayImpl } from "../jobs.js";
+import { wallMs } from "../measure.js";
 import { PTO_TABLE } from "../pto-fixtures.js";
 
 /** As many connections as produceAtRate keeps commits in flight. */

@@ -1,11 +1,13 @@
 /** Scenario 2 (commit → publish latency): our relay vs pg-transactional-outbox at steady rates. */
-import { dropDatabase, produceAtRate, summarize } from "@outbox/test-kit/bench";
+
 import type { BenchContext } from "../context.js";
+import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl } from "../jobs.js";
 import { commitToPublishMs, type LatencyRun, latencyFigures } from "../latency/latency-figures.js";
 import { latencyJob, PTO_LATENCY_CONTROLLER, PTO_LATENCY_POLL_MS } from "../latency/latency-job.js";
 import { startLatencyProducer } from "../latency/latency-producer.js";
 import { measureWhileProducing } from "../latency/measure-while-producing.js";
+import { produceAtRate, summarize } from "../measure.js";
 import { ptoControllerLabel } from "../subjects/pto-controllers.js";
 import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "./relay-setup.js";
 

@@ -2,8 +2,8 @@
 import { randomUUID } from "node:crypto";
 import { CreateTopicCommand } from "@aws-sdk/client-sns";
 import { bootstrapResources, snsClient } from "@outbox/devstack";
-import { createEmptyDatabase, freshDatabase, ourBacklog } from "@outbox/test-kit/bench";
 import type { BenchContext } from "../context.js";
+import { createEmptyDatabase, freshDatabase, ourBacklog } from "../fixtures.js";
 import type { RelayImpl } from "../jobs.js";
 import { ptoBacklog, ptoSetup } from "../pto-fixtures.js";
 

@@ -1,9 +1,10 @@
 /** Scenario 1 (relay throughput): our relay vs pg-transactional-outbox, draining a backlog. */
 import type { FaultClient } from "@outbox/devstack";
-import { dropDatabase, postgresCpuSeconds, summarize } from "@outbox/test-kit/bench";
 import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
+import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
+import { postgresCpuSeconds, summarize } from "../measure.js";
 import { type PtoController, ptoControllerLabel } from "../subjects/pto-controllers.js";
 import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "./relay-setup.js";
 
