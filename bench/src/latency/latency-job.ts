@@ -2,9 +2,9 @@
 
 import type { BenchContext } from "../context.js";
 import type { RelayImpl, RelayJob } from "../jobs.js";
+import type { PtoController } from "../pto-controllers.js";
 import type { PtoNames } from "../pto-fixtures.js";
-import { RELAY_POOL_MAX } from "../scenarios/relay-setup.js";
-import type { PtoController } from "../subjects/pto-controllers.js";
+import { RELAY_POOL_MAX } from "../relay-setup.js";
 
 export const PTO_LATENCY_POLL_MS = 250; // its README example's nextMessagesPollingIntervalInMs
 /**

@@ -8,8 +8,8 @@ import { latencyJob, PTO_LATENCY_CONTROLLER, PTO_LATENCY_POLL_MS } from "../late
 import { startLatencyProducer } from "../latency/latency-producer.js";
 import { measureWhileProducing } from "../latency/measure-while-producing.js";
 import { produceAtRate, summarize } from "../measure.js";
-import { ptoControllerLabel } from "../subjects/pto-controllers.js";
-import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "./relay-setup.js";
+import { ptoControllerLabel } from "../pto-controllers.js";
+import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setup.js";
 
 async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Promise<LatencyRun> {
   const total = Math.max(1, Math.round(rate * ctx.sizes.latencySeconds));

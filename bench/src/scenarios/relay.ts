@@ -5,8 +5,8 @@ import type { BenchContext, Row } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
 import { postgresCpuSeconds, summarize } from "../measure.js";
-import { type PtoController, ptoControllerLabel } from "../subjects/pto-controllers.js";
-import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "./relay-setup.js";
+import { type PtoController, ptoControllerLabel } from "../pto-controllers.js";
+import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setup.js";
 
 /** Which relay runs, and how: the knobs the bench tunes for each peer. */
 export interface RelaySetup {

@@ -14,8 +14,8 @@ import { countRows, dropDatabase, freshDatabase } from "../fixtures.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
 import { summarize, wallMs } from "../measure.js";
 import { PTO_TABLE } from "../pto-fixtures.js";
+import { preparedRelayDatabase } from "../relay-setup.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
-import { preparedRelayDatabase } from "./relay-setup.js";
 
 /** A process still alive this long after SIGTERM is killed and reported as such. */
 const KILL_AFTER_MS = 30_000;

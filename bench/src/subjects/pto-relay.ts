@@ -10,9 +10,9 @@ import {
 } from "pg-transactional-outbox";
 import type { RelayJob } from "../jobs.js";
 import { wallMs } from "../measure.js";
+import { ptoController } from "../pto-controllers.js";
 import { PTO_NEXT_FUNCTION, PTO_TABLE } from "../pto-fixtures.js";
 import type { Counter, Subject } from "./measure-subject.js";
-import { ptoController } from "./pto-controllers.js";
 
 /**
  * pg-transactional-outbox, wired as its README's outbox example: a GeneralMessageHandler that

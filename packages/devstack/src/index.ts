@@ -7,8 +7,6 @@ export {
   type ReceivedLink,
   startEquipmentStub,
 } from "./equipment/stub.js";
-export { FaultClient } from "./faults/client.js";
-export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
 export type {
   AwsEndpoints,
@@ -28,6 +26,8 @@ export {
   type RunningPostgres,
   startEmbeddedPostgres,
 } from "./postgres/embedded.js";
+export { FaultClient } from "./sns/faults/client.js";
+export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./sns/faults/config.js";
 export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
 // The emulator's own unsigned SQS client: the emulator benchmark's cheapest client (CLIENT=raw).
 export { SqsJsonClient } from "./sns/sqs-json.js";

@@ -1,5 +1,5 @@
-import type { FaultClient } from "./faults/client.js";
 import type { PostgresServerControl } from "./postgres/embedded.js";
+import type { FaultClient } from "./sns/faults/client.js";
 import type { StatsClient } from "./stats/client.js";
 
 // What a started stack is, apart from how it starts: the backends build it, stack.ts picks one.

@@ -1,6 +1,6 @@
 import { selectBackend } from "./backends/select-backend.js";
-import { FaultClient } from "./faults/client.js";
 import type { Backend, LocalStack, StackInfo, StartStackOptions } from "./local-stack.js";
+import { FaultClient } from "./sns/faults/client.js";
 import { StatsClient } from "./stats/client.js";
 
 function requestedBackend(options: StartStackOptions): "auto" | Backend {

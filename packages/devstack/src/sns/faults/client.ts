@@ -1,5 +1,5 @@
-import { StatsClient } from "../stats/client.js";
-import { STATS_PATH } from "../stats/control.js";
+import { StatsClient } from "../../stats/client.js";
+import { STATS_PATH } from "../../stats/control.js";
 import type { FaultConfig, FaultRules, FaultScope } from "./config.js";
 
 /**

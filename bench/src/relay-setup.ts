@@ -2,10 +2,10 @@
 import { randomUUID } from "node:crypto";
 import { CreateTopicCommand } from "@aws-sdk/client-sns";
 import { bootstrapResources, snsClient } from "@outbox/devstack";
-import type { BenchContext } from "../context.js";
-import { createEmptyDatabase, freshDatabase, ourBacklog } from "../fixtures.js";
-import type { RelayImpl } from "../jobs.js";
-import { ptoBacklog, ptoSetup } from "../pto-fixtures.js";
+import type { BenchContext } from "./context.js";
+import { createEmptyDatabase, freshDatabase, ourBacklog } from "./fixtures.js";
+import type { RelayImpl } from "./jobs.js";
+import { ptoBacklog, ptoSetup } from "./pto-fixtures.js";
 
 /** Connections each relay may use for its work, ours and the peers alike. */
 export const RELAY_POOL_MAX = 20;

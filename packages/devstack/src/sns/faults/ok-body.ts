@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type QueryParams, queryList } from "../sns/query.js";
-import { successXml, type XmlObject } from "../sns/xml.js";
+import { type QueryParams, queryList } from "../query.js";
+import { successXml, type XmlObject } from "../xml.js";
 import type { OkBody } from "./config.js";
 
 /** A gateway's error page, as a proxy in front of the endpoint might serve it with a 200. */

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { SnsError } from "../sns/errors.js";
-import type { MessageAttribute } from "../sns/message.js";
+import { SnsError } from "../errors.js";
+import type { MessageAttribute } from "../message.js";
 import type { FaultConfig, FaultRules, FaultScope, OkBody } from "./config.js";
 
 /** What a fault can be scoped to: the SNS action and the topic it addresses, if any. */
