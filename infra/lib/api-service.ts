@@ -1,17 +1,16 @@
 import { CfnParameter } from "aws-cdk-lib";
 import * as ecs from "aws-cdk-lib/aws-ecs";
-import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { type ApiBudget, apiBudget } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
 import type { DaemonService } from "./daemon-service.js";
 import { ReconcileSchedule } from "./reconcile-schedule.js";
-import type { ApiServiceOptions, OutboxWorkersStackProps } from "./stack-props.js";
+import type { ApiServiceOptions } from "./stack-props.js";
 
 export interface ApiServiceProps {
-  readonly stackProps: OutboxWorkersStackProps & { readonly api: ApiServiceOptions };
+  readonly options: ApiServiceOptions;
+  /** The image comes from `options` or the ApiImage parameter. */
   readonly shared: Omit<SharedServiceProps, "image">;
-  readonly databaseUrlSecret: secretsmanager.ISecret;
   readonly startServices: boolean;
 }
 
@@ -28,9 +27,8 @@ export interface ApiService {
  */
 export function apiService(
   scope: Construct,
-  { stackProps, shared, databaseUrlSecret, startServices }: ApiServiceProps,
+  { options: apiOptions, shared, startServices }: ApiServiceProps,
 ): ApiService {
-  const apiOptions = stackProps.api;
   const budget = apiBudget(
     apiOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: apiOptions.drainTimeoutMs },
   );
@@ -69,10 +67,8 @@ export function apiService(
     ? new ReconcileSchedule(scope, "ApiReconcile", {
         api: daemon,
         image,
-        databaseUrlSecret,
-        ...(stackProps.databaseUrlSecretField
-          ? { databaseUrlSecretField: stackProps.databaseUrlSecretField }
-          : {}),
+        databaseUrlSecret: shared.databaseUrlSecret,
+        ...(shared.databaseUrlSecretField ? { databaseUrlSecretField: shared.databaseUrlSecretField } : {}),
         vpcSubnets: shared.vpcSubnets,
         ...(apiOptions.reconcileEvery ? { every: apiOptions.reconcileEvery } : {}),
       })

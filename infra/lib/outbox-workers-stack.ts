@@ -97,14 +97,7 @@ export class OutboxWorkersStack extends Stack {
       startServices,
     });
     const apiOptions = props.api;
-    const api = apiOptions
-      ? apiService(this, {
-          stackProps: { ...props, api: apiOptions },
-          shared,
-          databaseUrlSecret: secret,
-          startServices,
-        })
-      : undefined;
+    const api = apiOptions ? apiService(this, { options: apiOptions, shared, startServices }) : undefined;
     this.api = api?.daemon;
     this.apiBudget = api?.budget;
     this.apiReconcile = api?.reconcile;
