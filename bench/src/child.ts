@@ -9,8 +9,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { wallMs } from "@outbox/test-kit/bench";
 import { TSX_IMPORT } from "@outbox/test-kit/process";
+import { wallMs } from "./measure.js";
 
 const WORKER = fileURLToPath(new URL("./worker.ts", import.meta.url));
 

@@ -6,8 +6,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { EXIT_OK } from "@outbox/shared";
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
-import { waitForLowLoad } from "@outbox/test-kit/bench";
 import { FULL, QUICK, SCENARIOS, type ScenarioName } from "./context.js";
+import { waitForLowLoad } from "./measure.js";
 import { markdownTable } from "./report.js";
 
 const usage = `usage: pnpm bench [--quick] [--runs N] [--only SCENARIO,…] [--wait-for-load]

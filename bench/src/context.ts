@@ -1,6 +1,6 @@
 import type { LocalStack } from "@outbox/devstack";
-import type { Summary } from "@outbox/test-kit/bench";
-import { PTO_CONTROLLERS, type PtoController } from "./subjects/pto-controllers.js";
+import type { Summary } from "./measure.js";
+import { PTO_CONTROLLERS, type PtoController } from "./pto-controllers.js";
 
 export interface Sizes {
   relayEvents: number;

@@ -1,7 +1,7 @@
 /** Job descriptions the parent sends to a measured child (see worker.ts). */
 import type { AwsEndpoints } from "@outbox/devstack";
+import type { PtoController } from "./pto-controllers.js";
 import type { PtoNames } from "./pto-fixtures.js";
-import type { PtoController } from "./subjects/pto-controllers.js";
 
 export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
 export type Sink = "null" | "sns";

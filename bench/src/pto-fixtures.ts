@@ -1,8 +1,8 @@
 /** pg-transactional-outbox's own table, polling function and replication set-up, for the bench's peer. */
 import { randomBytes, randomUUID } from "node:crypto";
-import { BODY, KEYS, TRACEPARENT } from "@outbox/test-kit/bench";
 import pg from "pg";
 import { DatabaseSetup } from "pg-transactional-outbox";
+import { BODY, KEYS, TRACEPARENT } from "./fixtures.js";
 
 export const PTO_TABLE = "pto_outbox";
 export const PTO_NEXT_FUNCTION = "pto_next_outbox_messages";

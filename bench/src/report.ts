@@ -1,5 +1,5 @@
-import type { Summary } from "@outbox/test-kit/bench";
 import type { Row } from "./context.js";
+import type { Summary } from "./measure.js";
 
 function figure(value: number): string {
   if (!Number.isFinite(value)) return "–";

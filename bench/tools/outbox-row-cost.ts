@@ -11,8 +11,9 @@
  * BENCH_ROUNDS (default 14), BENCH_STATEMENTS per round and variant (default 2 000).
  */
 import { startEmbeddedPostgres } from "@outbox/devstack";
-import { freshDatabase, percentile } from "@outbox/test-kit/bench";
 import { sql } from "kysely";
+import { freshDatabase } from "../src/fixtures.js";
+import { percentile } from "../src/measure.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 14);
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 2_000);

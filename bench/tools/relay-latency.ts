@@ -15,16 +15,10 @@ import { enqueue } from "@outbox/client";
 import { bootstrapResources, startStack } from "@outbox/devstack";
 import { createRelay, nullPublisher } from "@outbox/relay";
 import { createDatabase } from "@outbox/shared";
-import {
-  benchEvent,
-  dropDatabase,
-  freshDatabase,
-  percentile,
-  produceAtRate,
-  wallMs,
-} from "@outbox/test-kit/bench";
 import { MeasuredChild } from "../src/child.js";
+import { benchEvent, dropDatabase, freshDatabase } from "../src/fixtures.js";
 import type { RelayJob } from "../src/jobs.js";
+import { percentile, produceAtRate, wallMs } from "../src/measure.js";
 
 const rates = process.argv.slice(2).map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

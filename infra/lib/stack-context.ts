@@ -1,5 +1,5 @@
 import { CPU_ARCHITECTURES, type CpuArchitectureName, isCpuArchitectureName } from "./cpu-architecture.js";
-import type { OutboxWorkersStackProps } from "./outbox-workers-stack.js";
+import type { OutboxWorkersStackProps } from "./stack-props.js";
 
 /** A context value as bin/app.ts reads it: a non-empty string, or absent. */
 export type ContextReader = (key: string) => string | undefined;

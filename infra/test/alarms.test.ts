@@ -6,7 +6,7 @@ import type { CfnElement } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { LOGGED } from "../lib/log-event-metric.js";
-import { METRICS_NAMESPACE } from "../lib/outbox-workers-stack.js";
+import { METRICS_NAMESPACE } from "../lib/metrics-namespace.js";
 import { SIGKILL_EXIT_CODE } from "../lib/service-alarms.js";
 import { synth } from "./support/synth.js";
 

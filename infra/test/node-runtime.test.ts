@@ -53,7 +53,7 @@ async function sdkClientStderr(options: { quiet: boolean }): Promise<string> {
   const { stderr } = await promisify(execFile)(
     process.execPath,
     ["--import", "tsx", "--conditions=development", "--input-type=module", "-e", script],
-    { cwd: fileURLToPath(new URL("packages/drills/", root)), env },
+    { cwd: fileURLToPath(new URL("drills/", root)), env },
   );
   return stderr;
 }
@@ -75,7 +75,7 @@ describe("the AWS SDK's Node version warning in the demo", () => {
 
   it("is switched off first thing by both demo entry points", () => {
     for (const entry of ["start.ts", "drill.ts"]) {
-      const source = read(`packages/drills/src/cli/${entry}`);
+      const source = read(`drills/src/cli/${entry}`);
       const firstImport = /^import .*$/m.exec(source)?.[0];
       expect(firstImport, entry).toBe('import "./quiet-sdk-node-warning.js";');
     }

@@ -6,7 +6,7 @@ import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
 import { LOG_BUFFER_SIZE } from "../lib/daemon-service.js";
-import { METRICS_NAMESPACE } from "../lib/outbox-workers-stack.js";
+import { METRICS_NAMESPACE } from "../lib/metrics-namespace.js";
 import { container, environmentOf, synth } from "./support/synth.js";
 
 const { stack, template } = synth();

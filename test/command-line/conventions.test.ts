@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
  */
 const programs = [
   { name: "migrate", entry: "packages/shared/src/db/migrate-cli.ts", pkg: "packages/shared/package.json" },
-  { name: "drill", entry: "packages/drills/src/cli/drill.ts", pkg: "packages/drills/package.json" },
-  { name: "start", entry: "packages/drills/src/cli/start.ts", pkg: "packages/drills/package.json" },
+  { name: "drill", entry: "drills/src/cli/drill.ts", pkg: "drills/package.json" },
+  { name: "start", entry: "drills/src/cli/start.ts", pkg: "drills/package.json" },
   {
     name: "simulate",
     entry: "packages/termination-race/src/cli/simulate.ts",

@@ -9,11 +9,12 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { startEquipmentStub } from "@outbox/devstack";
-import { dropDatabase, freshDatabase, summarize } from "@outbox/test-kit/bench";
 import type { DaemonProcess } from "@outbox/test-kit/process";
 import autocannon from "autocannon";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
+import { dropDatabase, freshDatabase } from "../fixtures.js";
+import { summarize } from "../measure.js";
 
 const OURS = "apps/api/src/main.ts";
 const PEER = "bench/src/peers/photo-route-without-outbox.ts";

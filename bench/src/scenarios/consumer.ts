@@ -2,16 +2,11 @@
 import { randomUUID } from "node:crypto";
 import { bootstrapResources } from "@outbox/devstack";
 import { createSqsClient } from "@outbox/shared";
-import {
-  dropDatabase,
-  fillQueue,
-  freshDatabase,
-  postgresCpuSeconds,
-  summarize,
-} from "@outbox/test-kit/bench";
 import { runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
+import { dropDatabase, fillQueue, freshDatabase } from "../fixtures.js";
 import { type ConsumerImpl, type ConsumerJob, ourPollers, sqsConsumerShape } from "../jobs.js";
+import { postgresCpuSeconds, summarize } from "../measure.js";
 
 export interface ConsumerRun {
   impl: ConsumerImpl;

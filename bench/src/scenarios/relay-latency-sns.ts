@@ -4,8 +4,8 @@
  * flight, 10 messages each, no relay can beat `publishConcurrency × 10 / latency`.
  */
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
-import { summarize } from "@outbox/test-kit/bench";
 import type { BenchContext } from "../context.js";
+import { summarize } from "../measure.js";
 import { OUR_PUBLISH_CONCURRENCY } from "../subjects/our-relay.js";
 import { type RelayRun, relayThroughputRun } from "./relay.js";
 

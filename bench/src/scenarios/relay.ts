@@ -1,39 +1,12 @@
-/** Scenarios 1 (relay throughput) and 2 (commit → publish latency): our relay vs pg-transactional-outbox. */
-import { randomUUID } from "node:crypto";
-import { CreateTopicCommand } from "@aws-sdk/client-sns";
-import { enqueue } from "@outbox/client";
-import { bootstrapResources, type FaultClient, snsClient } from "@outbox/devstack";
-import { createDatabase } from "@outbox/shared";
-import {
-  BODY,
-  benchEvent,
-  createEmptyDatabase,
-  dropDatabase,
-  freshDatabase,
-  KEYS,
-  ourBacklog,
-  percentile,
-  postgresCpuSeconds,
-  produceAtRate,
-  summarize,
-  TRACEPARENT,
-  wallMs,
-} from "@outbox/test-kit/bench";
-import pg from "pg";
-import { getDisabledLogger, initializeMessageStorage } from "pg-transactional-outbox";
+/** Scenario 1 (relay throughput): our relay vs pg-transactional-outbox, draining a backlog. */
+import type { FaultClient } from "@outbox/devstack";
 import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
+import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
-import { PTO_TABLE, ptoBacklog, ptoSetup } from "../pto-fixtures.js";
-import { type PtoController, ptoControllerLabel } from "../subjects/pto-controllers.js";
-
-const PTO_LATENCY_POLL_MS = 250; // its README example's nextMessagesPollingIntervalInMs
-/**
- * The replication listener's controller for the latency runs: bounded like its handler pool, so a
- * burst never queues thousands of messages (full concurrency re-sorts every in-flight LSN per ack).
- */
-const PTO_LATENCY_CONTROLLER: PtoController = "semaphore";
-const POOL_MAX = 20;
+import { postgresCpuSeconds, summarize } from "../measure.js";
+import { type PtoController, ptoControllerLabel } from "../pto-controllers.js";
+import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setup.js";
 
 /** Which relay runs, and how: the knobs the bench tunes for each peer. */
 export interface RelaySetup {
@@ -64,45 +37,17 @@ export interface RelayRun extends RelaySetup {
   capped: boolean;
 }
 
-async function topic(ctx: BenchContext, label: string, withoutSubscribers = false): Promise<string> {
-  const name = `bench-${label}-${randomUUID().slice(0, 8)}`;
-  if (withoutSubscribers) {
-    const { TopicArn } = await snsClient(ctx.stack.aws).send(new CreateTopicCommand({ Name: name }));
-    if (TopicArn === undefined) throw new Error(`CreateTopic ${name} returned no TopicArn`);
-    return TopicArn;
-  }
-  const { topicArn } = await bootstrapResources(ctx.stack.aws, {
-    name,
-    rawDelivery: true,
-  });
-  return topicArn;
-}
-
 function faultControl(ctx: BenchContext): FaultClient {
   if (!ctx.stack.faults)
     throw new Error("SNS latency needs the embedded stack's SNS emulator (fault injection)");
   return ctx.stack.faults;
 }
 
-/** A database holding `events` unsent events in the subject's own outbox. */
-export async function prepared(ctx: BenchContext, impl: RelayImpl, events: number) {
-  if (impl === "ours") {
-    const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl);
-    await ourBacklog(handle, events);
-    await handle.close(5_000);
-    return { url, pto: undefined };
-  }
-  const url = await createEmptyDatabase(ctx.stack.postgres.adminUrl, "bench_pto");
-  const pto = await ptoSetup(url, impl === "pto-replication");
-  await ptoBacklog(url, events);
-  return { url, pto };
-}
-
 export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): Promise<RelayRun> {
   const { impl, sink, batchSize, ptoController } = setup;
   const events = setup.events ?? ctx.sizes.relayEvents;
-  const { url, pto } = await prepared(ctx, impl, events);
-  const topicArn = await topic(ctx, "relay", setup.withoutSubscribers);
+  const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
+  const topicArn = await benchTopic(ctx, "relay", setup.withoutSubscribers);
   const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
   await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
@@ -119,7 +64,7 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
       listen: impl === "ours",
       recordTimes: false,
       pollIntervalMs: impl === "ours" ? 1_000 : 500,
-      poolMax: POOL_MAX,
+      poolMax: RELAY_POOL_MAX,
       pto,
       ...(ptoController ? { ptoController } : {}),
     };
@@ -244,7 +189,7 @@ export async function relayThroughput(ctx: BenchContext): Promise<void> {
     ptoReplicationTried: replication.tried,
   });
   const pollingName = `pto polling (batch ${polling.best}, parallel)`;
-  const replicationName = `pto replication (${ptoControllerLabel(replication.best, POOL_MAX)})`;
+  const replicationName = `pto replication (${ptoControllerLabel(replication.best, RELAY_POOL_MAX)})`;
   for (const sink of ["null", "sns"] as const) {
     const ours: RelayRun[] = [];
     const pollingRuns: RelayRun[] = [];
@@ -281,172 +226,5 @@ export async function relayThroughput(ctx: BenchContext): Promise<void> {
         note(replicationRuns, "controller", replication),
       ),
     );
-  }
-}
-
-// ---- latency ----
-
-export interface LatencyRun {
-  impl: RelayImpl;
-  rate: number;
-  events: number;
-  p50: number;
-  p99: number;
-  max: number;
-  negative: number;
-  cpuSeconds: number;
-  maxRssMiB: number;
-}
-
-async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Promise<LatencyRun> {
-  const total = Math.max(1, Math.round(rate * ctx.sizes.latencySeconds));
-  const { url, pto } = await prepared(ctx, impl, 0);
-  const topicArn = await topic(ctx, "latency");
-  const producer = new pg.Pool({ connectionString: url, max: 8 });
-  const ours =
-    impl === "ours"
-      ? createDatabase({
-          url,
-          service: "bench-producer",
-          poolMax: 8,
-          statementTimeoutMs: 30_000,
-          idleInTransactionTimeoutMs: 30_000,
-        })
-      : undefined;
-  try {
-    const committedAt = new Map<string, number>();
-    const store = initializeMessageStorage(
-      {
-        outboxOrInbox: "outbox",
-        settings: {
-          dbSchema: "public",
-          dbTable: PTO_TABLE,
-          enableMaxAttemptsProtection: false,
-          enablePoisonousMessageProtection: false,
-        },
-      },
-      getDisabledLogger(),
-    );
-    // Warm both pools.
-    await Promise.all(Array.from({ length: 8 }, () => producer.query("SELECT 1")));
-    if (ours) await Promise.all(Array.from({ length: 8 }, () => ours.pool.query("SELECT 1")));
-    const produce = async (n: number): Promise<void> => {
-      if (ours) {
-        const [id] = await enqueue(ours.db, [benchEvent(n)]);
-        committedAt.set(id ?? "", wallMs());
-        return;
-      }
-      const id = randomUUID();
-      const client = await producer.connect();
-      try {
-        await client.query("BEGIN");
-        await store(
-          {
-            id,
-            aggregateType: "bench",
-            aggregateId: `key-${n % KEYS}`,
-            messageType: "bench.happened",
-            segment: `key-${n % KEYS}`,
-            concurrency: "parallel",
-            payload: { n, body: BODY },
-            metadata: { traceparent: TRACEPARENT },
-          },
-          client,
-        );
-        await client.query("COMMIT");
-        committedAt.set(id, wallMs());
-      } finally {
-        client.release();
-      }
-    };
-    const { MeasuredChild } = await import("../child.js");
-    const child = new MeasuredChild({
-      kind: "relay",
-      impl,
-      sink: "null",
-      url,
-      aws: ctx.stack.aws,
-      topicArn,
-      batchSize: impl === "ours" ? 100 : 50,
-      expected: total,
-      capMs: ctx.sizes.latencySeconds * 1_000 + 15_000,
-      listen: true,
-      recordTimes: true,
-      pollIntervalMs: impl === "ours" ? 1_000 : PTO_LATENCY_POLL_MS,
-      poolMax: POOL_MAX,
-      pto,
-      ...(impl === "pto-replication" ? { ptoController: PTO_LATENCY_CONTROLLER } : {}),
-    } satisfies RelayJob);
-    try {
-      await child.ready;
-      child.go();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      // Steady rate, one event per transaction, from the parent: up to 8 commits in flight.
-      await produceAtRate(rate, total, produce);
-      const result = await child.result;
-      const published = new Map((result.times as [string, number][] | undefined) ?? []);
-      const latencies = [...committedAt]
-        .map(([id, at]) => (published.get(id) ?? Number.NaN) - at)
-        .filter(Number.isFinite)
-        .sort((a, b) => a - b);
-      const run: LatencyRun = {
-        impl,
-        rate,
-        events: latencies.length,
-        p50: Number(percentile(latencies, 50).toFixed(2)),
-        p99: Number(percentile(latencies, 99).toFixed(2)),
-        max: Number(percentile(latencies, 100).toFixed(2)),
-        negative: latencies.filter((l) => l < 0).length,
-        cpuSeconds: result.cpuSeconds,
-        maxRssMiB: result.maxRssMiB,
-      };
-      ctx.record("latency", { ...run });
-      ctx.log(
-        `  latency ${impl.padEnd(15)} ${rate}/s: ${run.events}/${total} events, p50 ${run.p50} ms, p99 ${run.p99} ms, max ${run.max} ms, CPU ${run.cpuSeconds.toFixed(2)} s`,
-      );
-      return run;
-    } finally {
-      child.kill("SIGKILL");
-    }
-  } finally {
-    await producer.end();
-    await ours?.close(2_000);
-    await dropDatabase(ctx.stack.postgres.adminUrl, url);
-  }
-}
-
-export async function latency(ctx: BenchContext): Promise<void> {
-  ctx.log(
-    `commit → publish latency: ${ctx.sizes.latencySeconds} s at ${ctx.sizes.latencyRates.join(", ")} events/s`,
-  );
-  for (const rate of ctx.sizes.latencyRates) {
-    const runs: Record<RelayImpl, LatencyRun[]> = { ours: [], "pto-polling": [], "pto-replication": [] };
-    for (let run = 0; run < ctx.runs; run += 1) {
-      for (const impl of ["ours", "pto-polling", "pto-replication"] as const) {
-        runs[impl].push(await latencyRun(ctx, impl, rate));
-      }
-    }
-    const scenario = `2 commit → publish at ${rate}/s`;
-    for (const peer of ["pto-polling", "pto-replication"] as const) {
-      const name =
-        peer === "pto-polling"
-          ? `pto polling (${PTO_LATENCY_POLL_MS} ms)`
-          : `pto replication (${ptoControllerLabel(PTO_LATENCY_CONTROLLER, POOL_MAX)})`;
-      const total = Math.round(rate * ctx.sizes.latencySeconds);
-      for (const key of ["p50", "p99", "max"] as const) {
-        ctx.rows.push({
-          scenario,
-          metric: `${key} ms`,
-          better: "lower",
-          ours: summarize(runs.ours.map((r) => r[key])),
-          peer: { name, summary: summarize(runs[peer].map((r) => r[key])) },
-          ...(key === "p50"
-            ? {
-                note: `published (of ${total}, within the run + 15 s): ours ${summarize(runs.ours.map((r) => r.events)).median}, peer ${summarize(runs[peer].map((r) => r.events)).median}; percentiles over those`,
-              }
-            : {}),
-        });
-      }
-    }
   }
 }

@@ -4,18 +4,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { bootstrapResources } from "@outbox/devstack";
-import {
-  dropDatabase,
-  freshDatabase,
-  machineBusyPercent,
-  machineJiffies,
-  ourBacklog,
-  postgresCpuSeconds,
-  summarize,
-} from "@outbox/test-kit/bench";
 import { runTogether } from "../child.js";
 import type { BenchContext } from "../context.js";
+import { dropDatabase, freshDatabase, ourBacklog } from "../fixtures.js";
 import type { RelayJob } from "../jobs.js";
+import { machineBusyPercent, machineJiffies, postgresCpuSeconds, summarize } from "../measure.js";
 import { consumerJob, filledQueue } from "./consumer.js";
 
 export interface ScaleRun {

@@ -7,14 +7,15 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
-import { countRows, dropDatabase, freshDatabase, summarize, wallMs } from "@outbox/test-kit/bench";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
+import { countRows, dropDatabase, freshDatabase } from "../fixtures.js";
 import type { ConsumerImpl, Job, RelayImpl, RelayJob } from "../jobs.js";
+import { summarize, wallMs } from "../measure.js";
 import { PTO_TABLE } from "../pto-fixtures.js";
+import { preparedRelayDatabase } from "../relay-setup.js";
 import { consumerJob, filledQueue, setupSqs } from "./consumer.js";
-import { prepared as preparedRelayDatabase } from "./relay.js";
 
 /** A process still alive this long after SIGTERM is killed and reported as such. */
 const KILL_AFTER_MS = 30_000;

@@ -1,8 +1,8 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
 import { createDatabase } from "@outbox/shared";
-import { wallMs } from "@outbox/test-kit/bench";
 import type { RelayJob } from "../jobs.js";
+import { wallMs } from "../measure.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
 /** PublishBatch calls in flight: the Little's-law bound of the SNS latency scenario is built on it. */

@@ -1,6 +1,5 @@
 import { PublishCommand, type SNSClient } from "@aws-sdk/client-sns";
 import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
-import { wallMs } from "@outbox/test-kit/bench";
 import type pg from "pg";
 import {
   type GeneralMessageHandler,
@@ -10,9 +9,10 @@ import {
   type TransactionalMessage,
 } from "pg-transactional-outbox";
 import type { RelayJob } from "../jobs.js";
+import { wallMs } from "../measure.js";
+import { ptoController } from "../pto-controllers.js";
 import { PTO_NEXT_FUNCTION, PTO_TABLE } from "../pto-fixtures.js";
 import type { Counter, Subject } from "./measure-subject.js";
-import { ptoController } from "./pto-controllers.js";
 
 /**
  * pg-transactional-outbox, wired as its README's outbox example: a GeneralMessageHandler that

@@ -1,6 +1,7 @@
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
-import { OutboxWorkersStack, type OutboxWorkersStackProps } from "../../lib/outbox-workers-stack.js";
+import { OutboxWorkersStack } from "../../lib/outbox-workers-stack.js";
+import type { OutboxWorkersStackProps } from "../../lib/stack-props.js";
 
 export interface Synthesized {
   readonly stack: OutboxWorkersStack;

@@ -1,6 +1,6 @@
 import { SNSClient, type SNSClientConfig } from "@aws-sdk/client-sns";
 import { SQSClient, type SQSClientConfig } from "@aws-sdk/client-sqs";
-import type { AwsEndpoints } from "./stack.js";
+import type { AwsEndpoints } from "./local-stack.js";
 
 type Extra<T> = Omit<T, "endpoint" | "region" | "credentials">;
 

@@ -1,4 +1,4 @@
-import type { AwsEndpoints } from "./stack.js";
+import type { AwsEndpoints } from "./local-stack.js";
 
 /**
  * The environment variables that point an AWS SDK — and so our daemons — at the stack, as a task

@@ -1,7 +1,7 @@
 import { CreateTopicCommand, SubscribeCommand } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { snsClient, sqsClient } from "./aws-clients.js";
-import type { AwsEndpoints } from "./stack.js";
+import type { AwsEndpoints } from "./local-stack.js";
 
 export interface BootstrapOptions {
   /** Base name; FIFO resources get the mandatory `.fifo` suffix, the DLQ is `<name>-dlq`. */

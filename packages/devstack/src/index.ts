@@ -7,9 +7,15 @@ export {
   type ReceivedLink,
   startEquipmentStub,
 } from "./equipment/stub.js";
-export { FaultClient } from "./faults/client.js";
-export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./faults/config.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
+export type {
+  AwsEndpoints,
+  Backend,
+  LocalStack,
+  StackInfo,
+  StackPostgres,
+  StartStackOptions,
+} from "./local-stack.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,
@@ -20,19 +26,12 @@ export {
   type RunningPostgres,
   startEmbeddedPostgres,
 } from "./postgres/embedded.js";
+export { FaultClient } from "./sns/faults/client.js";
+export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./sns/faults/config.js";
 export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
+// The emulator's own unsigned SQS client: the emulator benchmark's cheapest client (CLIENT=raw).
+export { SqsJsonClient } from "./sns/sqs-json.js";
 export { type EmbeddedSqsOptions, type RunningSqs, startEmbeddedSqs } from "./sqs/embedded.js";
-export {
-  type AwsEndpoints,
-  type Backend,
-  faultClientFor,
-  type LocalStack,
-  type StackInfo,
-  type StackPostgres,
-  type StartStackOptions,
-  stackInfo,
-  startStack,
-  statsClientFor,
-} from "./stack.js";
+export { faultClientFor, stackInfo, startStack, statsClientFor } from "./stack.js";
 export { StatsClient } from "./stats/client.js";
 export type { EmulatorStats, TopicStats } from "./stats/stats.js";

@@ -1,6 +1,6 @@
+import type { AwsEndpoints } from "./local-stack.js";
 import { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";
 import { type RunningSqs, startEmbeddedSqs } from "./sqs/embedded.js";
-import type { AwsEndpoints } from "./stack.js";
 
 const REGION = "us-east-1";
 // LocalStack's account id, so ARNs look the same on both backends.

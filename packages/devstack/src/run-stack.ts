@@ -4,7 +4,8 @@ import { awsEnvironment } from "./aws-environment.js";
 import { bootstrapResources } from "./bootstrap.js";
 import { type EquipmentStub, startEquipmentStub } from "./equipment/stub.js";
 import { onLauncherExit } from "./launcher-watch.js";
-import { type LocalStack, startStack } from "./stack.js";
+import type { LocalStack } from "./local-stack.js";
+import { startStack } from "./stack.js";
 
 export interface RunStackOptions {
   /** Apply the outbox/inbox migrations and the demo's to the stack's database before printing. */

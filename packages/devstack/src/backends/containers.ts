@@ -1,6 +1,6 @@
 import { LocalstackContainer } from "@testcontainers/localstack";
 import { PostgreSqlContainer } from "@testcontainers/postgresql";
-import type { LocalStack, StartStackOptions } from "../stack.js";
+import type { LocalStack, StartStackOptions } from "../local-stack.js";
 import { LOCALSTACK_IMAGE, POSTGRES_IMAGE } from "./images.js";
 import { localstackEnvironment } from "./localstack-environment.js";
 

@@ -1,7 +1,7 @@
-import { FaultClient } from "../faults/client.js";
 import { startLocalAws } from "../local-aws.js";
+import type { LocalStack, StartStackOptions } from "../local-stack.js";
 import { startEmbeddedPostgres } from "../postgres/embedded.js";
-import type { LocalStack, StartStackOptions } from "../stack.js";
+import { FaultClient } from "../sns/faults/client.js";
 import { StatsClient } from "../stats/client.js";
 
 async function stopAll(stoppers: Array<() => Promise<void>>): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Backend } from "../stack.js";
+import type { Backend } from "../local-stack.js";
 import { discoverContainerRuntime } from "./runtime-discovery.js";
 
 /**

@@ -1,6 +1,6 @@
-import type { FaultInjector } from "../../faults/injector.js";
 import type { PublishStats } from "../../stats/stats.js";
 import type { FanOut } from "../fan-out.js";
+import type { FaultInjector } from "../faults/injector.js";
 import type { QueryParams } from "../query.js";
 import type { Registry } from "../registry.js";
 import type { XmlObject } from "../xml.js";

@@ -1,0 +1,64 @@
+import * as iam from "aws-cdk-lib/aws-iam";
+import type { Construct } from "constructs";
+import { settingsFor } from "./budget.js";
+import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
+import { scaleConsumerOnQueue } from "./consumer-scaling.js";
+import type { DaemonService } from "./daemon-service.js";
+import type { Messaging } from "./messaging.js";
+import type { ServiceBudgets } from "./service-budgets.js";
+import type { OutboxWorkersStackProps } from "./stack-props.js";
+
+export interface ConsumerServiceProps {
+  readonly stackProps: OutboxWorkersStackProps;
+  readonly shared: SharedServiceProps;
+  readonly budgets: ServiceBudgets;
+  readonly messaging: Messaging;
+  readonly startServices: boolean;
+}
+
+/** The consumer's service, allowed onto the stack's queue and DLQ only, scaled on the queue. */
+export function consumerService(
+  scope: Construct,
+  { stackProps, shared, budgets, messaging, startServices }: ConsumerServiceProps,
+): DaemonService {
+  const consumerOptions = stackProps.consumer ?? {};
+  const { consumer: budget, minTaskCount, maxTaskCount } = budgets;
+  const { queue, deadLetterQueue } = messaging;
+  const daemon = checkedDaemonService(scope, "Consumer", "consumer", shared, {
+    budget,
+    options: consumerOptions,
+    computed: {
+      CONSUMER_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
+      CONSUMER_WAIT_TIME_SECONDS: String(budget.waitTimeSeconds),
+      CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
+      CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
+      CONSUMER_DELIVERY: messaging.delivery,
+      CONSUMER_QUEUE_URL: queue.queueUrl,
+      CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
+      ...(consumerOptions.handlersModule ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule } : {}),
+    },
+    desiredCount: startServices ? minTaskCount : 0,
+  });
+  // Receive, delete and extend/release (the *Batch calls authorize as the same actions): this queue only.
+  daemon.taskDefinition.addToTaskRolePolicy(
+    new iam.PolicyStatement({
+      actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"],
+      resources: [queue.queueArn],
+    }),
+  );
+  // Poison messages go to the DLQ at once (CONSUMER_DLQ_URL): send only, to the DLQ only.
+  daemon.taskDefinition.addToTaskRolePolicy(
+    new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [deadLetterQueue.queueArn] }),
+  );
+  if (startServices) {
+    scaleConsumerOnQueue(daemon.service, queue, {
+      minTaskCount,
+      maxTaskCount,
+      concurrency: Number(
+        consumerOptions.environment?.CONSUMER_CONCURRENCY ?? settingsFor.consumer.concurrency.default,
+      ),
+      visibilityTimeoutSeconds: budget.visibilityTimeoutSeconds,
+    });
+  }
+  return daemon;
+}

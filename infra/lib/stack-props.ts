@@ -1,0 +1,116 @@
+import type { Duration, StackProps } from "aws-cdk-lib";
+import type * as ec2 from "aws-cdk-lib/aws-ec2";
+import type * as ecs from "aws-cdk-lib/aws-ecs";
+import type * as logs from "aws-cdk-lib/aws-logs";
+import type { CpuArchitectureName } from "./cpu-architecture.js";
+import type { DaemonImagesProps } from "./daemon-images.js";
+import type { ExistingNetworkProps } from "./worker-vpc.js";
+
+export interface RelayServiceOptions {
+  readonly desiredCount?: number;
+  readonly drainTimeoutMs?: number;
+  /** The outbox `topic` value routed to the stack's topic (RELAY_TOPIC_ARNS `<name>=<arn>`). */
+  readonly logicalTopic?: string;
+  /** Forward the lag gauge to CloudWatch with an ADOT sidecar and alarm on it. Default true. */
+  readonly lagMetric?: boolean;
+  /** The ADOT collector image of that sidecar; pin a tag you have verified. */
+  readonly collectorImage?: string;
+  /** Extra daemon variables (names are checked against the relay's settings and platform-environment.ts). */
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
+export interface ConsumerServiceOptions {
+  readonly minTaskCount?: number;
+  readonly maxTaskCount?: number;
+  readonly drainTimeoutMs?: number;
+  readonly waitTimeSeconds?: number;
+  readonly visibilityTimeoutSeconds?: number;
+  /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
+  readonly handlersModule?: string;
+  /** Alarm when handlers fail more often than this per minute (in 2 of 3 minutes). Default 5. */
+  readonly handlerFailureAlarm?: number;
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
+export interface ApiServiceOptions {
+  /** API_EQUIPMENT_URL: the equipment service the photo service links gear at. */
+  readonly equipmentUrl: string;
+  /** The image (the Dockerfile's `api` target). Default: the deploy-time parameter ApiImage. */
+  readonly image?: ecs.ContainerImage;
+  readonly desiredCount?: number;
+  readonly drainTimeoutMs?: number;
+  /** The outbox topic of `photo.posted`; routed to the stack's topic by the relay. Default "photos". */
+  readonly photoTopic?: string;
+  /** An ALB reachable from the internet. Needs `certificateArn`: it then serves HTTPS only. */
+  readonly internetFacing?: boolean;
+  /**
+   * An ACM certificate (complete ARN) for an HTTPS:443 listener; HTTP:80 then only redirects to it.
+   * Without one (an internal ALB only) the service is plain HTTP on port 80.
+   */
+  readonly certificateArn?: string;
+  readonly p99Alarm?: Duration;
+  /** How often the scheduled task runs `node dist/main.js reconcile`. Default 5 minutes. */
+  readonly reconcileEvery?: Duration;
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+}
+
+export interface OutboxWorkersStackProps extends StackProps {
+  /** FIFO topic and queues. Default false (standard). */
+  readonly fifo?: boolean;
+  /**
+   * Default: a new VPC (2 AZs, private subnets behind `natGateways` NAT gateways, VPC endpoints for
+   * every AWS API the tasks call; see worker-vpc.ts). Yours must give the tasks a way to SNS, SQS,
+   * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.
+   */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * An existing VPC and its subnets by id (`-c vpcId=… -c subnetIds=…`), imported without a lookup.
+   * The same reachability as with `vpc` is yours to provide.
+   */
+  readonly existingNetwork?: ExistingNetworkProps;
+  /** The CPU of every task; must be what the images were built for. Default X86_64 (linux/amd64). */
+  readonly cpuArchitecture?: CpuArchitectureName;
+  /**
+   * NAT gateways of the stack's VPC. Default 1. 0 only when nothing the tasks reach is outside AWS:
+   * images in private ECR (`images.kind` "ecr") and the relay's collector image too (pushed there,
+   * `relay.collectorImage`), or no collector (`relay.lagMetric` false).
+   */
+  readonly natGateways?: number;
+  /** Default: deploy-time parameters RelayImage and ConsumerImage (see daemon-images.ts). */
+  readonly images?: DaemonImagesProps;
+  /** Complete ARN of the secret holding the Postgres URL. Default: the DatabaseUrlSecretArn parameter. */
+  readonly databaseUrlSecretArn?: string;
+  /** JSON key of the URL when the secret is a JSON document. */
+  readonly databaseUrlSecretField?: string;
+  /**
+   * ARN of the customer-managed KMS key that encrypts the secret. The execution roles then get
+   * kms:Decrypt on it, through Secrets Manager only. Unset for the default key (aws/secretsmanager).
+   */
+  readonly databaseUrlSecretKeyArn?: string;
+  /**
+   * The database's security group: the stack lets the services in on `databasePort` (the migration
+   * task runs in the relay's security group).
+   */
+  readonly databaseSecurityGroupId?: string;
+  readonly databasePort?: number;
+  readonly relay?: RelayServiceOptions;
+  readonly consumer?: ConsumerServiceOptions;
+  /** The photo service (apps/api) behind an ALB; not deployed without it. */
+  readonly api?: ApiServiceOptions;
+  readonly alarmEmail?: string;
+  /**
+   * false: every service at 0 tasks, no consumer auto-scaling, no reconcile schedule. For the first
+   * deployment: the migration task runs before any daemon needs the schema, then a deployment
+   * without it starts the services. Default true.
+   */
+  readonly startServices?: boolean;
+  readonly oldestMessageAgeAlarm?: Duration;
+  readonly relayLagAlarm?: Duration;
+  readonly logRetention?: logs.RetentionDays;
+}

@@ -1,0 +1,72 @@
+import { Deadline, DeadlineExceededError } from "@outbox/client";
+import { type DatabaseHandle, deadlineTransaction } from "@outbox/shared";
+import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+let handle: DatabaseHandle;
+beforeAll(async () => {
+  ({ handle } = await createMigratedTestDatabase("deadline_trx", { service: "shared-test", poolMax: 2 }));
+});
+afterAll(() => handle.close(5_000));
+
+describe("deadlineTransaction", () => {
+  it("bounds its statements by the time left instead of the pool's 5 s", async () => {
+    const deadline = Deadline.after(800);
+    const shown = await deadlineTransaction(handle.pool, deadline, async (trx) => {
+      const { rows } = await sql<{ ms: string }>`SELECT current_setting('statement_timeout') AS ms`.execute(
+        trx,
+      );
+      return rows[0]?.ms;
+    });
+    expect(Number.parseInt(shown ?? "", 10)).toBeLessThanOrEqual(800);
+    expect(Number.parseInt(shown ?? "", 10)).toBeGreaterThan(0);
+    // The pool's own limit is back for the next transaction on that connection.
+    const { rows } = await sql<{ ms: string }>`SELECT current_setting('statement_timeout') AS ms`.execute(
+      handle.db,
+    );
+    expect(rows[0]?.ms).toBe("5s");
+    deadline.dispose();
+  });
+
+  it("gives up on a statement that outlives the deadline at the deadline, rolls back, and never reuses its connection", async () => {
+    const deadline = Deadline.after(300);
+    let abandonedPid: number | undefined;
+    await expect(
+      deadlineTransaction(handle.pool, deadline, async (trx) => {
+        await trx
+          .insertInto("photos")
+          .values({ id: "0190c2a4-0000-7000-8000-0000000000aa", title: "x" })
+          .execute();
+        const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx);
+        abandonedPid = rows[0]?.pid;
+        await sql`SELECT pg_sleep(5)`.execute(trx);
+      }),
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
+    const photos = await handle.db.selectFrom("photos").selectAll().execute();
+    expect(photos).toEqual([]);
+    // Every client the pool holds now (poolMax 2, both checked out at once) is another connection.
+    const clients = await Promise.all([handle.pool.connect(), handle.pool.connect()]);
+    const pids = await Promise.all(
+      clients.map(
+        async (client) =>
+          (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid,
+      ),
+    );
+    for (const client of clients) client.release();
+    expect(abandonedPid).toBeDefined();
+    expect(pids).not.toContain(abandonedPid);
+    deadline.dispose();
+  });
+
+  it("opens nothing when no time is left", async () => {
+    const deadline = Deadline.after(0);
+    let ran = false;
+    await expect(
+      deadlineTransaction(handle.pool, deadline, async () => {
+        ran = true;
+      }),
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(ran).toBe(false);
+  });
+});
