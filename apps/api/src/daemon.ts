@@ -1,5 +1,7 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
 import { apiTimeouts } from "./api-timeouts.js";
+import { photoDatabase } from "./db/connections.js";
+import { apiSchema } from "./db/migrate.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { type ApiMetrics, createApiMetrics } from "./metrics.js";
 import { type PostPhoto, postPhoto } from "./post-photo.js";
@@ -34,7 +36,7 @@ export async function listenPhotoServer(
 
 async function startPhotoService(context: DaemonContext<ApiConfig>) {
   const { config, log, database, metrics: registry } = context;
-  const metrics = createApiMetrics(registry, database.db);
+  const metrics = createApiMetrics(registry, photoDatabase(database.db));
   const equipment = createEquipmentClient({
     baseUrl: config.equipmentUrl,
     timeoutMs: config.equipmentTimeoutMs,
@@ -57,7 +59,7 @@ async function startPhotoService(context: DaemonContext<ApiConfig>) {
   const reconciler =
     config.reconcileIntervalMs > 0
       ? startReconciler({
-          ...reconcileOptions(config, { db: database.db, equipment, log }),
+          ...reconcileOptions(config, { db: photoDatabase(database.db), equipment, log }),
           intervalMs: config.reconcileIntervalMs,
           onPass: (summary) => {
             metrics.reconciled.inc({ outcome: "linked" }, summary.linked);
@@ -76,6 +78,7 @@ export function runApiDaemon(): Promise<never> {
     settings: apiSettings,
     timeouts: apiTimeouts,
     planCacheMode: API_PLAN_CACHE_MODE,
+    schema: apiSchema,
     // A request's statements run under its deadline (SET LOCAL statement_timeout), up to the handler cap.
     longestStatementMs: (config) => config.handlerTimeoutMs,
     async start(context) {

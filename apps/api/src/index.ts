@@ -1,5 +1,9 @@
 export { apiTimeouts } from "./api-timeouts.js";
 export { listenPhotoServer } from "./daemon.js";
+export { deadlineTransaction, photoDatabase } from "./db/connections.js";
+export { migrateApiTables } from "./db/migrate.js";
+export { photoMigrations } from "./db/migrations/index.js";
+export type { GearLinkState, PhotoTables } from "./db/schema.js";
 export {
   createEquipmentClient,
   type EquipmentClient,

@@ -1,8 +1,9 @@
 import { type Deadline, enqueueWith, uuidv7 } from "@outbox/client";
-import { deadlineConnection, deadlineTransaction, sleep } from "@outbox/shared";
+import { sleep } from "@outbox/shared";
 import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
 import { ApiError } from "./api-error.js";
+import { deadlineConnection, deadlineTransaction } from "./db/connections.js";
 import type { EquipmentClient } from "./equipment-client.js";
 import { markLinked } from "./gear-link-state.js";
 import { storableText } from "./text-rules.js";

@@ -9,6 +9,8 @@ import {
   resolveConfig,
 } from "@outbox/shared";
 import { reconcileBackoffProblems } from "./api-timeouts.js";
+import { photoDatabase } from "./db/connections.js";
+import { apiSchema } from "./db/migrate.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "./reconcile-links.js";
 import { apiSettings } from "./settings.js";
@@ -56,7 +58,7 @@ export async function runReconcileOnce(): Promise<number> {
     preparedStatements: config.dbPreparedStatements,
     ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
-  const missingSchema = await missingSchemaLine(database.db, "api reconcile");
+  const missingSchema = await missingSchemaLine(database.db, "api reconcile", apiSchema);
   if (missingSchema !== undefined) {
     process.stderr.write(missingSchema);
     await database.close(5_000);
@@ -69,7 +71,9 @@ export async function runReconcileOnce(): Promise<number> {
   const totals = { attempted: 0, linked: 0, failed: 0 };
   try {
     for (;;) {
-      const pass = await reconcilePendingLinks(reconcileOptions(config, { db: database.db, equipment, log }));
+      const pass = await reconcilePendingLinks(
+        reconcileOptions(config, { db: photoDatabase(database.db), equipment, log }),
+      );
       totals.attempted += pass.attempted;
       totals.linked += pass.linked;
       totals.failed += pass.failed;

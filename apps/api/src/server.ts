@@ -2,17 +2,13 @@ import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
-import {
-  connectionsCheckingInterval,
-  deadlineConnection,
-  type Logger,
-  PostgresUnansweredError,
-} from "@outbox/shared";
+import { connectionsCheckingInterval, type Logger, PostgresUnansweredError } from "@outbox/shared";
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { PostgresPool } from "kysely";
 import { z } from "zod";
 import { ApiError } from "./api-error.js";
 import { answerClientError } from "./client-error.js";
+import { deadlineConnection } from "./db/connections.js";
 import { bodyTooLarge, errorReply } from "./error-reply.js";
 import { getPhoto } from "./get-photo.js";
 import { idempotencyKey } from "./idempotency-key.js";

@@ -1,9 +1,7 @@
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import type { DatabaseHandle } from "@outbox/shared";
 import {
   apiPort,
   configRefusal,
-  createMigratedTestDatabase,
   DaemonFleet,
   expectAnswer,
   expectUsageError,
@@ -14,6 +12,8 @@ import {
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileSettings } from "../src/reconcile-once.js";
+import type { DatabaseHandle } from "./photo-database.js";
+import { createMigratedTestDatabase } from "./photo-database.js";
 
 const ENTRY = "apps/api/src/main.ts";
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { type BackoffPolicy, backoffMs, type Logger } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { buildEntry, type TopicResolver } from "./build-entry.js";
