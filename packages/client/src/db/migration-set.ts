@@ -1,7 +1,13 @@
-import { type Kysely, type Migration, type MigrationResult, Migrator } from "kysely";
+import type { Kysely } from "kysely";
 import type { ClientLogger } from "../log/client-logger.js";
 import { describeError } from "../log/describe-error.js";
 import { adoptDefaultBookkeeping, DEFAULT_MIGRATION_TABLE } from "./adopt-default-bookkeeping.js";
+import {
+  createMigrator,
+  type Migration,
+  type MigrationResult,
+  type MigratorLike,
+} from "./kysely-migrator.js";
 
 export class MigrationError extends Error {
   override readonly name = "MigrationError";
@@ -25,7 +31,7 @@ export interface MigrationSet {
  * `Migrator`, e.g. with its own `migrationTableName`), reported the way ours is.
  */
 export async function runMigrator(
-  migrator: Migrator,
+  migrator: MigratorLike,
   label: string,
   log?: ClientLogger,
 ): Promise<readonly MigrationResult[]> {
@@ -41,9 +47,9 @@ export async function runMigrator(
 }
 
 function migratorFor<DB>(db: Kysely<DB>, set: MigrationSet, migrationTableName = set.migrationTableName) {
-  return new Migrator({
+  return createMigrator({
     db,
-    provider: { getMigrations: async () => ({ ...set.migrations }) },
+    migrations: set.migrations,
     migrationTableName,
     migrationLockTableName: set.migrationLockTableName,
   });
@@ -66,7 +72,7 @@ export async function migrateSetToLatest<DB>(
       `${set.label} bookkeeping moved`,
     );
   }
-  return runMigrator(migratorFor(db, set), set.label, log);
+  return runMigrator(await migratorFor(db, set), set.label, log);
 }
 
 /**
@@ -78,8 +84,8 @@ export async function migrateSetToLatest<DB>(
  */
 export async function pendingMigrationsIn<DB>(db: Kysely<DB>, set: MigrationSet): Promise<readonly string[]> {
   const [own, legacy] = await Promise.all([
-    migratorFor(db, set).getMigrations(),
-    migratorFor(db, set, DEFAULT_MIGRATION_TABLE).getMigrations(),
+    migratorFor(db, set).then((migrator) => migrator.getMigrations()),
+    migratorFor(db, set, DEFAULT_MIGRATION_TABLE).then((migrator) => migrator.getMigrations()),
   ]);
   const appliedBefore = new Set(
     legacy.filter((migration) => migration.executedAt !== undefined).map((migration) => migration.name),

@@ -1,6 +1,7 @@
-import type { Kysely, MigrationResult } from "kysely";
+import type { Kysely } from "kysely";
 import type { ClientLogger } from "../log/client-logger.js";
 import { OUTBOX_MIGRATION_LOCK_TABLE, OUTBOX_MIGRATION_TABLE } from "../protocol.js";
+import type { MigrationResult } from "./kysely-migrator.js";
 import { type MigrationSet, migrateSetToLatest, pendingMigrationsIn } from "./migration-set.js";
 import { migrations } from "./migrations/index.js";
 

@@ -1,4 +1,4 @@
-import type { Migration } from "kysely";
+import type { Migration } from "../kysely-migrator.js";
 import * as outboxAndInbox from "./0001_outbox_and_inbox.js";
 import * as relayPendingByKey from "./0002_relay_pending_by_key.js";
 import * as consumerExampleEffects from "./0003_consumer_example_effects.js";
