@@ -135,11 +135,11 @@ describe("api command line", () => {
 
   it("a usage error prints the reason and the usage on stderr and exits 64", async () => {
     const [command, flag, reconcileFlag] = await Promise.all([
-      api("migrate"),
+      api("status"),
       api("--port", "8080"),
       api("reconcile", "--all"),
     ]);
-    expectUsageError(command, "unknown command: migrate", programUsage);
+    expectUsageError(command, "unknown command: status", programUsage);
     expectUsageError(flag, "Unknown option '--port'", programUsage);
     expectUsageError(reconcileFlag, "Unknown option '--all'", /^usage: api reconcile\n/);
   });
