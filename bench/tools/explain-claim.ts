@@ -6,7 +6,7 @@
  */
 
 import os from "node:os";
-import { type Database, enqueue } from "@outbox/client";
+import { type OutboxTables as Database, enqueue } from "@outbox/client";
 import { startEmbeddedPostgres } from "@outbox/devstack";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";

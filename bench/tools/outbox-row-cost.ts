@@ -10,6 +10,8 @@
  *
  * BENCH_ROUNDS (default 14), BENCH_STATEMENTS per round and variant (default 2 000).
  */
+
+import { migrateApiTables } from "@outbox/api";
 import { startEmbeddedPostgres } from "@outbox/devstack";
 import { sql } from "kysely";
 import { freshDatabase } from "../src/fixtures.js";
@@ -52,6 +54,7 @@ const BASELINE = "without the event (the comparison)";
 
 const server = await startEmbeddedPostgres();
 const { handle } = await freshDatabase(server.adminUrl, "bench_row_cost");
+await migrateApiTables(handle.db);
 try {
   for (const statement of PROBES) await sql.raw(statement).execute(handle.db);
   process.stderr.write(`${ROUNDS} rounds of ${STATEMENTS} statements per variant…\n`);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { migrateApiTables } from "@outbox/api";
 import { migrateToLatest } from "@outbox/client";
 import {
   type BootstrappedResources,
@@ -48,6 +49,7 @@ export async function prepareDrillEnvironment(
   });
   await migrateToLatest(database.db);
   await migrateExampleTables(database.db);
+  await migrateApiTables(database.db);
   const resources = await bootstrapResources(stack.aws, {
     name: name.replace(/_/g, "-"),
     rawDelivery: true,

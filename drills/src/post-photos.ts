@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { photoDatabase } from "@outbox/api";
 import { REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { sql } from "kysely";
 import type { HttpOutcome } from "./checks.js";
@@ -55,7 +56,7 @@ export async function countCommittedPhotos(
   environment: DrillEnvironment,
   prefix: string,
 ): Promise<{ photos: number; events: number }> {
-  const db = environment.database.db;
+  const db = photoDatabase(environment.database.db);
   const photos = await db
     .selectFrom("photos")
     .select((eb) => eb.fn.countAll<string>().as("n"))

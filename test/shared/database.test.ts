@@ -29,6 +29,9 @@ beforeAll(async () => {
     idleInTransactionTimeoutMs: 10_000,
   });
   await migrateToLatest(handle.db);
+  // A business table of the test's own: the outbox's schema has none, and the photo service's
+  // tables are that service's (apps/api).
+  await sql`CREATE TABLE photos (id uuid PRIMARY KEY, title text NOT NULL)`.execute(handle.db);
 });
 afterAll(async () => {
   await handle.close(5_000);
@@ -40,7 +43,7 @@ describe("migrations", () => {
       SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name
     `.execute(handle.db);
     expect(tables.rows.map((row) => row.table_name)).toEqual(
-      expect.arrayContaining(["inbox", "outbox", "kysely_migration", "kysely_migration_lock"]),
+      expect.arrayContaining(["inbox", "outbox", "outbox_migration", "outbox_migration_lock"]),
     );
     expect(await migrateToLatest(handle.db)).toEqual([]);
   });
@@ -64,8 +67,14 @@ describe("migrations", () => {
       ).rows[0]?.text;
     expect([await column(), await text()]).toEqual(["json", '{"b":1, "a" :2}']);
 
-    const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-    const { error, results } = await migrator.migrateTo("0005_photo_service");
+    const migrator = new Migrator({
+      db: handle.db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableName: "outbox_migration",
+      migrationLockTableName: "outbox_migration_lock",
+    });
+    // The outbox migration before 0006 (0005 was the photo service's; it has a set of its own now).
+    const { error, results } = await migrator.migrateTo("0004_relay_hot_claims");
     expect(error).toBeUndefined();
     expect(results).toContainEqual(
       expect.objectContaining({
@@ -288,10 +297,11 @@ describe("enqueue", () => {
 });
 
 describe("enqueueWith", () => {
+  const business = () => handle.db.withTables<{ photos: { id: string; title: string } }>();
   const photoCount = async (id: string) =>
-    (await handle.db.selectFrom("photos").select("id").where("id", "=", id).execute()).length;
+    (await business().selectFrom("photos").select("id").where("id", "=", id).execute()).length;
   const withPhoto = (photoId: string) => (rows: Parameters<Parameters<typeof enqueueWith>[1]>[0]) =>
-    handle.db
+    business()
       .with("photo", (db) => db.insertInto("photos").values({ id: photoId, title: "cte" }))
       .insertInto("outbox")
       .values(rows)

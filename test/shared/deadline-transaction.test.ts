@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 let handle: DatabaseHandle;
 beforeAll(async () => {
   ({ handle } = await createMigratedTestDatabase("deadline_trx", { service: "shared-test", poolMax: 2 }));
+  // A business table of the test's own: the photo service's tables are that service's (apps/api).
+  await sql`CREATE TABLE photos (id uuid PRIMARY KEY, title text NOT NULL)`.execute(handle.db);
 });
+type Business = { photos: { id: string; title: string } };
 afterAll(() => handle.close(5_000));
 
 describe("deadlineTransaction", () => {
@@ -33,7 +36,7 @@ describe("deadlineTransaction", () => {
     const deadline = Deadline.after(300);
     let abandonedPid: number | undefined;
     await expect(
-      deadlineTransaction(handle.pool, deadline, async (trx) => {
+      deadlineTransaction<void, Business>(handle.pool, deadline, async (trx) => {
         await trx
           .insertInto("photos")
           .values({ id: "0190c2a4-0000-7000-8000-0000000000aa", title: "x" })
@@ -43,7 +46,7 @@ describe("deadlineTransaction", () => {
         await sql`SELECT pg_sleep(5)`.execute(trx);
       }),
     ).rejects.toBeInstanceOf(DeadlineExceededError);
-    const photos = await handle.db.selectFrom("photos").selectAll().execute();
+    const photos = await handle.db.withTables<Business>().selectFrom("photos").selectAll().execute();
     expect(photos).toEqual([]);
     // Every client the pool holds now (poolMax 2, both checked out at once) is another connection.
     const clients = await Promise.all([handle.pool.connect(), handle.pool.connect()]);

@@ -21,5 +21,15 @@ Reconciliation).`,
         return (await import("./cli/reconcile.js")).runReconcile();
       },
     },
+    migrate: {
+      summary: "apply the outbox's and the photo service's migrations, then exit",
+      details: `
+Applies every pending migration of the tables the service uses to DATABASE_URL and exits 0; 1 when
+a migration fails.`,
+      settings: async () => (await import("@outbox/shared")).migrateSettings,
+      async run() {
+        return (await import("./db/migrate.js")).runApiMigrate();
+      },
+    },
   },
 };

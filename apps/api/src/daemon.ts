@@ -1,4 +1,6 @@
 import { type DaemonContext, packageVersion, runDaemon } from "@outbox/shared";
+import { photoDatabase } from "./db/connections.js";
+import { apiSchema } from "./db/migrate.js";
 import { createEquipmentClient } from "./equipment-client.js";
 import { type ApiMetrics, createApiMetrics } from "./metrics.js";
 import { type PostPhoto, type PostPhotoDependencies, postPhoto } from "./post-photo.js";
@@ -36,7 +38,7 @@ export async function listenPhotoServer(
 
 async function startPhotoService(context: DaemonContext<ApiConfig>, hooks: ApiDaemonHooks) {
   const { config, log, database, metrics: registry } = context;
-  const metrics = createApiMetrics(registry, database.db);
+  const metrics = createApiMetrics(registry, photoDatabase(database.db));
   const equipment = createEquipmentClient({
     baseUrl: config.equipmentUrl,
     timeoutMs: config.equipmentTimeoutMs,
@@ -59,7 +61,7 @@ async function startPhotoService(context: DaemonContext<ApiConfig>, hooks: ApiDa
   const reconciler =
     config.reconcileIntervalMs > 0
       ? startReconciler({
-          ...reconcileOptions(config, { db: database.db, equipment, log }),
+          ...reconcileOptions(config, { db: photoDatabase(database.db), equipment, log }),
           intervalMs: config.reconcileIntervalMs,
           onPass: (summary) => {
             metrics.reconciled.inc({ outcome: "linked" }, summary.linked);
@@ -78,6 +80,7 @@ export function runApiDaemon(hooks: ApiDaemonHooks = {}): Promise<never> {
     settings: apiSettings,
     timeouts: apiTimeouts,
     planCacheMode: API_PLAN_CACHE_MODE,
+    schema: apiSchema,
     // A request's statements run under its deadline (SET LOCAL statement_timeout), up to the handler cap.
     longestStatementMs: (config) => config.handlerTimeoutMs,
     async start(context) {

@@ -1,5 +1,5 @@
-import type { Database } from "@outbox/client";
 import { type Kysely, type QueryCreator, sql } from "kysely";
+import type { Database } from "./db/schema.js";
 
 /**
  * The equipment service confirmed the link. Only a pending link changes, so a repeat is harmless.

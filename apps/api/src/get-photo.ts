@@ -1,5 +1,5 @@
-import type { Database, GearLinkState } from "@outbox/client";
 import type { Kysely } from "kysely";
+import type { Database, GearLinkState } from "./db/schema.js";
 
 export interface PhotoView {
   readonly id: string;

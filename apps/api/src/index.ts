@@ -1,5 +1,9 @@
 export { reconcileSettings } from "./cli/reconcile.js";
 export { listenPhotoServer } from "./daemon.js";
+export { deadlineTransaction, photoDatabase } from "./db/connections.js";
+export { migrateApiTables } from "./db/migrate.js";
+export { photoMigrations } from "./db/migrations/index.js";
+export type { GearLinkState, PhotoTables } from "./db/schema.js";
 export { createEquipmentClient } from "./equipment-client.js";
 export { PhotoServerOptionsError } from "./errors.js";
 export { API_METRICS, createApiMetrics } from "./metrics.js";

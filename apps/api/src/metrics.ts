@@ -1,7 +1,7 @@
-import type { Database } from "@outbox/client";
 import { coalescedRead, SCRAPE_HOLD_MS } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Database } from "./db/schema.js";
 
 export interface ApiMetrics {
   readonly requests: Counter<"route" | "status">;

@@ -1,7 +1,8 @@
 import { type Deadline, enqueueWith, uuidv7 } from "@outbox/client";
-import { deadlineConnection, deadlineTransaction, isUniqueViolation, sleep } from "@outbox/shared";
+import { isUniqueViolation, sleep } from "@outbox/shared";
 import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
+import { deadlineConnection, deadlineTransaction } from "./db/connections.js";
 import type { EquipmentClient } from "./equipment-client.js";
 import { ApiError } from "./errors.js";
 import { markLinked } from "./gear-link-state.js";

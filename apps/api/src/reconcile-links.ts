@@ -1,6 +1,6 @@
-import type { Database } from "@outbox/client";
 import { type BackoffPolicy, backoffMs, type Logger } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
+import type { Database } from "./db/schema.js";
 import type { EquipmentClient } from "./equipment-client.js";
 import { markLinked, markRetryLater } from "./gear-link-state.js";
 import type { ApiConfig } from "./settings.js";

@@ -2,15 +2,11 @@ import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
-import {
-  connectionsCheckingInterval,
-  deadlineConnection,
-  PostgresUnansweredError,
-  settlesBefore,
-} from "@outbox/shared";
+import { connectionsCheckingInterval, PostgresUnansweredError, settlesBefore } from "@outbox/shared";
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { z } from "zod";
 import { answerClientError } from "./client-error-reply.js";
+import { deadlineConnection } from "./db/connections.js";
 import { bodyTooLarge, errorReply } from "./error-reply.js";
 import { ApiError } from "./errors.js";
 import { getPhoto } from "./get-photo.js";

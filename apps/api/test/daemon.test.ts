@@ -1,9 +1,7 @@
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import type { DatabaseHandle } from "@outbox/shared";
 import {
   apiPort,
   configRefusal,
-  createMigratedTestDatabase,
   DaemonFleet,
   expectAnswer,
   expectUsageError,
@@ -14,6 +12,8 @@ import {
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileSettings } from "../src/cli/reconcile.js";
+import type { DatabaseHandle } from "./photo-database.js";
+import { createMigratedTestDatabase } from "./photo-database.js";
 
 const ENTRY = "apps/api/src/main.ts";
 
@@ -135,11 +135,11 @@ describe("api command line", () => {
 
   it("a usage error prints the reason and the usage on stderr and exits 64", async () => {
     const [command, flag, reconcileFlag] = await Promise.all([
-      api("migrate"),
+      api("status"),
       api("--port", "8080"),
       api("reconcile", "--all"),
     ]);
-    expectUsageError(command, "unknown command: migrate", programUsage);
+    expectUsageError(command, "unknown command: status", programUsage);
     expectUsageError(flag, "Unknown option '--port'", programUsage);
     expectUsageError(reconcileFlag, "Unknown option '--all'", /^usage: api reconcile\n/);
   });

@@ -1,9 +1,8 @@
 import { Deadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDatabase, createMigratedTestDatabase, type DatabaseHandle } from "./photo-database.js";
 import { startTestPhotoServer, type TestPhotoServer } from "./photo-server.js";
 
 // A Postgres that keeps its connections open and answers nothing (a failover, a NAT that dropped the

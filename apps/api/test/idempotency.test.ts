@@ -1,8 +1,8 @@
 import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import type { DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseHandle } from "./photo-database.js";
+import { createMigratedTestDatabase } from "./photo-database.js";
 import { errorMessage, startTestPhotoServer, type TestPhotoServer } from "./photo-server.js";
 
 let database: DatabaseHandle;

@@ -1,8 +1,7 @@
-import { createDatabase, type DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_METRICS, createApiMetrics } from "../src/index.js";
+import { createDatabase, createMigratedTestDatabase, type DatabaseHandle } from "./photo-database.js";
 
 // The metrics read through a pool of their own, so every statement they run is counted here.
 let database: DatabaseHandle;

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import type { EquipmentStub } from "@outbox/devstack";
-import { createLogger, type DatabaseHandle } from "@outbox/shared";
+import { createLogger } from "@outbox/shared";
 import { Registry } from "prom-client";
 import {
   createApiMetrics,
@@ -11,6 +11,7 @@ import {
   type PostPhotoDependencies,
   postPhoto,
 } from "../src/index.js";
+import type { DatabaseHandle } from "./photo-database.js";
 
 /** The defaults of the settings, for a test to override what it exercises. */
 export const DEFAULT_TIMEOUTS = {

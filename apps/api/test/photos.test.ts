@@ -1,7 +1,6 @@
 import { Deadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { createLogger, type DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { createLogger } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import {
   postPhoto,
   reconcilePendingLinks,
 } from "../src/index.js";
+import { createMigratedTestDatabase, type DatabaseHandle } from "./photo-database.js";
 
 // The service in this process on a real database and a real equipment stub; the daemon around it
 // (signals, exit codes) is tested as a process in daemon.test.ts.

@@ -1,6 +1,7 @@
 import type { DatabaseHandle } from "@outbox/shared";
 import { runEntryPoint, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateApiTables } from "../src/db/migrate.js";
 
 // `api reconcile` runs as a scheduled task against RDS, which refuses plain-text connections: the
 // command must apply DB_SSL_MODE and DB_SSL_CA_FILE like the service does.
@@ -11,6 +12,7 @@ describe("api reconcile on a Postgres that accepts TLS only (RDS)", () => {
   beforeAll(async () => {
     tls = await startTlsPostgres();
     ({ url, handle } = await tls.createMigratedDatabase("api_reconcile_tls", "api-reconcile-tls-test"));
+    await migrateApiTables(handle.db);
   });
   afterAll(async () => {
     await handle?.close(5_000);

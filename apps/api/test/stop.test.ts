@@ -2,8 +2,7 @@ import http from "node:http";
 import { connect, type Socket } from "node:net";
 import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { createLogger, type DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { createLogger } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,6 +12,7 @@ import {
   type PhotoServer,
   postPhoto,
 } from "../src/index.js";
+import { createMigratedTestDatabase, type DatabaseHandle } from "./photo-database.js";
 
 // The drain itself, in this process: what happens to idle keep-alive connections, and to requests
 // still running when the drain deadline fires. (The whole SIGTERM path runs in daemon.test.ts.)

@@ -1,4 +1,4 @@
-import { type Database, defineHandlers, type ParsingHandler } from "@outbox/client";
+import { type OutboxTables as Database, defineHandlers, type ParsingHandler } from "@outbox/client";
 import type { ColumnType } from "kysely";
 import { z } from "zod";
 
@@ -13,8 +13,19 @@ export interface ExampleEffectsTable {
   applied_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-/** The schema these handlers write: the outbox's and the demo's table. */
-export type ExampleDatabase = Database & { example_effects: ExampleEffectsTable };
+/**
+ * The effect of `photo.posted`: one row of the photo feed per event. The photo service's first
+ * migration creates it (apps/api/src/db/migrations/0005_photo_service.ts).
+ */
+export interface PhotoFeedTable {
+  event_id: string;
+  photo_id: string;
+  title: string;
+  added_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** The schema these handlers write: the outbox's and the demo's tables. */
+export type ExampleDatabase = Database & { example_effects: ExampleEffectsTable; photo_feed: PhotoFeedTable };
 
 /**
  * The handlers the daemon runs unless CONSUMER_HANDLERS_MODULE names your own module. Copy this

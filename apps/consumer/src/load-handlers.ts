@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Database, HandlerSet } from "@outbox/client";
+import type { OutboxTables as Database, HandlerSet } from "@outbox/client";
 import exampleHandlers from "./example-handlers.js";
 
 /** Resolves CONSUMER_HANDLERS_MODULE: a file URL, or a path relative to the working directory. */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { migrateApiTables } from "@outbox/api";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
@@ -144,6 +145,8 @@ describe("exactly-once effects", () => {
   });
 
   it("applies photo.posted (the photo service's event) once, as one feed row", async () => {
+    // photo_feed comes with the photo service's tables.
+    await migrateApiTables(bed.database.db);
     const queue = await queueFor("photos");
     const photoId = randomUUID();
     const posted = { id: randomUUID(), type: "photo.posted", payload: { photoId, title: "Dusk" } };
@@ -160,6 +163,7 @@ describe("exactly-once effects", () => {
       .toBe(2);
     expect(await consumer.drain()).toMatchObject({ processed: 1, duplicates: 1, poison: 0 });
     const feed = await bed.database.db
+      .withTables<Pick<ExampleDatabase, "photo_feed">>()
       .selectFrom("photo_feed")
       .select(["event_id", "photo_id", "title"])
       .execute();

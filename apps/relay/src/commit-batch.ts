@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import type { Kysely } from "kysely";
 import type { BatchOutcome } from "./batch-outcome.js";
 import type { ClaimedRow } from "./claim-batch.js";

@@ -1,4 +1,4 @@
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { type Kysely, sql } from "kysely";
 
 /**

@@ -1,4 +1,4 @@
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { coalescedRead, SCRAPE_HOLD_MS } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";

@@ -1,5 +1,5 @@
 import os from "node:os";
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import {
   type BackoffPolicy,
   type DatabaseClientConfig,

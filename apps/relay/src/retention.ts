@@ -1,4 +1,4 @@
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { type Logger, type Periodic, startPeriodic } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 

@@ -11,11 +11,13 @@ import {
   apiSettings,
   apiTimeouts,
   createApiMetrics,
+  deadlineTransaction,
   listenPhotoServer,
   type PostPhoto,
+  photoDatabase,
 } from "@outbox/api";
 import { uuidv7 } from "@outbox/client";
-import { deadlineTransaction, EXIT_OK, runDaemon } from "@outbox/shared";
+import { EXIT_OK, runDaemon } from "@outbox/shared";
 
 // Registered before runDaemon's own stop listener, so it runs first: no drain.
 process.on("SIGTERM", () => process.exit(EXIT_OK));
@@ -42,7 +44,7 @@ await runDaemon({
     };
     const server = await listenPhotoServer(
       context,
-      createApiMetrics(context.metrics, db),
+      createApiMetrics(context.metrics, photoDatabase(db)),
       postPhotoWithoutEvent,
     );
     return {

@@ -8,6 +8,7 @@
  * because of one SIGTERM (goal 0), beside a server that exits on it.
  */
 import type { ChildProcess } from "node:child_process";
+import { migrateApiTables } from "@outbox/api";
 import { startEquipmentStub } from "@outbox/devstack";
 import type { DaemonProcess } from "@outbox/test-kit/process";
 import autocannon from "autocannon";
@@ -122,6 +123,7 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
         const servers = {} as Record<Side, Server>;
         for (const side of ["ours", "peer"] as const) {
           const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_api");
+          await migrateApiTables(handle.db);
           await handle.close(5_000);
           const env = {
             DATABASE_URL: url,

@@ -11,23 +11,24 @@ export {
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";
-export { MigrationError, migrateToLatest, pendingMigrations, runMigrator } from "./db/migrate.js";
-export { OUTBOX_CHANNEL } from "./db/migrations/0001_outbox_and_inbox.js";
+/** Every outbox/inbox migration in order, for an application that runs them with its own kysely `Migrator`. */
+export type { Migration, MigrationResult, MigratorLike } from "./db/kysely-migrator.js";
 export {
-  INSERT_IN_FLIGHT_LOCK,
-  OUTBOX_LOCK_SPACE,
-  RELAY_ASLEEP_LOCK,
-} from "./db/migrations/0007_notify_sleeping_relays.js";
-/** Every migration in order, for an application that runs them with its own kysely `Migrator`. */
+  MigrationError,
+  type MigrationSet,
+  migrateSetToLatest,
+  pendingMigrationsIn,
+  runMigrator,
+} from "./db/migration-set.js";
 export { migrations } from "./db/migrations/index.js";
+export { migrateToLatest, pendingMigrations } from "./db/outbox-migrations.js";
 export type {
-  Database,
-  GearLinkState,
   InboxRow,
   InboxTable,
   NewOutboxRow,
   OutboxRow,
   OutboxTable,
+  OutboxTables,
 } from "./db/schema.js";
 export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
 export { forwardAbort } from "./deadline/forward-abort.js";
@@ -50,4 +51,5 @@ export {
   messageAttributes,
 } from "./outbox/sns-message.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
+export { INSERT_IN_FLIGHT_LOCK, OUTBOX_CHANNEL, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "./protocol.js";
 export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";

@@ -56,8 +56,15 @@ export {
   exampleMigrations,
   migrateExampleTables,
 } from "./db/example-migrations.js";
+export {
+  type ApplyMigrations,
+  applyMigrations,
+  migrateSettings,
+  type OptionalMigrations,
+  runMigrateCommand,
+} from "./db/migrate-command.js";
 export { isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
-export { missingSchemaLine } from "./db/require-schema.js";
+export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";

@@ -10,6 +10,8 @@ import {
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
+import { photoDatabase } from "../db/connections.js";
+import { apiSchema } from "../db/migrate.js";
 import { createEquipmentClient } from "../equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "../reconcile-links.js";
 import { apiSettings, checkApi } from "../settings.js";
@@ -65,7 +67,7 @@ export async function runReconcile(): Promise<number> {
   });
   // A statement still running when the command ends gets its own timeout to finish.
   const closeWithinMs = config.dbStatementTimeoutMs;
-  const missingSchema = await missingSchemaLine(database.db, "api reconcile");
+  const missingSchema = await missingSchemaLine(database.db, "api reconcile", apiSchema);
   if (missingSchema !== undefined) {
     process.stderr.write(missingSchema);
     await database.close(closeWithinMs);
@@ -78,7 +80,9 @@ export async function runReconcile(): Promise<number> {
   const totals = { attempted: 0, linked: 0, failed: 0 };
   try {
     for (;;) {
-      const pass = await reconcilePendingLinks(reconcileOptions(config, { db: database.db, equipment, log }));
+      const pass = await reconcilePendingLinks(
+        reconcileOptions(config, { db: photoDatabase(database.db), equipment, log }),
+      );
       totals.attempted += pass.attempted;
       totals.linked += pass.linked;
       totals.failed += pass.failed;

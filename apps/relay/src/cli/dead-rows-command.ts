@@ -1,4 +1,4 @@
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { usageError } from "@outbox/shared/command-line";
 import type { Kysely } from "kysely";

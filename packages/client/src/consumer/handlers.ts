@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.js";
+import type { OutboxTables } from "../db/schema.js";
 import type { Deadline } from "../deadline/deadline.js";
 import type { ClientLogger } from "../log/client-logger.js";
 
@@ -16,7 +16,7 @@ export interface ConsumedEvent<Type extends string = string, Payload = unknown> 
   readonly receiveCount: number;
 }
 
-export interface HandlerContext<DB = Database> {
+export interface HandlerContext<DB = OutboxTables> {
   /**
    * The inbox transaction. Write the effect through it: it commits together with the inbox row, so the
    * effect happens exactly once. It fails once the deadline passed (the transaction is rolled back).
@@ -51,7 +51,7 @@ export type HandlerMap<Events extends EventMap, DB> = {
 };
 
 /** What the consumer's `createConsumer` and CONSUMER_HANDLERS_MODULE (as its default export) take. */
-export interface HandlerSet<DB = Database> {
+export interface HandlerSet<DB = OutboxTables> {
   /** Looks up the handler of an event type; undefined means poison (no handler, no fallback). */
   find(type: string): HandlerEntry<string, unknown, DB> | undefined;
   readonly types: readonly string[];
@@ -66,7 +66,7 @@ export interface HandlerSetOptions<DB> {
  * Typed handlers keyed by event type. The payload type of each handler comes from `Events`; with
  * `parse` it is also checked at run time, otherwise it is trusted as the relay wrote it.
  */
-export function defineHandlers<Events extends EventMap, DB = Database>(
+export function defineHandlers<Events extends EventMap, DB = OutboxTables>(
   handlers: HandlerMap<Events, DB>,
   options: HandlerSetOptions<DB> = {},
 ): HandlerSet<DB> {

@@ -40,49 +40,14 @@ export interface InboxTable {
   processed_at: DefaultedTimestamp;
 }
 
-/** The photo service's photos (apps/api). */
-export interface PhotosTable {
-  id: string;
-  title: string;
-  created_at: DefaultedTimestamp;
-  /** The client's Idempotency-Key of the POST that created the photo (unique), if it sent one. */
-  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
-  /** The body that POST answered, replayed to its repeats; NULL until it has answered. */
-  idempotency_response: ColumnType<
-    { id: string; gearLink: GearLinkState } | null,
-    string | null | undefined,
-    string | null
-  >;
-}
-
-export type GearLinkState = "pending" | "linked";
-
-/** One per photo: the gear to link at the equipment service, and whether that has been confirmed. */
-export interface PhotoGearLinksTable {
-  photo_id: string;
-  gear_ids: Json<string[]>;
-  state: GearLinkState;
-  attempts: Generated<number>;
-  /** A pending link is not retried before this (backoff, or the request still trying it). */
-  next_attempt_at: DefaultedTimestamp;
-  last_error: string | null;
-  linked_at: NullableTimestamp;
-}
-
-/** The consumer's effect of `photo.posted`: one row per event. */
-export interface PhotoFeedTable {
-  event_id: string;
-  photo_id: string;
-  title: string;
-  added_at: DefaultedTimestamp;
-}
-
-export interface Database {
+/**
+ * The tables the migrations create. An application's own schema type extends it (`interface
+ * AppDatabase extends OutboxTables { orders: OrdersTable }`): `enqueue` and the handlers take any
+ * `Kysely<DB>` whose `DB` has these.
+ */
+export interface OutboxTables {
   outbox: OutboxTable;
   inbox: InboxTable;
-  photos: PhotosTable;
-  photo_gear_links: PhotoGearLinksTable;
-  photo_feed: PhotoFeedTable;
 }
 
 export type OutboxRow = Selectable<OutboxTable>;

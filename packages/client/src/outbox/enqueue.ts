@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
-import type { Database, NewOutboxRow } from "../db/schema.js";
+import type { NewOutboxRow, OutboxTables } from "../db/schema.js";
 import { describeError } from "../log/describe-error.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
@@ -141,12 +141,16 @@ function checked(
  * business change that produced them. One multi-row INSERT whatever the count. Returns the event ids.
  * Each event gets a PRODUCER span (a no-op unless `@opentelemetry/api` is installed and an SDK
  * registered), whose trace context is stored with the row for the relay and the consumer to carry on.
+ * `trx` is the application's own: any schema type that has the outbox's tables (`DB extends OutboxTables`).
  */
-export async function enqueue(
-  trx: Transaction<Database> | Kysely<Database>,
+export async function enqueue<DB extends OutboxTables>(
+  trx: Transaction<DB> | Kysely<DB>,
   events: readonly NewEvent[],
 ): Promise<string[]> {
-  return enqueueWith(events, (rows) => trx.insertInto("outbox").values(rows).execute());
+  // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns; the
+  // constraint is what guarantees the table, and only it is written.
+  const outbox = trx as unknown as Kysely<OutboxTables>;
+  return enqueueWith(events, (rows) => outbox.insertInto("outbox").values(rows).execute());
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
-import type { Database } from "@outbox/client";
+import type { OutboxTables as Database } from "@outbox/client";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";

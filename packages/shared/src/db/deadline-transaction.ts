@@ -1,4 +1,4 @@
-import { type Database, type Deadline, DeadlineExceededError } from "@outbox/client";
+import { type OutboxTables as Database, type Deadline, DeadlineExceededError } from "@outbox/client";
 import { CompiledQuery, type Kysely, type PostgresPool } from "kysely";
 import { ClientConnection, kyselyOn } from "./client-kysely.js";
 

@@ -7,7 +7,7 @@ import { formerNamesIn } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
-import { missingSchemaLine } from "../db/require-schema.js";
+import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
@@ -61,6 +61,8 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
    * exceed DB_STATEMENT_TIMEOUT_MS (see `DatabaseSettings.longestStatementMs`).
    */
   readonly longestStatementMs?: (config: ConfigOf<S>) => number;
+  /** Migration sets the daemon needs beyond the outbox's, checked before it starts. */
+  readonly schema?: ServiceSchema;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -122,10 +124,12 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     );
   }
   // A database that cannot answer yet is no reason to refuse: the worker's own loops retry it.
-  const missingSchema = await missingSchemaLine(database.db, definition.service).catch((error: unknown) => {
-    log.warn({ err: error }, "schema not checked: the database did not answer");
-    return undefined;
-  });
+  const missingSchema = await missingSchemaLine(database.db, definition.service, definition.schema).catch(
+    (error: unknown) => {
+      log.warn({ err: error }, "schema not checked: the database did not answer");
+      return undefined;
+    },
+  );
   if (missingSchema !== undefined) {
     process.stderr.write(missingSchema);
     await database.close(common.shutdownOverheadMs);

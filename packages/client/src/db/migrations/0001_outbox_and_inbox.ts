@@ -1,6 +1,5 @@
 import { type Kysely, sql } from "kysely";
-
-export const OUTBOX_CHANNEL = "outbox_inserted";
+import { OUTBOX_CHANNEL } from "../../protocol.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

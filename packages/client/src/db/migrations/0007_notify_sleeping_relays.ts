@@ -1,18 +1,14 @@
 import { type Kysely, sql } from "kysely";
-import { OUTBOX_CHANNEL } from "./0001_outbox_and_inbox.js";
+import {
+  INSERT_IN_FLIGHT_LOCK,
+  OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "../../protocol.js";
 
 /**
- * The advisory locks through which writers and relays agree on when a NOTIFY is needed, in a key space
- * of their own (the two-key form: applications using the one-key form cannot collide with it).
- * - `RELAY_ASLEEP`: a relay about to sleep holds it shared on its LISTEN connection.
- * - `INSERT_IN_FLIGHT`: every transaction that inserts into the outbox holds it shared until it ends.
- */
-export const OUTBOX_LOCK_SPACE = 0x6f757462; // "outb"
-export const RELAY_ASLEEP_LOCK = 1;
-export const INSERT_IN_FLIGHT_LOCK = 2;
-
-/**
- * The insert trigger notifies only when a relay is asleep. A NOTIFY is not free: Postgres serialises
+ * The insert trigger notifies only when a relay is asleep (the advisory locks are described in
+ * protocol.ts). A NOTIFY is not free: Postgres serialises
  * the commits of notifying transactions (one queue lock, held through the commit's WAL flush), which
  * takes group commit away from every writer; an enqueueing transaction paid about a third more for it.
  * A relay that is busy claiming needs no wake-up, so writers now skip it while none is asleep.
