@@ -44,7 +44,7 @@ export interface Consumer {
 /**
  * SQS → inbox transaction → delete. Turns at-least-once delivery into exactly-once effects: the
  * inbox row and the handler's writes commit together, the delete follows the commit, and a stop
- * finishes (or gives back) everything it received.
+ * finishes (or releases) everything it received.
  */
 export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const numbers = consumerNumbers(options);
@@ -147,7 +147,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       intake.abort();
     },
     // The order of a stop: no more receives; the messages in hand finish (or, past the deadline,
-    // are rolled back and given back); no more lease renewals; the last deletes go out.
+    // are rolled back and released); no more lease renewals; the last deletes go out.
     async drain(drainDeadline) {
       intake.abort();
       drain.start(numbers.drainTimeoutMs, drainDeadline);

@@ -8,7 +8,7 @@ const AFTER_DEADLINE_GRACE_MS = 1_000;
 /**
  * The drain deadline, enforced: once `drain()` starts, no message starts with less than the safety
  * margin left, none runs past the deadline, and when it passes every message still running is
- * rolled back and given back.
+ * rolled back and released.
  */
 export class DrainDeadline {
   readonly #marginMs: number;

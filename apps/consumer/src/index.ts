@@ -20,5 +20,5 @@ export { migrateExampleTables } from "./example-migrations.js";
 export type { DeliveryMode } from "./message-delivery.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
-export { type InboxRetention, startInboxRetention } from "./retention.js";
+export { startInboxRetention } from "./retention.js";
 export { CONSUMER_PLAN_CACHE_MODE, consumerSettings } from "./settings.js";

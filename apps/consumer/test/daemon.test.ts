@@ -102,7 +102,7 @@ describe("the consumer daemon as a real process", () => {
     expect((await first.exited).code).toBe(0);
     const stopped = drainedLine(first);
     expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
-    // Nothing stranded: every message received was deleted after its commit, or given back.
+    // Nothing stranded: every message received was deleted after its commit, or released.
     expect((await queueDepth(bed.sqs, queue.queueUrl)).inFlight).toBe(0);
     expect(await inboxCount("term")).toBe(stopped.processed);
     expect(Number(stopped.processed)).toBeLessThan(events.length);
