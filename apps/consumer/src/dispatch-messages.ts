@@ -56,7 +56,8 @@ export class MessageDispatcher {
       },
       heartbeat,
       // Each message ahead ends by its deadline, plus one SQS call to settle it.
-      waitDeadline: (ahead) => Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.expired),
+      waitDeadline: (ahead) =>
+        Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.messagesEnd),
     });
   }
 

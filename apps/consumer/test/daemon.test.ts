@@ -15,9 +15,8 @@ import {
   versionOf,
 } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import { consumerTimeouts } from "../src/consumer-timeouts.js";
 import type { ExampleEffectsTable } from "../src/example-handlers.js";
-import { consumerSettings } from "../src/settings.js";
+import { consumerSettings, consumerTimeouts } from "../src/settings.js";
 import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
+import { Deadline } from "@outbox/client";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
@@ -286,7 +287,8 @@ describe("processMessage", () => {
 
     const result = process(message);
     await running;
-    drain.start(50, undefined);
+    const drainDeadline = Deadline.after(50);
+    drain.start(drainDeadline);
     const inTime = await drain.finish(
       result.then(() => undefined),
       () => result.then(() => undefined),
@@ -300,6 +302,7 @@ describe("processMessage", () => {
     expect(await effectRowsOf(database, event.id)).toEqual([]);
     expect(await inboxRowsOf(database, "drained")).toEqual([]);
     drain.end();
+    drainDeadline.dispose();
   });
 
   it("releases untouched a message whose turn comes when the drain has no time left for it", async () => {
@@ -307,7 +310,8 @@ describe("processMessage", () => {
     const { queue, process, drain } = pipeline(handlers, { consumer: "late" });
     const message = received(exampleEvent("late"));
     // Less than the 1 s safety margin left.
-    drain.start(500, undefined);
+    const drainDeadline = Deadline.after(500);
+    drain.start(drainDeadline);
 
     await expect(process(message)).resolves.toBe("released");
 
@@ -315,5 +319,6 @@ describe("processMessage", () => {
     expect(queue.released).toEqual([{ messages: [receiptFor(message)], visibilitySeconds: 0 }]);
     expect(queue.calls).toBe(1);
     drain.end();
+    drainDeadline.dispose();
   });
 });
