@@ -15,8 +15,8 @@ import {
   migrateExampleTables,
 } from "@outbox/shared";
 import { fillQueue, machineJiffies, processCpuSeconds } from "@outbox/test-kit/bench";
-import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
-import exampleHandlers from "../src/example-handlers.js";
+import { EXAMPLE_HANDLERS_MODULE, repoPath, startDaemonProcess } from "@outbox/test-kit/process";
+import exampleHandlers from "../../../packages/drills/src/handlers/example-handlers.js";
 import { createConsumer } from "../src/index.js";
 
 // Consumer throughput through the local stack: inbox transaction + the example's one-row effect.
@@ -244,6 +244,7 @@ async function stopLatency(idle: boolean): Promise<Record<string, unknown>> {
       AWS_REGION: stack.region,
       AWS_ENDPOINT_URL_SQS: stack.sqsEndpoint,
       CONSUMER_QUEUE_URL: queue.queueUrl,
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       CONSUMER_NAME: `bench-stop-${idle ? "idle" : "load"}`,
       CONSUMER_POLLERS: "4",
       CONSUMER_CONCURRENCY: "50",

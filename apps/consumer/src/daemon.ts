@@ -10,7 +10,7 @@ import { createConsumer } from "./consumer.js";
 import { tuningOf } from "./consumer-options.js";
 import { loadHandlers } from "./load-handlers.js";
 import { startInboxRetention } from "./retention.js";
-import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerTimeouts } from "./settings.js";
+import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
 /** The consumer as a daemon: configuration from the environment, stop and exit codes from runDaemon. */
 export function runConsumerDaemon(): Promise<never> {
@@ -18,7 +18,7 @@ export function runConsumerDaemon(): Promise<never> {
     service: "consumer",
     version: packageVersion(import.meta.url),
     settings: consumerSettings,
-    timeouts: consumerTimeouts,
+    timeouts: consumerStartChecks,
     planCacheMode: CONSUMER_PLAN_CACHE_MODE,
     async start({ config, log, database, metrics, stopping }) {
       const handlers = await loadHandlers(config.handlersModule);

@@ -14,8 +14,6 @@ export {
 export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
 export type { ConsumerOptions } from "./consumer-options.js";
 export { ConsumerOptionsError, type PoisonKind } from "./errors.js";
-export { type ExampleDatabase, type ExampleEffectsTable, photoPostedHandler } from "./example-handlers.js";
-export { migrateExampleTables } from "./example-migrations.js";
 export type { DeliveryMode } from "./message-delivery.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";

@@ -60,8 +60,9 @@ export const consumerSettings = {
   handlersModule: setting.string({
     env: "CONSUMER_HANDLERS_MODULE",
     default: "",
-    defaultLabel: "*(the example handlers)*",
-    description: "Module whose default export is the handler set (`defineHandlers`); a path or file URL.",
+    defaultLabel: "*(none: required)*",
+    description:
+      "Module whose default export is the handler set (`defineHandlers`); a path or file URL. Required: without it the daemon refuses to start (exit 78).",
   }),
   pollers: setting.integer({
     env: "CONSUMER_POLLERS",
@@ -225,13 +226,29 @@ function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
       message: broken.value === undefined ? broken.complaint : `${broken.value} ${broken.complaint}`,
     });
   }
-  if (
-    config.handlersModule !== "" &&
-    !fs.existsSync(fileURLToPath(handlersModuleUrl(config.handlersModule)))
-  ) {
-    problems.push({ env: "CONSUMER_HANDLERS_MODULE", message: `no such file: ${config.handlersModule}` });
-  }
   return problems;
+}
+
+/**
+ * The handlers module is a file in the consumer's image: a check of a task definition away from the
+ * image (infra's synth-time check) leaves it out, and the daemon checks it at start-up. Required:
+ * the example handlers are the demo's (packages/drills/src/handlers/), never a production default.
+ */
+function handlersModuleProblems(modulePath: string): ConfigProblem[] {
+  const env = consumerSettings.handlersModule.env;
+  if (modulePath === "") {
+    return [
+      {
+        env,
+        message:
+          'is required: the path of your module whose default export is defineHandlers(...) (docs/consumer.md, "Your own handlers")',
+      },
+    ];
+  }
+  if (!fs.existsSync(fileURLToPath(handlersModuleUrl(modulePath)))) {
+    return [{ env, message: `no such file: ${modulePath}` }];
+  }
+  return [];
 }
 
 const HOUR_MS = 3_600_000;
@@ -280,4 +297,10 @@ export function consumerTimeouts(config: ConsumerConfig): {
   ];
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
   return { drain, rules, problems: daemonProblems(config) };
+}
+
+/** What the daemon checks at start-up: consumerTimeouts, and the handlers module in its image. */
+export function consumerStartChecks(config: ConsumerConfig): ReturnType<typeof consumerTimeouts> {
+  const checks = consumerTimeouts(config);
+  return { ...checks, problems: [...checks.problems, ...handlersModuleProblems(config.handlersModule)] };
 }

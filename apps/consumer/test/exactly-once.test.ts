@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
+import exampleHandlers, {
+  type ExampleDatabase,
+} from "../../../packages/drills/src/handlers/example-handlers.js";
 import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
 import {
   ENVELOPE_TOPIC_ARN,

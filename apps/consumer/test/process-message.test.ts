@@ -6,10 +6,12 @@ import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import exampleHandlers, {
+  type ExampleDatabase,
+} from "../../../packages/drills/src/handlers/example-handlers.js";
 import { ResultCounts } from "../src/count-results.js";
 import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
-import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
 import { messageDelivery } from "../src/message-delivery.js";
 import { createConsumerMetrics } from "../src/metrics.js";

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
 import { countRows, dropDatabase, freshDatabase, summarize, wallMs } from "@outbox/test-kit/bench";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit/process";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
@@ -171,6 +172,7 @@ async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<S
               DATABASE_URL: url,
               ...awsEnvironment(ctx.stack.aws),
               CONSUMER_QUEUE_URL: queueUrl,
+              CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
               CONSUMER_NAME: job.name,
               CONSUMER_POLLERS: String(job.pollers),
               CONSUMER_CONCURRENCY: String(job.concurrency),
