@@ -15,10 +15,10 @@ import {
   createSqsClient,
   migrateExampleTables,
 } from "@outbox/shared";
-import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
+import { EXAMPLE_HANDLERS_MODULE, repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 // The example handlers' one-row effect is what each message costs here; they are not part of the
 // consumer's public API.
-import exampleHandlers from "../../apps/consumer/src/example-handlers.js";
+import exampleHandlers from "../../drills/src/handlers/example-handlers.js";
 import { fillQueue } from "../src/fixtures.js";
 import { machineJiffies, processCpuSeconds } from "../src/measure.js";
 
@@ -247,6 +247,7 @@ async function stopLatency(idle: boolean): Promise<Record<string, unknown>> {
       AWS_REGION: stack.region,
       AWS_ENDPOINT_URL_SQS: stack.sqsEndpoint,
       CONSUMER_QUEUE_URL: queue.queueUrl,
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       CONSUMER_NAME: `bench-stop-${idle ? "idle" : "load"}`,
       CONSUMER_POLLERS: "4",
       CONSUMER_CONCURRENCY: "50",

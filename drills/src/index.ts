@@ -1,6 +1,7 @@
 export * from "./checks.js";
 export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
+export type { ExampleDatabase, ExampleEffectsTable } from "./handlers/example-handlers.js";
 export { judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export { allPassed, renderTable, type ScenarioResult } from "./report.js";
 export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.js";

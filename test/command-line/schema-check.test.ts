@@ -1,6 +1,6 @@
 import { photoMigrations } from "@outbox/api";
 import { migrations } from "@outbox/client";
-import { configRefusal, createTestDatabase } from "@outbox/test-kit";
+import { configRefusal, createTestDatabase, EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit";
 import { beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -41,6 +41,7 @@ describe("a database that lacks migrations", () => {
       configRefusal("apps/consumer/src/main.ts", {
         DATABASE_URL: url,
         CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/unused",
+        CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
         OPS_PORT: "0",
       }),
       configRefusal("apps/api/src/main.ts", {

@@ -1,9 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { SpanKind, trace } from "@opentelemetry/api";
 import { enqueue } from "@outbox/client";
-import type { ExampleEffectsTable } from "@outbox/consumer";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import { consumerEnv, relayEnv } from "@outbox/drills";
+import { consumerEnv, type ExampleEffectsTable, relayEnv } from "@outbox/drills";
 import { createLogger, type DatabaseHandle, startTracing } from "@outbox/shared";
 import {
   createMigratedTestDatabase,

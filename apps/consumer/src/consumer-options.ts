@@ -1,18 +1,40 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { HandlerSet } from "@outbox/client";
-import { type Logger, numericOption, type Setting } from "@outbox/shared";
+import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { ConsumerOptionsError } from "./errors.js";
-import {
-  type DeliveryMode,
-  deliveryProblem,
-  type MessageDelivery,
-  messageDelivery,
-} from "./message-delivery.js";
-import { consumerSettings } from "./settings.js";
+import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
+import { checkConsumer, consumerSettings } from "./settings.js";
 
-export interface ConsumerOptions<DB> {
+/**
+ * Each numeric option and the setting of consumerSettings the daemon fills it from: its range, its
+ * default and its documentation (docs/consumer.md) are that setting's.
+ */
+const tuningSettings = {
+  pollers: "pollers",
+  concurrency: "concurrency",
+  waitTimeSeconds: "waitTimeSeconds",
+  visibilityTimeoutSeconds: "visibilityTimeoutSeconds",
+  handlerTimeoutMs: "handlerTimeoutMs",
+  visibilityMarginMs: "visibilityMarginMs",
+  /** Used by `drain()` without a deadline of its own; the daemon's drain deadline comes from runDaemon. */
+  drainTimeoutMs: "drainTimeoutMs",
+  deleteFlushMs: "deleteFlushMs",
+  retryBaseSeconds: "retryBaseSeconds",
+  retryMaxSeconds: "retryMaxSeconds",
+  /** DB_STATEMENT_TIMEOUT_MS; the per-message statement timeout is never above it. */
+  statementTimeoutMs: "dbStatementTimeoutMs",
+  /** AWS_REQUEST_TIMEOUT_MS: a long poll may stay silent this much longer than its wait time. */
+  requestTimeoutMs: "awsRequestTimeoutMs",
+} as const satisfies Record<string, keyof typeof consumerSettings>;
+
+type TuningName = keyof typeof tuningSettings;
+
+/** The numeric options, each as its setting (`tuningSettings`); any left out takes that setting's default. */
+export type ConsumerTuning = { readonly [K in TuningName]?: number };
+
+export interface ConsumerOptions<DB> extends ConsumerTuning {
   readonly handlers: HandlerSet<DB>;
   /**
    * The pg pool (`DatabaseHandle.pool`) of a database with the `inbox` table (migrateToLatest).
@@ -42,74 +64,62 @@ export interface ConsumerOptions<DB> {
   readonly delivery?: DeliveryMode;
   /** CONSUMER_TOPIC_ARNS: required with, and only taken with, `delivery: "envelope"`. */
   readonly topicArns?: readonly string[];
-  /** Key of this consumer in the inbox. Default "consumer". */
+  /** Key of this consumer in the inbox (CONSUMER_NAME). */
   readonly name?: string;
   readonly log: Logger;
   /** Where the metrics are registered; a private registry by default. */
   readonly metrics?: Registry;
-  readonly pollers?: number;
-  readonly concurrency?: number;
-  readonly waitTimeSeconds?: number;
-  readonly visibilityTimeoutSeconds?: number;
-  readonly handlerTimeoutMs?: number;
-  readonly visibilityMarginMs?: number;
-  /** Used by `drain()` without a signal of its own; the daemon's drain deadline comes from runDaemon. */
-  readonly drainTimeoutMs?: number;
-  readonly deleteFlushMs?: number;
-  readonly retryBaseSeconds?: number;
-  readonly retryMaxSeconds?: number;
-  /** DB_STATEMENT_TIMEOUT_MS; the per-message statement timeout is never above it. */
-  readonly statementTimeoutMs?: number;
-  /** AWS_REQUEST_TIMEOUT_MS: a long poll may stay silent this much longer than its wait time. */
-  readonly requestTimeoutMs?: number;
 }
 
-/** Each numeric option and the CONSUMER_… (or DB_/AWS_) setting the daemon fills it from. */
-const optionSettings = {
-  pollers: consumerSettings.pollers,
-  concurrency: consumerSettings.concurrency,
-  waitTimeSeconds: consumerSettings.waitTimeSeconds,
-  visibilityTimeoutSeconds: consumerSettings.visibilityTimeoutSeconds,
-  handlerTimeoutMs: consumerSettings.handlerTimeoutMs,
-  visibilityMarginMs: consumerSettings.visibilityMarginMs,
-  drainTimeoutMs: consumerSettings.drainTimeoutMs,
-  deleteFlushMs: consumerSettings.deleteFlushMs,
-  retryBaseSeconds: consumerSettings.retryBaseSeconds,
-  retryMaxSeconds: consumerSettings.retryMaxSeconds,
-  statementTimeoutMs: consumerSettings.dbStatementTimeoutMs,
-  requestTimeoutMs: consumerSettings.awsRequestTimeoutMs,
-} satisfies { [K in keyof ConsumerOptions<unknown>]?: Setting<number> };
-
 /** Every numeric option, given or defaulted. */
-export type ConsumerNumbers = { readonly [K in keyof typeof optionSettings]: number };
+export type ConsumerNumbers = { readonly [K in TuningName]: number };
+
+/** What createConsumer runs with: every option checked, or its setting's default. */
+export interface ResolvedOptions {
+  readonly numbers: ConsumerNumbers;
+  readonly delivery: MessageDelivery;
+  readonly name: string;
+}
+
+const tuningNames = Object.keys(tuningSettings) as TuningName[];
+
+function defaultOf<T>(definition: Setting<T>): T {
+  if (definition.default === undefined) throw new Error(`${definition.env} has no default`);
+  return definition.default;
+}
 
 /**
- * Each numeric option as given, checked by its setting's rules, or that setting's default: a library
- * user is refused what the daemon would refuse in its CONSUMER_… form.
+ * The options a daemon passes for its configuration: each numeric option from its setting, so the
+ * daemon and the library cannot map a variable to different options.
  */
-export function consumerNumbers<DB>(options: ConsumerOptions<DB>): ConsumerNumbers {
-  const numbers = {} as Record<keyof typeof optionSettings, number>;
-  for (const name of Object.keys(optionSettings) as (keyof typeof optionSettings)[]) {
-    numbers[name] = numericOption(
-      optionSettings[name],
-      options[name],
-      name,
-      (message) => new ConsumerOptionsError(message),
-    );
-  }
-  if (numbers.retryBaseSeconds > numbers.retryMaxSeconds) {
-    throw new ConsumerOptionsError(
-      `retryBaseSeconds (${numbers.retryBaseSeconds}) must not exceed retryMaxSeconds (${numbers.retryMaxSeconds})`,
-    );
-  }
+export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNumbers {
+  const numbers = {} as Record<TuningName, number>;
+  for (const name of tuningNames) numbers[name] = config[tuningSettings[name]];
   return numbers;
 }
 
-/** The delivery options, or the setting's defaults; refused as the daemon refuses them. */
-export function consumerDelivery<DB>(options: ConsumerOptions<DB>): MessageDelivery {
-  const mode = options.delivery ?? consumerSettings.delivery.default ?? "raw";
-  const topicArns = options.topicArns ?? [];
-  const problem = deliveryProblem(mode, topicArns);
-  if (problem !== undefined) throw new ConsumerOptionsError(`topicArns ${problem}`);
-  return messageDelivery(mode, topicArns);
+/**
+ * The options as given, checked by their settings' rules, or those settings' defaults: a library
+ * user is refused what the daemon would refuse in its CONSUMER_… form (each range, and
+ * `checkConsumer`; the stop budget is the deployment's, see consumerTimeouts).
+ */
+export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOptions {
+  const invalid = (message: string) => new ConsumerOptionsError(message);
+  const numbers = {} as Record<TuningName, number>;
+  for (const name of tuningNames) {
+    numbers[name] = numericOption(consumerSettings[tuningSettings[name]], options[name], name, invalid);
+  }
+  const mode = options.delivery ?? defaultOf(consumerSettings.delivery);
+  const topicArns = options.topicArns ?? defaultOf(consumerSettings.topicArns);
+  const rules = { ...numbers, delivery: mode, topicArns };
+  const [broken] = checkConsumer(rules, (setting) => setting);
+  if (broken !== undefined) {
+    const quoted = broken.value === undefined ? "" : ` (${broken.value})`;
+    throw invalid(`${broken.setting}${quoted} ${broken.complaint}`);
+  }
+  return {
+    numbers,
+    delivery: messageDelivery(mode, topicArns),
+    name: options.name ?? defaultOf(consumerSettings.name),
+  };
 }

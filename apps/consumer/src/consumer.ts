@@ -1,8 +1,8 @@
 import { setMaxListeners } from "node:events";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { Deadline, MAX_BATCH_ENTRIES } from "@outbox/client";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
-import { type ConsumerOptions, consumerDelivery, consumerNumbers } from "./consumer-options.js";
+import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
 import { type ConsumerCounts, ResultCounts } from "./count-results.js";
 import { DeleteBuffer } from "./delete-buffer.js";
 import { MessageDispatcher } from "./dispatch-messages.js";
@@ -31,10 +31,11 @@ export interface Consumer {
   /** Stops intake: no receive is sent any more; a long poll already open is left to return. */
   stop(): void;
   /**
-   * Stops intake and finishes every received message, then flushes the deletes. When
-   * `drainDeadline` aborts first, messages still in flight are rolled back and released.
+   * Stops intake and finishes every received message, then flushes the deletes. When `deadline`
+   * aborts first, messages still in flight are rolled back and released. Without one, the drain
+   * gets `drainTimeoutMs` from now.
    */
-  drain(drainDeadline?: AbortSignal): Promise<ConsumerSummary>;
+  drain(deadline?: Deadline): Promise<ConsumerSummary>;
   /** Rejects if the consumer breaks on its own (a bug, not a failing message); never resolves. */
   readonly failure: Promise<never>;
   inFlight(): { messages: number; deletes: number };
@@ -44,21 +45,19 @@ export interface Consumer {
 /**
  * SQS → inbox transaction → delete. Turns at-least-once delivery into exactly-once effects: the
  * inbox row and the handler's writes commit together, the delete follows the commit, and a stop
- * finishes (or gives back) everything it received.
+ * finishes (or releases) everything it received.
  */
 export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
-  const numbers = consumerNumbers(options);
-  const delivery = consumerDelivery(options);
+  const { numbers, delivery, name } = resolveOptions(options);
   const { concurrency, visibilityTimeoutSeconds, handlerTimeoutMs, requestTimeoutMs } = numbers;
-  const name = options.name ?? "consumer";
   const { sqs, queueUrl, log } = options;
   const fifo = queueUrl.endsWith(".fifo");
   const metrics = createConsumerMetrics(options.metrics ?? new Registry());
 
   const intake = new AbortController();
   const drain = new DrainDeadline(numbers.visibilityMarginMs);
-  // One listener per waiting poller, or FIFO message waiting for its turn, each removed when done: not a leak.
-  setMaxListeners(0, intake.signal, drain.expired);
+  // One listener per waiting poller, each removed when done: not a leak.
+  setMaxListeners(0, intake.signal);
   const capacity = new Capacity(concurrency);
   const counts = new ResultCounts(metrics);
   const deletes = new DeleteBuffer({
@@ -147,10 +146,12 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       intake.abort();
     },
     // The order of a stop: no more receives; the messages in hand finish (or, past the deadline,
-    // are rolled back and given back); no more lease renewals; the last deletes go out.
-    async drain(drainDeadline) {
+    // are rolled back and released); no more lease renewals; the last deletes go out.
+    async drain(given) {
       intake.abort();
-      drain.start(numbers.drainTimeoutMs, drainDeadline);
+      // The daemon's deadline is runDaemon's (CONSUMER_DRAIN_TIMEOUT_MS from SIGTERM), applied once.
+      const deadline = given ?? Deadline.after(numbers.drainTimeoutMs);
+      drain.start(deadline);
       const lostBefore = deletes.lost;
       const inTime = await drain.finish(
         (async () => {
@@ -162,6 +163,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       await heartbeat.stop();
       const flushed = await drain.flush(deletes.flush());
       drain.end();
+      if (given === undefined) deadline.dispose();
       const clean = inTime && flushed && deletes.lost === lostBefore;
       return { clean, ...stats() };
     },

@@ -7,80 +7,72 @@ import {
 } from "@outbox/shared";
 import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
-import { consumerTimeouts } from "./consumer-timeouts.js";
+import { tuningOf } from "./consumer-options.js";
 import { loadHandlers } from "./load-handlers.js";
 import { startInboxRetention } from "./retention.js";
-import { CONSUMER_PLAN_CACHE_MODE, consumerSettings } from "./settings.js";
+import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
-// The consumer daemon: configuration from the environment, stop and exit codes from runDaemon.
-await runDaemon({
-  service: "consumer",
-  version: packageVersion(import.meta.url),
-  settings: consumerSettings,
-  timeouts: consumerTimeouts,
-  planCacheMode: CONSUMER_PLAN_CACHE_MODE,
-  async start({ config, log, database, metrics, stopping }) {
-    const handlers = await loadHandlers(config.handlersModule);
-    // Fail at start, not on the first message, when migrations have not run.
-    await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
-    const awsSettings = {
-      region: config.awsRegion,
-      endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
-      connectionTimeoutMs: config.awsConnectionTimeoutMs,
-      requestTimeoutMs: config.awsRequestTimeoutMs,
-      maxAttempts: config.awsMaxAttempts,
-    };
-    // Deletes, heartbeats, releases and the DLQ.
-    const sqs = createSqsClient({ ...awsSettings, maxSockets: 16 });
-    // The long polls, one socket each, on a client of their own (see createLongPollSqsClient).
-    const receiveSqs = createLongPollSqsClient(
-      { ...awsSettings, maxSockets: config.pollers },
-      config.waitTimeSeconds,
-    );
-    const consumer = createConsumer({
-      handlers,
-      pool: database.pool,
-      sqs,
-      receiveSqs,
-      queueUrl: config.queueUrl,
-      dlqUrl: config.dlqUrl,
-      delivery: config.delivery,
-      topicArns: config.topicArns,
-      name: config.name,
-      log,
-      metrics,
-      pollers: config.pollers,
-      concurrency: config.concurrency,
-      waitTimeSeconds: config.waitTimeSeconds,
-      visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
-      handlerTimeoutMs: config.handlerTimeoutMs,
-      visibilityMarginMs: config.visibilityMarginMs,
-      drainTimeoutMs: config.drainTimeoutMs,
-      deleteFlushMs: config.deleteFlushMs,
-      retryBaseSeconds: config.retryBaseSeconds,
-      retryMaxSeconds: config.retryMaxSeconds,
-      statementTimeoutMs: config.dbStatementTimeoutMs,
-      requestTimeoutMs: config.awsRequestTimeoutMs,
-    });
-    const retention = startInboxRetention({
-      db: database.db,
-      consumer: config.name,
-      retentionHours: config.inboxRetentionHours,
-      intervalMs: config.inboxCleanupIntervalMs,
-      log,
-    });
-    stopping.addEventListener("abort", () => consumer.stop(), { once: true });
-    consumer.start();
-    log.info({ queueUrl: config.queueUrl, handlers: handlers.types, consumer: config.name }, "consuming");
-    return {
-      failure: consumer.failure,
-      inFlight: consumer.inFlight,
-      async drain(drainDeadline) {
-        const [summary] = await Promise.all([consumer.drain(drainDeadline.signal), retention.stop()]);
-        sqs.destroy();
-        receiveSqs.destroy();
-        return summary;
-      },
-    };
-  },
-});
+/** The consumer as a daemon: configuration from the environment, stop and exit codes from runDaemon. */
+export function runConsumerDaemon(): Promise<never> {
+  return runDaemon({
+    service: "consumer",
+    version: packageVersion(import.meta.url),
+    settings: consumerSettings,
+    timeouts: consumerStartChecks,
+    planCacheMode: CONSUMER_PLAN_CACHE_MODE,
+    async start({ config, log, database, metrics, stopping }) {
+      const handlers = await loadHandlers(config.handlersModule);
+      // Fail at start, not on the first message, when migrations have not run.
+      await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
+      const awsSettings = {
+        region: config.awsRegion,
+        endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
+        connectionTimeoutMs: config.awsConnectionTimeoutMs,
+        requestTimeoutMs: config.awsRequestTimeoutMs,
+        maxAttempts: config.awsMaxAttempts,
+      };
+      // Deletes, heartbeats, releases and the DLQ.
+      const sqs = createSqsClient({ ...awsSettings, maxSockets: 16 });
+      // The long polls, one socket each, on a client of their own (see createLongPollSqsClient).
+      const receiveSqs = createLongPollSqsClient(
+        { ...awsSettings, maxSockets: config.pollers },
+        config.waitTimeSeconds,
+      );
+      const consumer = createConsumer({
+        handlers,
+        pool: database.pool,
+        sqs,
+        receiveSqs,
+        queueUrl: config.queueUrl,
+        dlqUrl: config.dlqUrl,
+        delivery: config.delivery,
+        topicArns: config.topicArns,
+        name: config.name,
+        log,
+        metrics,
+        ...tuningOf(config),
+      });
+      const retention = startInboxRetention({
+        db: database.db,
+        consumer: config.name,
+        retentionHours: config.inboxRetentionHours,
+        intervalMs: config.inboxCleanupIntervalMs,
+        log,
+      });
+      stopping.addEventListener("abort", () => consumer.stop(), { once: true });
+      consumer.start();
+      log.info({ queueUrl: config.queueUrl, handlers: handlers.types, consumer: config.name }, "consuming");
+      return {
+        failure: consumer.failure,
+        inFlight: consumer.inFlight,
+        async drain(drainDeadline) {
+          // runDaemon's deadline (CONSUMER_DRAIN_TIMEOUT_MS from the stop) is the consumer's whole drain.
+          const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);
+          sqs.destroy();
+          receiveSqs.destroy();
+          return summary;
+        },
+      };
+    },
+  });
+}

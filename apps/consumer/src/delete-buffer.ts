@@ -2,13 +2,9 @@ import { DeleteMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
+import type { Receipt } from "./receipt.js";
 
-export interface DeleteEntry {
-  readonly messageId: string;
-  readonly receiptHandle: string;
-}
-
-interface Pending extends DeleteEntry {
+interface Pending extends Receipt {
   attempts: number;
 }
 
@@ -59,7 +55,7 @@ export class DeleteBuffer {
     return this.#pending.length;
   }
 
-  add(entry: DeleteEntry): void {
+  add(entry: Receipt): void {
     this.#enqueue([{ messageId: entry.messageId, receiptHandle: entry.receiptHandle, attempts: 0 }]);
   }
 

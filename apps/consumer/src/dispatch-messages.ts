@@ -50,13 +50,14 @@ export class MessageDispatcher {
     this.#lanes = new GroupLanes({
       run: async (message, leaseExpiresAt) =>
         this.#holdAfter(message, await this.#processAndCount(message, leaseExpiresAt)),
-      giveBack: async (messages, visibilitySeconds) => {
+      release: async (messages, visibilitySeconds) => {
         await this.#releaseUntouched(messages, visibilitySeconds);
         this.#leave(messages.length);
       },
       heartbeat,
       // Each message ahead ends by its deadline, plus one SQS call to settle it.
-      waitDeadline: (ahead) => Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.expired),
+      waitDeadline: (ahead) =>
+        Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.messagesEnd),
     });
   }
 
@@ -66,7 +67,7 @@ export class MessageDispatcher {
 
   onBatch(batch: ReceivedBatch): void {
     // A long poll that was open at the stop: process what it brought if the drain can still give
-    // each message more than the safety margin, else give it back at once.
+    // each message more than the safety margin, else release it at once.
     if (this.#options.drain.tooLateToStart()) {
       this.#track(
         this.#releaseUntouched(batch.messages, 0).then(() =>
@@ -119,7 +120,7 @@ export class MessageDispatcher {
 
   /**
    * FIFO: how long the rest of a message's group is held after it ended so. A retry holds it for
-   * the retry delay, a release (or a crash) gives it back at once; any other end lets it go on.
+   * the retry delay, a release (or a crash) releases it at once; any other end lets it go on.
    */
   #holdAfter(message: Message, result: MessageResult | undefined): number | undefined {
     if (result === "failed") return this.#options.settle.retryDelayOf(message);
@@ -127,7 +128,7 @@ export class MessageDispatcher {
     return undefined;
   }
 
-  /** Gives back messages never started and counts them released. */
+  /** Releases messages never started and counts them released. */
   async #releaseUntouched(messages: readonly Message[], visibilitySeconds: number): Promise<void> {
     await this.#options.settle.releaseUntouched(messages, visibilitySeconds);
     for (let index = 0; index < messages.length; index += 1) this.#options.counts.count("released");

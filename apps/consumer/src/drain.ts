@@ -1,5 +1,5 @@
 import { Deadline } from "@outbox/client";
-import { settlesWithin } from "@outbox/shared";
+import { settlesBefore, settlesWithin } from "@outbox/shared";
 import { DrainExpiredError } from "./errors.js";
 
 /** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */
@@ -8,42 +8,51 @@ const AFTER_DEADLINE_GRACE_MS = 1_000;
 /**
  * The drain deadline, enforced: once `drain()` starts, no message starts with less than the safety
  * margin left, none runs past the deadline, and when it passes every message still running is
- * rolled back and given back.
+ * rolled back and released.
+ *
+ * The time is the drain's own Deadline (runDaemon's, or the library default), never a second timer.
+ * Every message deadline hangs off `#messagesEnd`, which exists before any drain: a message received
+ * long before the stop must be rolled back when the drain expires, with a DrainExpiredError (released
+ * at once, not retried later). A Deadline cannot be aborted from outside, so `#end` is the one switch
+ * that aborts it; nothing else listens to it.
  */
 export class DrainDeadline {
   readonly #marginMs: number;
-  readonly #expired = new AbortController();
+  readonly #end = new AbortController();
   /**
-   * The parent of every message deadline: linking to a Deadline is a Set entry, linking to the
-   * signal an EventTarget listener, whose add and remove scan the listeners of every message in flight.
+   * The parent of every message deadline: linking to a Deadline is a Set entry, linking to an
+   * AbortSignal an EventTarget listener, whose add and remove scan the listeners of every message in flight.
    */
-  readonly #expiry = Deadline.after(Number.POSITIVE_INFINITY, this.#expired.signal);
-  #budget: Deadline | undefined;
+  readonly #messagesEnd = Deadline.after(Number.POSITIVE_INFINITY, this.#end.signal);
+  #deadline: Deadline | undefined;
+  #unlink: () => void = () => {};
 
   constructor(marginMs: number) {
     this.#marginMs = marginMs;
   }
 
-  /** Aborts when the drain deadline passes: every message deadline is linked to it. */
-  get expired(): AbortSignal {
-    return this.#expired.signal;
+  /** Aborts, with a DrainExpiredError, when the drain deadline passes: every message deadline is linked to it. */
+  get messagesEnd(): Deadline {
+    return this.#messagesEnd;
   }
 
   /** During the drain: too little time left to give a message more than the safety margin. */
   tooLateToStart(): boolean {
-    return this.#budget !== undefined && this.#budget.remainingMs() <= this.#marginMs;
+    return this.#deadline !== undefined && this.#deadline.remainingMs() <= this.#marginMs;
   }
 
   /** A message's deadline: its handler timeout, cut to what the drain has left. */
   messageDeadline(handlerTimeoutMs: number): Deadline {
     const remaining =
-      this.#budget === undefined ? handlerTimeoutMs : Math.min(handlerTimeoutMs, this.#budget.remainingMs());
-    return Deadline.after(remaining, this.#expiry);
+      this.#deadline === undefined
+        ? handlerTimeoutMs
+        : Math.min(handlerTimeoutMs, this.#deadline.remainingMs());
+    return Deadline.after(remaining, this.#messagesEnd);
   }
 
-  /** Starts the clock: `timeoutMs` from now, or sooner if `deadline` aborts first. */
-  start(timeoutMs: number, deadline: AbortSignal | undefined): void {
-    this.#budget = Deadline.after(timeoutMs, deadline);
+  /** The drain begins; `deadline` is its whole budget, and the caller's to dispose. */
+  start(deadline: Deadline): void {
+    this.#deadline = deadline;
   }
 
   /**
@@ -52,24 +61,26 @@ export class DrainDeadline {
    * would wait for its lease to run out. Resolves whether everything finished in time.
    */
   async finish(finished: Promise<void>, settled: () => Promise<void>): Promise<boolean> {
-    const inTime = await settlesWithin(finished, this.#remainingMs());
-    if (!inTime) {
-      this.#expired.abort(new DrainExpiredError("drain timed out"));
-      await settlesWithin(settled(), AFTER_DEADLINE_GRACE_MS);
-    }
+    const deadline = this.#started();
+    // Messages in flight end the moment the deadline passes, not when this wait notices it.
+    this.#unlink = deadline.onAbort(() => this.#end.abort(new DrainExpiredError("drain timed out")));
+    const inTime = await settlesBefore(finished, deadline);
+    this.#unlink();
+    if (!inTime) await settlesWithin(settled(), AFTER_DEADLINE_GRACE_MS);
     return inTime;
   }
 
   /** Waits for the last deletes: what is left of the deadline, plus the grace. */
   flush(flushed: Promise<void>): Promise<boolean> {
-    return settlesWithin(flushed, this.#remainingMs() + AFTER_DEADLINE_GRACE_MS);
+    return settlesWithin(flushed, this.#started().remainingMs() + AFTER_DEADLINE_GRACE_MS);
   }
 
   end(): void {
-    this.#budget?.dispose();
+    this.#unlink();
   }
 
-  #remainingMs(): number {
-    return this.#budget?.remainingMs() ?? 0;
+  #started(): Deadline {
+    if (this.#deadline === undefined) throw new Error("the drain has not started");
+    return this.#deadline;
   }
 }

@@ -44,7 +44,7 @@ export class PoisonReason {
   }
 }
 
-/** The drain ran out of time while the message was in flight: rolled back and given back, not failed. */
+/** The drain ran out of time while the message was in flight: rolled back and released, not failed. */
 export class DrainExpiredError extends Error {
   override readonly name = "DrainExpiredError";
 }

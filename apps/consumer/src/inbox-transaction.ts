@@ -1,5 +1,11 @@
 import type { ConsumedEvent, Deadline, EventHandler, HandlerContext } from "@outbox/client";
-import { beginWithStatementTimeout, ClientConnection, kyselyOn, type Logger } from "@outbox/shared";
+import {
+  beginWithStatementTimeout,
+  ClientConnection,
+  kyselyOn,
+  type Logger,
+  untilAborted,
+} from "@outbox/shared";
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
 
 export type TransactionOutcome = "processed" | "duplicate";
@@ -59,18 +65,6 @@ class TransactionLane extends ClientConnection {
 }
 
 /**
- * Rejects with the deadline's reason when it aborts before `work` settles. The handler itself cannot
- * be stopped from outside; what matters is that its transaction is rolled back and its later queries
- * are refused.
- */
-function untilAborted<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const unlink = deadline.onAbort(reject);
-    work.then(resolve, reject).finally(unlink);
-  });
-}
-
-/**
  * The exactly-once step: the inbox row and the handler's writes commit in one transaction, or
  * neither does. The caller deletes the message only after this resolves. Three round trips in all:
  * claim, the handler's own statements, COMMIT.
@@ -100,8 +94,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
        ON CONFLICT (consumer, event_id) DO NOTHING`,
       [],
     );
-    const claim = Array.isArray(results) ? (results[2] as PostgresQueryResult<unknown>) : undefined;
-    if (claim === undefined) throw new Error("the claim returned no result for its INSERT");
+    const claim = claimResult(results);
     if (claim.rowCount === 0) return "duplicate";
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
@@ -116,6 +109,8 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
         return log;
       },
     };
+    // The handler cannot be stopped from outside: past the deadline its transaction is rolled back
+    // and its later queries are refused (TransactionLane).
     await untilAborted(options.handle(event, context), deadline);
     deadline.throwIfExpired();
     lane.close();
@@ -132,6 +127,23 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     // A client whose ROLLBACK failed is destroyed: the server ends its transaction on disconnect.
     client.release(!ended);
   }
+}
+
+/**
+ * The claim's own result: pg answers a statement list with one result per statement, and the claim
+ * is the last one we sent, however many statements beginWithStatementTimeout emits before it. Its
+ * command says it is the INSERT, not a statement of the prefix.
+ */
+function claimResult(results: unknown): PostgresQueryResult<unknown> {
+  const last: unknown = Array.isArray(results) ? results.at(-1) : undefined;
+  if (!isQueryResult(last) || last.command !== "INSERT") {
+    throw new Error("the claim's statement list did not end with the result of its INSERT");
+  }
+  return last;
+}
+
+function isQueryResult(value: unknown): value is PostgresQueryResult<unknown> {
+  return typeof value === "object" && value !== null && "command" in value && "rowCount" in value;
 }
 
 /** Ends the transaction, behind whatever the handler still has queued on the client. */

@@ -13,12 +13,9 @@ export {
 } from "@outbox/client";
 export { type Consumer, type ConsumerStats, type ConsumerSummary, createConsumer } from "./consumer.js";
 export type { ConsumerOptions } from "./consumer-options.js";
-export { consumerTimeouts } from "./consumer-timeouts.js";
 export { ConsumerOptionsError, type PoisonKind } from "./errors.js";
-export { type ExampleDatabase, type ExampleEffectsTable, photoPostedHandler } from "./example-handlers.js";
-export { migrateExampleTables } from "./example-migrations.js";
 export type { DeliveryMode } from "./message-delivery.js";
 export { CONSUMER_METRICS } from "./metrics.js";
 export { POISON_REASON_ATTRIBUTE } from "./poison.js";
-export { type InboxRetention, startInboxRetention } from "./retention.js";
-export { CONSUMER_PLAN_CACHE_MODE, consumerSettings } from "./settings.js";
+export { startInboxRetention } from "./retention.js";
+export { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerTimeouts } from "./settings.js";

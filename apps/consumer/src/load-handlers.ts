@@ -1,7 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { OutboxTables as Database, HandlerSet } from "@outbox/client";
-import exampleHandlers from "./example-handlers.js";
 
 /** Resolves CONSUMER_HANDLERS_MODULE: a file URL, or a path relative to the working directory. */
 export function handlersModuleUrl(modulePath: string): string {
@@ -9,14 +8,11 @@ export function handlersModuleUrl(modulePath: string): string {
 }
 
 /**
- * The handler set the daemon runs: the default export of CONSUMER_HANDLERS_MODULE, or the example
- * handlers when it is empty. The module's tables are not checked here: a handler writing to a table
- * that does not exist fails its messages, which then end in the DLQ.
+ * The handler set the daemon runs: the default export of CONSUMER_HANDLERS_MODULE (required, checked
+ * at start-up: see consumerStartChecks). The module's tables are not checked here: a handler writing
+ * to a table that does not exist fails its messages, which then end in the DLQ.
  */
 export async function loadHandlers(modulePath: string): Promise<HandlerSet<Database>> {
-  // The example handlers also write the demo's table (`migrate --demo`), which the outbox's schema
-  // (`Database`) leaves out; like a module's below, that is the handlers' promise.
-  if (modulePath === "") return exampleHandlers as unknown as HandlerSet<Database>;
   const loaded: { default?: unknown } = await import(handlersModuleUrl(modulePath));
   if (!isHandlerSet(loaded.default)) {
     throw new Error(`${modulePath}: the default export must be a handler set made with defineHandlers()`);

@@ -9,8 +9,8 @@ export interface GroupLanesOptions {
    * when the group goes on.
    */
   readonly run: (message: Message, leaseExpiresAt: number) => Promise<number | undefined>;
-  /** Hands messages back untouched with this visibility, in order, and settles them (never rejects). */
-  readonly giveBack: (messages: readonly Message[], visibilitySeconds: number) => Promise<void>;
+  /** Releases messages untouched with this visibility, in order, and settles them (never rejects). */
+  readonly release: (messages: readonly Message[], visibilitySeconds: number) => Promise<void>;
   readonly heartbeat: VisibilityHeartbeat;
   /** Caps the lease of a message waiting behind `ahead` others (each bounded by its own deadline). */
   readonly waitDeadline: (ahead: number) => Deadline;
@@ -26,7 +26,7 @@ interface Waiting {
  * FIFO queues: one lane per message group. A group's messages run one after another in the order
  * received — SQS returns a group's messages in order within a receive and hands out no more of a
  * group while one of it is in flight — and different groups run side by side. A message that ends
- * in a retry or a release holds its group: the messages waiting behind it are given back untouched
+ * in a retry or a release holds its group: the messages waiting behind it are released untouched
  * with the same visibility, so SQS redelivers them after it, in order.
  */
 export class GroupLanes {
@@ -67,7 +67,7 @@ export class GroupLanes {
       if (holdSeconds !== undefined && lane.length > 0) {
         const held = lane.splice(0);
         for (const entry of held) this.#endWait(entry);
-        await this.#options.giveBack(
+        await this.#options.release(
           held.map((entry) => entry.message),
           holdSeconds,
         );

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /**
- * How one message ended; `released` means given back untouched, not failed: at the stop, or held
+ * How one message ended; `released` means handed back to the queue untouched, not failed: at the stop, or held
  * behind a failed message of its FIFO group.
  */
 export type MessageResult = "processed" | "duplicate" | "failed" | "poison" | "released";

@@ -5,22 +5,21 @@ import {
 } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { backoffMs } from "@outbox/shared";
+import type { Receipt } from "./receipt.js";
 
-export interface Held {
-  readonly messageId: string;
-  readonly receiptHandle: string;
-}
+// One verb for handing a message back to the queue before its lease runs out: release. A release
+// changes the message's visibility (ChangeMessageVisibility); the queue hands it out again after it.
 
 /**
- * Gives messages back: visible again after `visibilitySeconds`, at once by default, e.g. those a
+ * Releases messages: visible again after `visibilitySeconds`, at once by default, e.g. those a
  * long poll returned after the drain ran out of time: another consumer takes them now instead of
  * after the visibility timeout. 10 a call, in order.
  * Returns how many SQS accepted; a refused change only costs the rest of the lease.
  */
-export async function giveBack(
+export async function releaseMessages(
   sqs: SQSClient,
   queueUrl: string,
-  messages: readonly Held[],
+  messages: readonly Receipt[],
   visibilitySeconds = 0,
 ): Promise<number> {
   let changed = 0;
@@ -51,11 +50,11 @@ export function retryDelaySeconds(receiveCount: number, baseSeconds: number, max
   return backoffMs(receiveCount, policy, { jitter: "none" }) / 1_000;
 }
 
-/** Hides a failed message for its retry delay; the receipt handle stays valid until then. */
-export async function retryLater(
+/** Releases a failed message after its retry delay; the receipt handle stays valid until then. */
+export async function releaseForRetry(
   sqs: SQSClient,
   queueUrl: string,
-  message: Held,
+  message: Receipt,
   delaySeconds: number,
 ): Promise<void> {
   await sqs.send(

@@ -1,4 +1,4 @@
-import { type Logger, sleep } from "@outbox/shared";
+import { type Logger, type Periodic, startPeriodic } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 
 export interface RetentionOptions<DB> {
@@ -7,11 +7,6 @@ export interface RetentionOptions<DB> {
   readonly retentionHours: number;
   readonly intervalMs: number;
   readonly log: Logger;
-}
-
-export interface InboxRetention {
-  /** Stops after the current batch; resolves when no delete is running any more. */
-  stop(): Promise<void>;
 }
 
 // Small batches: each DELETE is its own short transaction, so cleanup never holds many row locks
@@ -39,29 +34,26 @@ export async function deleteExpiredInboxRows<DB>(
   return Number(result.numAffectedRows ?? 0n);
 }
 
-/** Runs the cleanup now and then every `intervalMs`, in the background. Errors are logged and retried. */
-export function startInboxRetention<DB>(options: RetentionOptions<DB>): InboxRetention {
-  const stopped = new AbortController();
-  const loop = (async () => {
-    while (!stopped.signal.aborted) {
-      try {
-        let deleted = 0;
-        for (;;) {
-          const batch = await deleteExpiredInboxRows(options.db, options.consumer, options.retentionHours);
-          deleted += batch;
-          if (batch < BATCH_SIZE || stopped.signal.aborted) break;
-        }
-        if (deleted > 0) options.log.info({ deleted }, "inbox rows past retention deleted");
-      } catch (error) {
-        options.log.warn({ err: error }, "inbox cleanup failed");
+/**
+ * Runs the cleanup now (rows may be overdue since the last start) and then every `intervalMs`, in
+ * the background; `stop()` ends it after the current batch. Errors are logged and retried.
+ */
+export function startInboxRetention<DB>(options: RetentionOptions<DB>): Periodic {
+  return startPeriodic(
+    async (stopped) => {
+      let deleted = 0;
+      for (;;) {
+        const batch = await deleteExpiredInboxRows(options.db, options.consumer, options.retentionHours);
+        deleted += batch;
+        if (batch < BATCH_SIZE || stopped.aborted) break;
       }
-      await sleep(options.intervalMs, stopped.signal);
-    }
-  })();
-  return {
-    async stop() {
-      stopped.abort();
-      await loop;
+      if (deleted > 0) options.log.info({ deleted }, "inbox rows past retention deleted");
     },
-  };
+    {
+      intervalMs: options.intervalMs,
+      runFirst: true,
+      log: options.log,
+      failureMessage: "inbox cleanup failed",
+    },
+  );
 }

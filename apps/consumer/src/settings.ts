@@ -1,12 +1,27 @@
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
 import { MAX_VISIBILITY_SECONDS } from "@outbox/client";
-import { commonSettings, type PlanCacheMode, setting } from "@outbox/shared";
+import {
+  type BudgetRule,
+  type ConfigOf,
+  type ConfigProblem,
+  commonSettings,
+  type PlanCacheMode,
+  setting,
+  type Timeout,
+} from "@outbox/shared";
+import { handlersModuleUrl } from "./load-handlers.js";
+import { deliveryProblem } from "./message-delivery.js";
 
 /** The inbox's statements insert or delete by event id; handlers get Postgres's default planning. */
 export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 
 /**
- * Everything the consumer daemon reads from its environment. The defaults are chosen to pass the
- * start-up budget check together (see `consumerTimeouts` in consumer-timeouts.ts and docs/consumer.md):
+ * Everything the consumer daemon reads from its environment, and the one home of the consumer's
+ * defaults and rules: createConsumer's options take their ranges and defaults from here
+ * (consumer-options.ts), and the rules across settings follow below (`checkConsumer` for every
+ * consumer, `consumerTimeouts` for the daemon). The defaults are chosen to pass the start-up budget
+ * check together (docs/consumer.md):
  * a long poll still open at SIGTERM (≤ 10 s) plus one SQS call (5 s) fits in the 20 s drain, and the
  * drain plus the 5 s shutdown overhead fits in the platform's 30 s stop timeout.
  */
@@ -45,8 +60,9 @@ export const consumerSettings = {
   handlersModule: setting.string({
     env: "CONSUMER_HANDLERS_MODULE",
     default: "",
-    defaultLabel: "*(the example handlers)*",
-    description: "Module whose default export is the handler set (`defineHandlers`); a path or file URL.",
+    defaultLabel: "*(none: required)*",
+    description:
+      "Module whose default export is the handler set (`defineHandlers`); a path or file URL. Required: without it the daemon refuses to start (exit 78).",
   }),
   pollers: setting.integer({
     env: "CONSUMER_POLLERS",
@@ -154,3 +170,137 @@ export const consumerSettings = {
     description: "How often old inbox rows are deleted, in batches, in the background.",
   }),
 };
+
+type ConsumerConfig = ConfigOf<typeof consumerSettings>;
+
+/** What the rules every consumer obeys read, daemon and library alike. */
+export type ConsumerRuleValues = Pick<
+  ConsumerConfig,
+  "retryBaseSeconds" | "retryMaxSeconds" | "delivery" | "topicArns"
+>;
+
+/** A broken rule: the setting to change, its value when the rule quotes it, and what is wrong. */
+export interface RuleBreak {
+  readonly setting: keyof ConsumerRuleValues;
+  readonly value?: number;
+  readonly complaint: string;
+}
+
+/**
+ * The rules across settings that hold for every consumer: the daemon reports a break under the
+ * variable's name (consumerTimeouts), createConsumer under the option's (ConsumerOptionsError).
+ * `nameOf` names another setting a complaint refers to, the same way.
+ */
+export function checkConsumer(
+  values: ConsumerRuleValues,
+  nameOf: (setting: keyof ConsumerRuleValues) => string,
+): RuleBreak[] {
+  const breaks: RuleBreak[] = [];
+  // A base above the cap would silently win from the first retry on.
+  if (values.retryBaseSeconds > values.retryMaxSeconds) {
+    breaks.push({
+      setting: "retryBaseSeconds",
+      value: values.retryBaseSeconds,
+      complaint: `must not exceed ${nameOf("retryMaxSeconds")} (${values.retryMaxSeconds})`,
+    });
+  }
+  const delivery = deliveryProblem(values.delivery, values.topicArns);
+  if (delivery !== undefined) breaks.push({ setting: "topicArns", complaint: delivery });
+  return breaks;
+}
+
+const envOf = (key: keyof ConsumerConfig): string => consumerSettings[key].env;
+
+/** The daemon's rules that are not a sum of timeouts; each message names every variable it reads. */
+function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (config.concurrency >= config.dbPoolMax) {
+    problems.push({
+      env: "CONSUMER_CONCURRENCY",
+      message: `${config.concurrency} must be less than DB_POOL_MAX (${config.dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
+    });
+  }
+  for (const broken of checkConsumer(config, envOf)) {
+    problems.push({
+      env: envOf(broken.setting),
+      message: broken.value === undefined ? broken.complaint : `${broken.value} ${broken.complaint}`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * The handlers module is a file in the consumer's image: a check of a task definition away from the
+ * image (infra's synth-time check) leaves it out, and the daemon checks it at start-up. Required:
+ * the example handlers are the demo's (drills/src/handlers/), never a production default.
+ */
+function handlersModuleProblems(modulePath: string): ConfigProblem[] {
+  const env = consumerSettings.handlersModule.env;
+  if (modulePath === "") {
+    return [
+      {
+        env,
+        message:
+          'is required: the path of your module whose default export is defineHandlers(...) (docs/consumer.md, "Your own handlers")',
+      },
+    ];
+  }
+  if (!fs.existsSync(fileURLToPath(handlersModuleUrl(modulePath)))) {
+    return [{ env, message: `no such file: ${modulePath}` }];
+  }
+  return [];
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The daemon's timeout hierarchy and its other rules, checked by runDaemon before anything starts
+ * (together with the common rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout <
+ * drain). The budget is the deployment's: a library user sizes its own drain, so createConsumer
+ * checks only `checkConsumer`.
+ */
+export function consumerTimeouts(config: ConsumerConfig): {
+  drain: Timeout;
+  rules: BudgetRule[];
+  problems: ConfigProblem[];
+} {
+  const drain: Timeout = { env: "CONSUMER_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
+  const wait: Timeout = { env: "CONSUMER_WAIT_TIME_SECONDS", ms: config.waitTimeSeconds * 1_000 };
+  const request: Timeout = { env: "AWS_REQUEST_TIMEOUT_MS", ms: config.awsRequestTimeoutMs };
+  const margin: Timeout = { env: "CONSUMER_VISIBILITY_MARGIN_MS", ms: config.visibilityMarginMs };
+  const visibility: Timeout = {
+    env: "CONSUMER_VISIBILITY_TIMEOUT_SECONDS",
+    ms: config.visibilityTimeoutSeconds * 1_000,
+  };
+  const rules: BudgetRule[] = [
+    {
+      // The drain is measured from SIGTERM and includes the long poll that is still open then.
+      inner: [wait, request],
+      outer: drain,
+      why: "a long poll open at the stop must return, and its messages be handled or released, within the drain",
+    },
+    {
+      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
+      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
+      why: "a statement must give up before the deadline of the message it belongs to",
+    },
+    {
+      inner: [margin, request],
+      outer: visibility,
+      why: "each lease must outlast the safety margin plus one SQS call, or heartbeats cannot keep it ahead of the deadline",
+    },
+    {
+      inner: [{ env: "CONSUMER_QUEUE_RETENTION_HOURS", ms: config.queueRetentionHours * HOUR_MS }],
+      outer: { env: "CONSUMER_INBOX_RETENTION_HOURS", ms: config.inboxRetentionHours * HOUR_MS },
+      why: "a redelivery arriving after its inbox row was deleted would be processed twice",
+    },
+  ];
+  // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
+  return { drain, rules, problems: daemonProblems(config) };
+}
+
+/** What the daemon checks at start-up: consumerTimeouts, and the handlers module in its image. */
+export function consumerStartChecks(config: ConsumerConfig): ReturnType<typeof consumerTimeouts> {
+  const checks = consumerTimeouts(config);
+  return { ...checks, problems: [...checks.problems, ...handlersModuleProblems(config.handlersModule)] };
+}

@@ -4,7 +4,8 @@ import type { DeleteBuffer } from "./delete-buffer.js";
 import type { PoisonReason } from "./errors.js";
 import type { ConsumerMetrics, MessageResult } from "./metrics.js";
 import { sendToDeadLetterQueue } from "./poison.js";
-import { giveBack, type Held, retryDelaySeconds, retryLater } from "./release-messages.js";
+import { type Receipt, receiptOf } from "./receipt.js";
+import { releaseForRetry, releaseMessages, retryDelaySeconds } from "./release-messages.js";
 
 /**
  * The queue side of settling a message: SQS in the consumer (sqsSettleQueue), a recording stand-in
@@ -12,11 +13,11 @@ import { giveBack, type Held, retryDelaySeconds, retryLater } from "./release-me
  */
 export interface SettleQueue {
   /** Buffered: deletes go out in batches (DeleteBuffer). */
-  delete(message: Held): void;
-  /** Hides one failed message for its retry delay. */
-  retryLater(message: Held, delaySeconds: number): Promise<void>;
-  /** Makes messages visible again after `visibilitySeconds`. */
-  giveBack(messages: readonly Held[], visibilitySeconds: number): Promise<void>;
+  delete(message: Receipt): void;
+  /** Releases one failed message after its retry delay. */
+  releaseForRetry(message: Receipt, delaySeconds: number): Promise<void>;
+  /** Releases messages: visible again after `visibilitySeconds`. */
+  release(messages: readonly Receipt[], visibilitySeconds: number): Promise<void>;
   /** Copies a poison message to the DLQ; undefined without one. */
   readonly sendToDeadLetterQueue: ((message: Message, reason: PoisonReason) => Promise<void>) | undefined;
 }
@@ -30,18 +31,14 @@ export function sqsSettleQueue(options: {
   const { sqs, queueUrl, dlqUrl, deletes } = options;
   return {
     delete: (message) => deletes.add(message),
-    retryLater: (message, delaySeconds) => retryLater(sqs, queueUrl, message, delaySeconds),
-    giveBack: async (messages, visibilitySeconds) => {
-      await giveBack(sqs, queueUrl, messages, visibilitySeconds);
+    releaseForRetry: (message, delaySeconds) => releaseForRetry(sqs, queueUrl, message, delaySeconds),
+    release: async (messages, visibilitySeconds) => {
+      await releaseMessages(sqs, queueUrl, messages, visibilitySeconds);
     },
     sendToDeadLetterQueue: dlqUrl
       ? (message, reason) => sendToDeadLetterQueue(sqs, dlqUrl, message, reason)
       : undefined,
   };
-}
-
-function held(message: Message): Held {
-  return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
 }
 
 export function receiveCountOf(message: Message): number {
@@ -69,7 +66,7 @@ export class MessageSettler {
   }
 
   /** Only after the commit: deleting first would lose the event if the commit then failed. */
-  delete(message: Held): void {
+  delete(message: Receipt): void {
     this.#options.queue.delete(message);
   }
 
@@ -92,11 +89,11 @@ export class MessageSettler {
       );
       return this.retry(message, error);
     }
-    queue.delete(held(message));
+    queue.delete(receiptOf(message));
     return "poison";
   }
 
-  /** Gives the message back for a later attempt; the redrive policy ends it in the DLQ. */
+  /** Releases the message for a later attempt; the redrive policy ends it in the DLQ. */
   async retry(message: Message, cause: unknown): Promise<MessageResult> {
     const { queue, log } = this.#options;
     const receiveCount = receiveCountOf(message);
@@ -106,7 +103,7 @@ export class MessageSettler {
       "message failed; retrying later",
     );
     try {
-      await queue.retryLater(held(message), delaySeconds);
+      await queue.releaseForRetry(receiptOf(message), delaySeconds);
     } catch (error) {
       // The lease runs out instead: the retry only comes later than planned.
       log.warn({ err: error, messageId: message.MessageId }, "retry delay not set");
@@ -114,10 +111,10 @@ export class MessageSettler {
     return "failed";
   }
 
-  /** Gives back a message the drain has no time left for: another consumer takes it at once. */
+  /** Releases a message the drain has no time left for: another consumer takes it at once. */
   async release(message: Message): Promise<MessageResult> {
     try {
-      await this.#options.queue.giveBack([held(message)], 0);
+      await this.#options.queue.release([receiptOf(message)], 0);
     } catch (error) {
       this.#options.log.warn(
         { err: error, messageId: message.MessageId },
@@ -127,10 +124,10 @@ export class MessageSettler {
     return "released";
   }
 
-  /** Gives back messages never started, visible again after `visibilitySeconds`. */
+  /** Releases messages never started, visible again after `visibilitySeconds`. */
   async releaseUntouched(messages: readonly Message[], visibilitySeconds: number): Promise<void> {
     try {
-      await this.#options.queue.giveBack(messages.map(held), visibilitySeconds);
+      await this.#options.queue.release(messages.map(receiptOf), visibilitySeconds);
     } catch (error) {
       this.#options.log.warn(
         { err: error, messages: messages.length },

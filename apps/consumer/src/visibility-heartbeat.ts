@@ -3,11 +3,10 @@ import { ChangeMessageVisibilityBatchCommand, type SQSClient } from "@aws-sdk/cl
 import { type Deadline, MAX_BATCH_ENTRIES } from "@outbox/client";
 import type { Logger } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
+import type { Receipt } from "./receipt.js";
 
 /** A message we hold: its lease (visibility) must stay ahead of its deadline by the safety margin. */
-export interface Lease {
-  readonly messageId: string;
-  readonly receiptHandle: string;
+export interface Lease extends Receipt {
   readonly deadline: Deadline;
   /** `performance.now()` at which SQS may hand the message to someone else. */
   expiresAt: number;
@@ -26,7 +25,7 @@ export interface HeartbeatOptions {
  * Extends the leases of slow messages so no second consumer receives one while we still work on
  * it. One timer sweeps every lease (cheaper than a timer per message); a lease with less than half
  * the visibility timeout left is renewed, in batches of 10, but never past deadline + margin: the
- * deadline is the cap, after which the work is rolled back and the message given back.
+ * deadline is the cap, after which the work is rolled back and the message released.
  */
 export class VisibilityHeartbeat {
   readonly #options: HeartbeatOptions;

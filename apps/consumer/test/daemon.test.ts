@@ -6,6 +6,7 @@ import {
   configRefusal,
   type DaemonProcess,
   drainQueue,
+  EXAMPLE_HANDLERS_MODULE,
   expectAnswer,
   expectUsageError,
   queueDepth,
@@ -15,9 +16,8 @@ import {
   versionOf,
 } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import { consumerTimeouts } from "../src/consumer-timeouts.js";
-import type { ExampleEffectsTable } from "../src/example-handlers.js";
-import { consumerSettings } from "../src/settings.js";
+import type { ExampleEffectsTable } from "../../../drills/src/handlers/example-handlers.js";
+import { consumerSettings, consumerTimeouts } from "../src/settings.js";
 import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
@@ -102,7 +102,7 @@ describe("the consumer daemon as a real process", () => {
     expect((await first.exited).code).toBe(0);
     const stopped = drainedLine(first);
     expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
-    // Nothing stranded: every message received was deleted after its commit, or given back.
+    // Nothing stranded: every message received was deleted after its commit, or released.
     expect((await queueDepth(bed.sqs, queue.queueUrl)).inFlight).toBe(0);
     expect(await inboxCount("term")).toBe(stopped.processed);
     expect(Number(stopped.processed)).toBeLessThan(events.length);
@@ -172,6 +172,7 @@ describe("the consumer daemon as a real process", () => {
   it("refuses bad config with exit 78 and one line per problem", async () => {
     const parse = startDaemonProcess("apps/consumer/src/main.ts", {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       CONSUMER_QUEUE_URL: "",
       CONSUMER_POLLERS: "0",
     });
@@ -183,6 +184,7 @@ describe("the consumer daemon as a real process", () => {
 
     const budget = startDaemonProcess("apps/consumer/src/main.ts", {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
       CONSUMER_WAIT_TIME_SECONDS: "20",
       CONSUMER_INBOX_RETENTION_HOURS: "24",
@@ -207,8 +209,15 @@ describe("the consumer daemon as a real process", () => {
     configRefusal("apps/consumer/src/main.ts", {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
       CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       ...env,
     });
+
+  it("refuses to start without a handlers module, in one line", async () => {
+    expect(await refusal({ CONSUMER_HANDLERS_MODULE: "" })).toEqual([
+      'consumer: config error: CONSUMER_HANDLERS_MODULE: is required: the path of your module whose default export is defineHandlers(...) (docs/consumer.md, "Your own handlers")',
+    ]);
+  });
 
   it("reports every problem at once: a concurrency above the pool and an inverted stop budget", async () => {
     expect(await refusal({ CONSUMER_CONCURRENCY: "30", CONSUMER_DRAIN_TIMEOUT_MS: "28000" })).toEqual([

@@ -8,7 +8,7 @@ import { queueDepth } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { ExampleDatabase } from "../src/example-handlers.js";
+import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { type Consumer, defineHandlers } from "../src/index.js";
 import { effectRowsOf, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

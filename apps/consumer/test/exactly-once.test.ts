@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { migrateApiTables } from "@outbox/api";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
 import {
   ENVELOPE_TOPIC_ARN,

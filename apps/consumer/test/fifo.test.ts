@@ -181,7 +181,7 @@ describe("FIFO queues", () => {
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
-  it("in a drain, gives back the messages whose turn comes too late instead of starting them", async () => {
+  it("in a drain, releases the messages whose turn comes too late instead of starting them", async () => {
     const queue = await queueFor("fifo-drain", { fifo: true });
     const runs: Run[] = [];
     const handlers = recording(runs, () => 1_200);

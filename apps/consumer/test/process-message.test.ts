@@ -1,19 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
+import { Deadline } from "@outbox/client";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ResultCounts } from "../src/count-results.js";
 import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
-import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
 import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
 import { messageDelivery } from "../src/message-delivery.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { type MessageSettings, processMessage } from "../src/process-message.js";
-import type { Held } from "../src/release-messages.js";
+import type { Receipt } from "../src/receipt.js";
 import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
 import type { Lease } from "../src/visibility-heartbeat.js";
 import { effectRowsOf, exampleEvent, inboxRowsOf, type TestEvent, testLogger } from "./harness.js";
@@ -34,9 +35,9 @@ afterAll(async () => {
 
 /** What the pipeline asked of the queue, in order of kind. */
 class RecordingQueue implements SettleQueue {
-  readonly deleted: Held[] = [];
-  readonly retried: { message: Held; delaySeconds: number }[] = [];
-  readonly givenBack: { messages: readonly Held[]; visibilitySeconds: number }[] = [];
+  readonly deleted: Receipt[] = [];
+  readonly retried: { message: Receipt; delaySeconds: number }[] = [];
+  readonly released: { messages: readonly Receipt[]; visibilitySeconds: number }[] = [];
   readonly deadLettered: { messageId: string | undefined; reason: string }[] = [];
   readonly sendToDeadLetterQueue: SettleQueue["sendToDeadLetterQueue"];
 
@@ -48,20 +49,20 @@ class RecordingQueue implements SettleQueue {
       : undefined;
   }
 
-  delete(message: Held): void {
+  delete(message: Receipt): void {
     this.deleted.push({ messageId: message.messageId, receiptHandle: message.receiptHandle });
   }
 
-  async retryLater(message: Held, delaySeconds: number): Promise<void> {
+  async releaseForRetry(message: Receipt, delaySeconds: number): Promise<void> {
     this.retried.push({ message: { ...message }, delaySeconds });
   }
 
-  async giveBack(messages: readonly Held[], visibilitySeconds: number): Promise<void> {
-    this.givenBack.push({ messages: messages.map((message) => ({ ...message })), visibilitySeconds });
+  async release(messages: readonly Receipt[], visibilitySeconds: number): Promise<void> {
+    this.released.push({ messages: messages.map((message) => ({ ...message })), visibilitySeconds });
   }
 
   get calls(): number {
-    return this.deleted.length + this.retried.length + this.givenBack.length + this.deadLettered.length;
+    return this.deleted.length + this.retried.length + this.released.length + this.deadLettered.length;
   }
 }
 
@@ -120,7 +121,7 @@ function received(event: TestEvent, receiveCount = 1, body = JSON.stringify(even
   };
 }
 
-function heldOf(message: Message): Held {
+function receiptFor(message: Message): Receipt {
   return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
 }
 
@@ -165,7 +166,7 @@ describe("processMessage", () => {
     expect(runs()).toBe(1);
     expect(await effectRowsOf(database, event.id)).toHaveLength(1);
     expect(await inboxRowsOf(database, "new")).toEqual([{ event_id: event.id }]);
-    expect(queue.deleted).toEqual([heldOf(message)]);
+    expect(queue.deleted).toEqual([receiptFor(message)]);
     expect(queue.calls).toBe(1);
     // Its lease was kept while the transaction ran, and let go after.
     expect(everTracked).toEqual([message.MessageId]);
@@ -186,9 +187,9 @@ describe("processMessage", () => {
     expect(runs()).toBe(1);
     expect(await effectRowsOf(database, event.id)).toHaveLength(1);
     expect(await inboxRowsOf(database, "dup")).toHaveLength(1);
-    expect(queue.deleted).toEqual([heldOf(first), heldOf(second)]);
+    expect(queue.deleted).toEqual([receiptFor(first), receiptFor(second)]);
     expect(queue.retried).toEqual([]);
-    expect(queue.givenBack).toEqual([]);
+    expect(queue.released).toEqual([]);
   });
 
   it("sends a malformed message to the DLQ with its reason and deletes it, without touching the inbox", async () => {
@@ -207,7 +208,7 @@ describe("processMessage", () => {
       [unknownType.MessageId, "unknown_event_type"],
       [badPayload.MessageId, "payload_rejected"],
     ]);
-    expect(queue.deleted).toEqual([heldOf(notJson), heldOf(unknownType), heldOf(badPayload)]);
+    expect(queue.deleted).toEqual([receiptFor(notJson), receiptFor(unknownType), receiptFor(badPayload)]);
     expect(runs()).toBe(0);
     expect(await inboxRowsOf(database, "malformed")).toEqual([]);
   });
@@ -227,7 +228,7 @@ describe("processMessage", () => {
     expect(queue.deadLettered).toEqual([
       { messageId: message.MessageId, reason: "rejected_by_handler: never valid" },
     ]);
-    expect(queue.deleted).toEqual([heldOf(message)]);
+    expect(queue.deleted).toEqual([receiptFor(message)]);
     expect(await effectRowsOf(database, event.id)).toEqual([]);
     expect(await inboxRowsOf(database, "rejected")).toEqual([]);
   });
@@ -239,7 +240,7 @@ describe("processMessage", () => {
 
     await expect(process(message)).resolves.toBe("failed");
 
-    expect(queue.retried).toEqual([{ message: heldOf(message), delaySeconds: 4 }]);
+    expect(queue.retried).toEqual([{ message: receiptFor(message), delaySeconds: 4 }]);
     expect(queue.deleted).toEqual([]);
   });
 
@@ -259,11 +260,11 @@ describe("processMessage", () => {
 
     // 2 s · 2^(receives − 1), capped at 300 s.
     expect(queue.retried).toEqual([
-      { message: heldOf(third), delaySeconds: 8 },
-      { message: heldOf(tenth), delaySeconds: 300 },
+      { message: receiptFor(third), delaySeconds: 8 },
+      { message: receiptFor(tenth), delaySeconds: 300 },
     ]);
     expect(queue.deleted).toEqual([]);
-    expect(queue.givenBack).toEqual([]);
+    expect(queue.released).toEqual([]);
     expect(await effectRowsOf(database, event.id)).toEqual([]);
     expect(await inboxRowsOf(database, "failing")).toEqual([]);
   });
@@ -286,7 +287,8 @@ describe("processMessage", () => {
 
     const result = process(message);
     await running;
-    drain.start(50, undefined);
+    const drainDeadline = Deadline.after(50);
+    drain.start(drainDeadline);
     const inTime = await drain.finish(
       result.then(() => undefined),
       () => result.then(() => undefined),
@@ -294,26 +296,29 @@ describe("processMessage", () => {
 
     expect(inTime).toBe(false);
     await expect(result).resolves.toBe("released");
-    expect(queue.givenBack).toEqual([{ messages: [heldOf(message)], visibilitySeconds: 0 }]);
+    expect(queue.released).toEqual([{ messages: [receiptFor(message)], visibilitySeconds: 0 }]);
     expect(queue.retried).toEqual([]);
     expect(queue.deleted).toEqual([]);
     expect(await effectRowsOf(database, event.id)).toEqual([]);
     expect(await inboxRowsOf(database, "drained")).toEqual([]);
     drain.end();
+    drainDeadline.dispose();
   });
 
-  it("gives back untouched a message whose turn comes when the drain has no time left for it", async () => {
+  it("releases untouched a message whose turn comes when the drain has no time left for it", async () => {
     const { handlers, runs } = countingHandlers();
     const { queue, process, drain } = pipeline(handlers, { consumer: "late" });
     const message = received(exampleEvent("late"));
     // Less than the 1 s safety margin left.
-    drain.start(500, undefined);
+    const drainDeadline = Deadline.after(500);
+    drain.start(drainDeadline);
 
     await expect(process(message)).resolves.toBe("released");
 
     expect(runs()).toBe(0);
-    expect(queue.givenBack).toEqual([{ messages: [heldOf(message)], visibilitySeconds: 0 }]);
+    expect(queue.released).toEqual([{ messages: [receiptFor(message)], visibilitySeconds: 0 }]);
     expect(queue.calls).toBe(1);
     drain.end();
+    drainDeadline.dispose();
   });
 });

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { sleep } from "@outbox/shared";
 import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../src/example-handlers.js";
+import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineHandlers } from "../src/index.js";
 import { effectRowsOf, exampleEvent, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

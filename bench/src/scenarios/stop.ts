@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit/process";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
@@ -172,6 +173,7 @@ async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<S
               DATABASE_URL: url,
               ...awsEnvironment(ctx.stack.aws),
               CONSUMER_QUEUE_URL: queueUrl,
+              CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
               CONSUMER_NAME: job.name,
               CONSUMER_POLLERS: String(job.pollers),
               CONSUMER_CONCURRENCY: String(job.concurrency),

@@ -1,6 +1,7 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { createConsumer, defineHandlers, type ExampleDatabase } from "@outbox/consumer";
+import { createConsumer, defineHandlers } from "@outbox/consumer";
 import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
+import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import type { ConsumerJob } from "../jobs.js";
 import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
 

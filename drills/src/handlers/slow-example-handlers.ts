@@ -1,5 +1,6 @@
-import { defineHandlers, type ExampleDatabase, photoPostedHandler } from "@outbox/consumer";
+import { defineHandlers } from "@outbox/consumer";
 import { sleep } from "@outbox/shared";
+import { type ExampleDatabase, photoPostedHandler } from "./example-handlers.js";
 
 /**
  * The example effect (one row in `example_effects`) after DRILL_HANDLER_MS of "work", so a stop

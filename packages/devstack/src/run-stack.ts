@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { migrateToLatest } from "@outbox/client";
 import { createDatabase, EXIT_CRASH, EXIT_OK, migrateExampleTables } from "@outbox/shared";
 import { awsEnvironment } from "./aws-environment.js";
@@ -71,6 +72,10 @@ export async function runStack(options: RunStackOptions): Promise<void> {
       RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
       CONSUMER_QUEUE_URL: demo.queueUrl,
       CONSUMER_DLQ_URL: demo.dlqUrl,
+      // The daemon has no default handlers: the demo's write example_effects (migrated above).
+      CONSUMER_HANDLERS_MODULE: fileURLToPath(
+        new URL("../../../drills/src/handlers/example-handlers.ts", import.meta.url),
+      ),
       API_EQUIPMENT_URL: equipment.url,
     };
     for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);

@@ -1,4 +1,11 @@
 import { type DaemonProcess, isRunning, startDaemonProcess } from "./daemon-process.js";
+import { repoPath } from "./repo-path.js";
+
+/**
+ * The demo's example handlers (CONSUMER_HANDLERS_MODULE), which every demo consumer names: the
+ * daemon itself has no default handlers.
+ */
+export const EXAMPLE_HANDLERS_MODULE = repoPath("drills/src/handlers/example-handlers.ts");
 
 /** The port a started api process listens on, once it does. */
 export async function apiPort(api: DaemonProcess): Promise<number> {
@@ -16,8 +23,10 @@ export class DaemonFleet {
     return this.#track(startDaemonProcess("apps/relay/src/main.ts", env, { name }));
   }
 
+  /** The consumer, with the example handlers unless `env` names another module. */
   consumer(name: string, env: Record<string, string>): DaemonProcess {
-    return this.#track(startDaemonProcess("apps/consumer/src/main.ts", env, { name }));
+    const withHandlers = { CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE, ...env };
+    return this.#track(startDaemonProcess("apps/consumer/src/main.ts", withHandlers, { name }));
   }
 
   /**

@@ -1,5 +1,5 @@
 // Without vitest or the TLS helpers: what the drills and the bench load outside a test run.
-export { apiPort, DaemonFleet } from "./daemon-fleet.js";
+export { apiPort, DaemonFleet, EXAMPLE_HANDLERS_MODULE } from "./daemon-fleet.js";
 export {
   type DaemonOptions,
   type DaemonProcess,

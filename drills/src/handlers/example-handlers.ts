@@ -28,8 +28,9 @@ export interface PhotoFeedTable {
 export type ExampleDatabase = Database & { example_effects: ExampleEffectsTable; photo_feed: PhotoFeedTable };
 
 /**
- * The handlers the daemon runs unless CONSUMER_HANDLERS_MODULE names your own module. Copy this
- * file: a module whose default export is `defineHandlers(...)` is all the daemon needs.
+ * The demo's handlers: the consumer daemon runs them when CONSUMER_HANDLERS_MODULE names this file
+ * (the drills, `pnpm stack`, the benches and the tests do; the daemon has no default). Copy it: a
+ * module whose default export is `defineHandlers(...)` is all the daemon needs.
  */
 const exampleCreated = z.object({ name: z.string().min(1) });
 const photoPosted = z.object({ photoId: z.uuid(), title: z.string() });
