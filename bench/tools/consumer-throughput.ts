@@ -43,7 +43,7 @@ const childCpuSeconds = (child: ChildProcess | undefined): number => processCpuS
 async function startStackProcess(): Promise<StackEnv> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--conditions=development", repoPath("packages/devstack/src/cli.ts")],
+    ["--import", "tsx", "--conditions=development", repoPath("drills/src/cli/stack.ts")],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },

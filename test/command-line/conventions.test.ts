@@ -21,7 +21,7 @@ const programs = [
     pkg: "packages/termination-race/package.json",
   },
   { name: "bench", entry: "bench/src/cli.ts", pkg: "bench/package.json" },
-  { name: "stack", entry: "packages/devstack/src/cli.ts", pkg: "packages/devstack/package.json" },
+  { name: "stack", entry: "drills/src/cli/stack.ts", pkg: "drills/package.json" },
 ] as const;
 
 // drill and start load the whole drill stack before they parse their command line: slow on a busy machine.

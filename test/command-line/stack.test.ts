@@ -106,7 +106,7 @@ describe("pnpm stack", () => {
       "--import",
       "tsx",
       "--conditions=development",
-      repoPath("packages/devstack/src/cli.ts"),
+      repoPath("drills/src/cli/stack.ts"),
     ]);
     const env = Object.fromEntries(stack.exported);
     const status = await runEntryPoint("apps/relay/src/main.ts", ["status", "--json"], env);

@@ -1,12 +1,16 @@
 import { fileURLToPath } from "node:url";
+import { migrateApiTables } from "@outbox/api";
 import { migrateToLatest } from "@outbox/client";
+import {
+  awsEnvironment,
+  bootstrapResources,
+  type EquipmentStub,
+  type LocalStack,
+  startEquipmentStub,
+  startStack,
+} from "@outbox/devstack";
 import { createDatabase, EXIT_CRASH, EXIT_OK, migrateExampleTables } from "@outbox/shared";
-import { awsEnvironment } from "./aws-environment.js";
-import { bootstrapResources } from "./bootstrap.js";
-import { type EquipmentStub, startEquipmentStub } from "./equipment/stub.js";
 import { onLauncherExit } from "./launcher-watch.js";
-import type { LocalStack } from "./local-stack.js";
-import { startStack } from "./stack.js";
 
 export interface RunStackOptions {
   /** Apply the outbox/inbox migrations and the demo's to the stack's database before printing. */
@@ -28,7 +32,11 @@ async function migrateStackDatabase(url: string): Promise<number> {
   });
   try {
     // The demo's after the production list: production 0008 drops the demo's table.
-    const applied = [...(await migrateToLatest(handle.db)), ...(await migrateExampleTables(handle.db))];
+    const applied = [
+      ...(await migrateToLatest(handle.db)),
+      ...(await migrateApiTables(handle.db)),
+      ...(await migrateExampleTables(handle.db)),
+    ];
     return applied.length;
   } finally {
     await handle.close(MIGRATION_STATEMENT_TIMEOUT_MS);
@@ -73,16 +81,14 @@ export async function runStack(options: RunStackOptions): Promise<void> {
       CONSUMER_QUEUE_URL: demo.queueUrl,
       CONSUMER_DLQ_URL: demo.dlqUrl,
       // The daemon has no default handlers: the demo's write example_effects (migrated above).
-      CONSUMER_HANDLERS_MODULE: fileURLToPath(
-        new URL("../../../drills/src/handlers/example-handlers.ts", import.meta.url),
-      ),
+      CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./handlers/example-handlers.ts", import.meta.url)),
       API_EQUIPMENT_URL: equipment.url,
     };
     for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);
     console.error(`# backend: ${stack.backend}; pid ${process.pid}`);
     console.error(
       migrated === undefined
-        ? "# database not migrated (--no-migrate): run `pnpm migrate --demo` before the daemons"
+        ? "# database not migrated (--no-migrate): run `pnpm migrate --api --demo` before the daemons"
         : `# database migrated (${migrated} applied)`,
     );
     if (stack.faultControlUrl) console.error(`# fault control: ${stack.faultControlUrl}`);

@@ -18,5 +18,5 @@ const { values, positionals } = parseCommandLine(usage, { "no-migrate": { type: 
 if (positionals.length > 0) usageError(usage, `unexpected argument: ${positionals.join(" ")}`);
 
 // Loaded after the command line: `--help` answers without starting anything.
-const { runStack } = await import("./run-stack.js");
+const { runStack } = await import("../run-stack.js");
 await runStack({ migrate: values["no-migrate"] !== true });
