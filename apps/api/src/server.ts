@@ -1,6 +1,7 @@
 import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { context } from "@opentelemetry/api";
 import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
 import { connectionsCheckingInterval, PostgresUnansweredError, settlesBefore } from "@outbox/shared";
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, LogController } from "fastify";
@@ -13,12 +14,15 @@ import { getPhoto } from "./get-photo.js";
 import { idempotencyKey } from "./idempotency-key.js";
 import { BODY_LIMIT_BYTES, parseJsonBody } from "./json-body.js";
 import { newPhoto } from "./post-photo.js";
+import { type RequestSpan, startRequestSpan } from "./request-span.js";
 import { type PhotoServerOptions, photoServerTimeouts } from "./server-options.js";
 
 declare module "fastify" {
   interface FastifyRequest {
     /** min(X-Request-Timeout-Ms, the handler cap); aborts on the client's disconnect too. Null until onRequest. */
     deadline: Deadline | null;
+    /** The request's span; null until onRequest. */
+    span: RequestSpan | null;
     receivedAt: number;
   }
 }
@@ -57,6 +61,11 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 function deadlineOf(request: FastifyRequest): Deadline {
   if (request.deadline === null) throw new Error("a route ran before the onRequest hook set its deadline");
   return request.deadline;
+}
+
+/** Runs a route's work inside its request's span, so that what it enqueues continues the trace. */
+function inRequestSpan<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  return request.span === null ? work() : context.with(request.span.context, work);
 }
 
 /** The photo server; throws a PhotoServerOptionsError for options the daemon's rules refuse. */
@@ -107,10 +116,17 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
   };
 
   app.decorateRequest("deadline", null);
+  app.decorateRequest("span", null);
   app.decorateRequest("receivedAt", 0);
 
   app.addHook("onRequest", async (request, reply) => {
     request.receivedAt = performance.now();
+    request.span = startRequestSpan(
+      request.method,
+      request.routeOptions.url,
+      request.url.split("?")[0] ?? "/",
+      request.headers,
+    );
     inFlight += 1;
     metrics.inFlight.inc();
     // Not `request.signal`: it follows the request stream, which closes once the body has been read.
@@ -126,6 +142,7 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) disconnected.abort(new Error("client disconnected"));
       request.deadline?.dispose();
+      request.span?.end(reply.statusCode, !reply.raw.writableFinished);
       inFlight -= 1;
       metrics.inFlight.dec();
       if (closing && inFlight === 0) closeRemainingConnections();
@@ -191,7 +208,9 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     const key = idempotencyKey(request.headers["idempotency-key"]);
     const body = newPhoto.safeParse(request.body);
     if (!body.success) throw new ApiError(400, z.prettifyError(body.error));
-    const posted = await settings.postPhoto(body.data, deadlineOf(request), key);
+    const posted = await inRequestSpan(request, () =>
+      settings.postPhoto(body.data, deadlineOf(request), key),
+    );
     if (posted.replayed) reply.header("idempotent-replayed", "true");
     else metrics.gearLinks.inc({ outcome: posted.gearLink });
     return reply.code(201).send({ id: posted.id, gearLink: posted.gearLink });

@@ -5,7 +5,7 @@ import type { Logger } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
 import type { Chunk } from "./plan-chunks.js";
-import { endPublishSpan, startPublishSpan } from "./publish-span.js";
+import { startPublishSpans } from "./publish-span.js";
 import type { Publisher, PublishResult } from "./publisher.js";
 
 /** A 200 whose lists do not account for the request's entries: what the log line says about it. */
@@ -61,6 +61,8 @@ export interface ChunkPublisherSettings {
   readonly log?: Logger;
 }
 
+const NONE_REFUSED: ReadonlySet<string> = new Set();
+
 export function createChunkPublisher(
   publisher: Publisher,
   { timeoutMs, metrics, log }: ChunkPublisherSettings,
@@ -69,28 +71,31 @@ export function createChunkPublisher(
   const send = async (chunk: Chunk, batch: Deadline): Promise<ChunkOutcome> => {
     const call = Deadline.after(timeoutMs, batch);
     const sentAt = performance.now();
-    const span = startPublishSpan(chunk);
+    const spans = startPublishSpans(chunk);
     requests += 1;
     metrics.requestsInFlight.inc();
     try {
       // Inside the span, so that spans of the HTTP call (if the SDK is instrumented) nest under it.
-      const result = await context.with(trace.setSpan(context.active(), span), () =>
-        publisher.publishBatch({ topicArn: chunk.topicArn, entries: chunk.entries }, call),
+      const result = await context.with(trace.setSpan(context.active(), spans.request), () =>
+        publisher.publishBatch({ topicArn: chunk.topicArn, entries: spans.entries }, call),
       );
       const outcome = sortAnswer(chunk, result, sentAt);
       if (outcome.requestFailure) metrics.requestFailures.inc({ kind: outcome.requestFailure.kind });
-      endPublishSpan(span, { refused: outcome.refused.length, error: outcome.requestFailure?.reason });
+      spans.end({
+        refusedIds: new Set(outcome.refused.map(({ row }) => row.id)),
+        error: outcome.requestFailure?.reason,
+      });
       return outcome;
     } catch (error) {
       const thrown = thrownParts(error);
       const reason = thrown.name === undefined ? thrown.message : `${thrown.name}: ${thrown.message}`;
       if (batch.aborted) {
-        endPublishSpan(span, { refused: 0, error: `abandoned: ${reason}` });
+        spans.end({ refusedIds: NONE_REFUSED, error: `abandoned: ${reason}` });
         return { sentAt, published: [], refused: [], unanswered: [], abandoned: chunk.rows };
       }
       const kind = requestFailureKind(error);
       metrics.requestFailures.inc({ kind });
-      endPublishSpan(span, { refused: 0, error: reason });
+      spans.end({ refusedIds: NONE_REFUSED, error: reason });
       const requestId = (error as { $metadata?: { requestId?: string } } | null)?.$metadata?.requestId;
       return {
         sentAt,

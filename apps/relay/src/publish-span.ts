@@ -1,7 +1,8 @@
 import { type Link, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { MessagingAttributes, OutboxAttributes } from "@outbox/client";
-import { linkFromHeaders } from "@outbox/shared";
+import { contextFromHeaders, traceHeaders } from "@outbox/shared";
 import type { Chunk } from "./plan-chunks.js";
+import type { PublishEntry } from "./publisher.js";
 
 const TRACER_NAME = "@outbox/relay";
 
@@ -10,23 +11,56 @@ function topicName(topicArn: string): string {
   return topicArn.slice(topicArn.lastIndexOf(":") + 1);
 }
 
+/** What a request's spans decide: the entries as sent (their trace context the relay's own), and the end. */
+export interface PublishSpans {
+  /** The request's span, under which the HTTP call runs. */
+  readonly request: Span;
+  /** The chunk's entries, each carrying the `traceparent` of its event's publish span. */
+  readonly entries: readonly PublishEntry[];
+  /** Ends every span: an error where the request failed (`error`) or SNS refused the entry. */
+  end(outcome: { readonly refusedIds: ReadonlySet<string>; readonly error?: string }): void;
+}
+
 /**
- * The span of one PublishBatch request: one span per request, because the request is what takes time
- * and fails as a whole. Its entries come from many traces (whatever enqueued them), so the span is a
- * root of its own with a LINK to each entry's creating span, read from the row's `traceparent`; a
- * parent could be only one of them. The message itself carries that `traceparent` on to the consumer,
- * whose handler span continues the enqueue's trace, not this one. Kind CLIENT: in the messaging
- * conventions a send span is PRODUCER only when it is the messages' creation context, which here
- * `enqueue`'s span is. A no-op when no SDK is registered.
+ * Two kinds of span per PublishBatch request. The request's own (CLIENT, `publish <topic>`): the
+ * request is what takes time and fails as a whole, and its entries come from many traces, so it is a
+ * root with a LINK to each entry's `enqueue` span. And one per event (PRODUCER, `publish <topic>`),
+ * a CHILD of its `enqueue` span, whose `traceparent` replaces the row's in the message: so the
+ * consumer's span continues the event's trace under the relay's, and one trace runs from the request
+ * that enqueued the event to its handler. A row without a trace context gets no span of its own and
+ * travels as it is. A no-op when no SDK is registered (no context is ever read from a header then).
  */
-export function startPublishSpan(chunk: Chunk): Span {
-  const links: Link[] = [];
-  for (const row of chunk.rows) {
-    const link = linkFromHeaders(row.headers, { [MessagingAttributes.messageId]: row.id });
-    if (link !== undefined) links.push(link);
-  }
+export function startPublishSpans(chunk: Chunk): PublishSpans {
   // Asked for each time: a tracer kept across an SDK's shutdown and re-registration keeps the first.
-  return trace.getTracer(TRACER_NAME).startSpan(`publish ${topicName(chunk.topicArn)}`, {
+  const tracer = trace.getTracer(TRACER_NAME);
+  const name = `publish ${topicName(chunk.topicArn)}`;
+  const links: Link[] = [];
+  const eventSpans = new Map<string, Span>();
+  const entries = chunk.entries.map((entry, index) => {
+    const row = chunk.rows[index];
+    const created = row && contextFromHeaders(row.headers);
+    const createdBy = created && trace.getSpanContext(created);
+    if (row === undefined || created === undefined || !createdBy || !trace.isSpanContextValid(createdBy))
+      return entry;
+    links.push({ context: createdBy, attributes: { [MessagingAttributes.messageId]: row.id } });
+    const span = tracer.startSpan(
+      name,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          [MessagingAttributes.system]: "aws_sns",
+          [MessagingAttributes.operationType]: "send",
+          [MessagingAttributes.operationName]: "publish",
+          [MessagingAttributes.destinationName]: chunk.topicArn,
+          [MessagingAttributes.messageId]: row.id,
+        },
+      },
+      created,
+    );
+    eventSpans.set(entry.id, span);
+    return { ...entry, attributes: { ...entry.attributes, ...traceHeaders(trace.setSpan(created, span)) } };
+  });
+  const request = tracer.startSpan(name, {
     kind: SpanKind.CLIENT,
     // Not under whatever span happens to be active: each request starts a trace of its own.
     root: true,
@@ -39,21 +73,23 @@ export function startPublishSpan(chunk: Chunk): Span {
       [MessagingAttributes.batchMessageCount]: chunk.rows.length,
     },
   });
-}
-
-/**
- * Ends the span: an error when the request failed as a whole (`error`), or when SNS refused some of its
- * entries (`refused`, also counted in `outbox.failed_count`).
- */
-export function endPublishSpan(
-  span: Span,
-  outcome: { readonly refused: number; readonly error?: string },
-): void {
-  if (outcome.error !== undefined) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error });
-  } else if (outcome.refused > 0) {
-    span.setAttribute(OutboxAttributes.failedCount, outcome.refused);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: `SNS refused ${outcome.refused} entries` });
-  }
-  span.end();
+  return {
+    request,
+    entries,
+    end({ refusedIds, error }) {
+      for (const [id, span] of eventSpans) {
+        if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+        else if (refusedIds.has(id))
+          span.setStatus({ code: SpanStatusCode.ERROR, message: "SNS refused it" });
+        span.end();
+      }
+      if (error !== undefined) {
+        request.setStatus({ code: SpanStatusCode.ERROR, message: error });
+      } else if (refusedIds.size > 0) {
+        request.setAttribute(OutboxAttributes.failedCount, refusedIds.size);
+        request.setStatus({ code: SpanStatusCode.ERROR, message: `SNS refused ${refusedIds.size} entries` });
+      }
+      request.end();
+    },
+  };
 }

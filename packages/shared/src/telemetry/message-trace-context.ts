@@ -22,7 +22,9 @@ export function traceHeaders(ctx: Context): Record<string, string> {
 }
 
 /** The context a message's headers carry, to continue it; the root context when they carry none. */
-export function contextFromHeaders(headers: Readonly<Record<string, string>>): Context {
+export function contextFromHeaders(
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>,
+): Context {
   return propagation.extract(ROOT_CONTEXT, headers);
 }
 
