@@ -1,8 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { SpanKind, trace } from "@opentelemetry/api";
+import { migrateApiTables } from "@outbox/api";
 import { enqueue } from "@outbox/client";
-import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import { consumerEnv, type ExampleEffectsTable, relayEnv } from "@outbox/drills";
+import { type BootstrappedResources, bootstrapResources, startEquipmentStub } from "@outbox/devstack";
+import { apiEnv, consumerEnv, type ExampleEffectsTable, relayEnv } from "@outbox/drills";
 import { createLogger, type DatabaseHandle, startTracing } from "@outbox/shared";
 import {
   createMigratedTestDatabase,
@@ -15,12 +16,15 @@ import {
   startOtlpReceiver,
   uniqueName,
 } from "@outbox/test-kit";
+import { apiPort } from "@outbox/test-kit/process";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 // OTLP's span kinds are the API's plus one (0 is "unspecified" there).
 const PRODUCER = SpanKind.PRODUCER + 1;
 const CLIENT = SpanKind.CLIENT + 1;
 const CONSUMER = SpanKind.CONSUMER + 1;
+const SERVER = SpanKind.SERVER + 1;
 const EVENT_TYPE = "trace.checked";
 
 let receiver: OtlpReceiver;
@@ -33,6 +37,8 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   const database = await createMigratedTestDatabase("telemetry", { service: "telemetry-test", poolMax: 2 });
   handle = database.handle;
+  // The photo service's own tables, for the request's trace.
+  await migrateApiTables(handle.db);
   const resources: BootstrappedResources = await bootstrapResources(stack().aws, {
     name: uniqueName("telemetry"),
     rawDelivery: true,
@@ -95,7 +101,7 @@ function handlerLine(consumer: DaemonProcess, eventId: string): LogLine | undefi
 }
 
 describe("tracing across enqueue, the relay process and the consumer process", () => {
-  it("continues each event's trace from enqueue to its handler; the relay's publish span links to it", async () => {
+  it("continues each event's trace from enqueue through the relay to its handler; the PublishBatch request's span links to it", async () => {
     // The test process is the producer: the same SDK set-up as the daemons, exporting to the receiver.
     vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url);
     vi.stubEnv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json");
@@ -164,13 +170,24 @@ describe("tracing across enqueue, the relay process and the consumer process", (
         { traceId, spanId, attributes: { "messaging.message.id": id } },
       ]);
 
-      // The consumer: its handler span continues the producer's trace, as the producer's child.
+      // The relay: the event's own publish span, the producer's child in the producer's trace.
+      const eventPublish = of("relay", PRODUCER).find(
+        (span) => span.attributes["messaging.message.id"] === id,
+      );
+      expect(eventPublish).toMatchObject({
+        name: expect.stringMatching(/^publish /),
+        traceId,
+        parentSpanId: spanId,
+        attributes: { "messaging.system": "aws_sns", "messaging.operation.type": "send" },
+      });
+
+      // The consumer: its handler span continues the event's trace, as the relay's publish span's child.
       const processSpan = of("consumer", CONSUMER).find(
         (span) => span.attributes["messaging.message.id"] === id,
       );
       expect(processSpan).toMatchObject({
         traceId,
-        parentSpanId: spanId,
+        parentSpanId: eventPublish?.spanId,
         attributes: {
           "messaging.system": "aws_sqs",
           "messaging.operation.type": "process",
@@ -200,6 +217,74 @@ describe("tracing across enqueue, the relay process and the consumer process", (
       });
     }
     expect(new Set(links.map((link) => link.traceId)).size).toBe(2);
+  }, 90_000);
+
+  it("runs one trace from an HTTP request through the api, the outbox and the relay to the handler", async () => {
+    // The caller's own trace: the api continues it, and so does everything after.
+    const callerTraceId = "c".repeat(32);
+    const callerSpanId = "d".repeat(16);
+    const otlp = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
+    };
+    const equipment = await startEquipmentStub();
+    try {
+      const api = fleet.api("api", apiEnv(environment, equipment.url, otlp));
+      const daemons = startDaemons(otlp);
+      const response = await fetch(`http://127.0.0.1:${await apiPort(api)}/photos`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          traceparent: `00-${callerTraceId}-${callerSpanId}-01`,
+        },
+        body: JSON.stringify({ title: "traced", gearIds: ["g1"] }),
+      });
+      expect(response.status).toBe(201);
+      const { id: photoId } = (await response.json()) as { id: string };
+      const event = await handle.db
+        .selectFrom("outbox")
+        .select("id")
+        .where("event_type", "=", "photo.posted")
+        .where(sql<boolean>`payload->>'photoId' = ${photoId}`)
+        .executeTakeFirstOrThrow();
+      await runUntilHandled(daemons, [event.id]);
+      expect((await api.stop("SIGTERM")).code, api.stderr()).toBe(0);
+      expect(api.lines.some((line) => line.msg === "traces flushed")).toBe(true);
+
+      const spans = receiver.spans().filter((span) => span.traceId === callerTraceId);
+      const one = (service: string, kind: number) => {
+        const found = spans.filter((span) => span.service === service && span.kind === kind);
+        expect(found, `${service} spans of kind ${kind}`).toHaveLength(1);
+        return found[0] as ReceivedSpan;
+      };
+      const request = one("api", SERVER);
+      const enqueued = one("api", PRODUCER);
+      const published = one("relay", PRODUCER);
+      const processed = one("consumer", CONSUMER);
+      // Parented in the order the event travelled.
+      expect(request).toMatchObject({
+        name: "POST /photos",
+        parentSpanId: callerSpanId,
+        attributes: {
+          "http.request.method": "POST",
+          "http.route": "/photos",
+          "http.response.status_code": 201,
+        },
+      });
+      expect(enqueued).toMatchObject({ name: "enqueue drill", parentSpanId: request.spanId });
+      expect(published).toMatchObject({
+        parentSpanId: enqueued.spanId,
+        attributes: { "messaging.message.id": event.id },
+      });
+      expect(processed).toMatchObject({
+        parentSpanId: published.spanId,
+        attributes: { "messaging.message.id": event.id, "outbox.result": "processed" },
+      });
+      expect(spans.find((span) => span.name === "write effect")?.parentSpanId).toBe(processed.spanId);
+    } finally {
+      await equipment.close();
+    }
   }, 90_000);
 
   it("with no OTEL_* variables nothing starts and nothing is exported, though messages carry a traceparent", async () => {
