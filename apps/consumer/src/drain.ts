@@ -13,17 +13,15 @@ const AFTER_DEADLINE_GRACE_MS = 1_000;
  * The time is the drain's own Deadline (runDaemon's, or the library default), never a second timer.
  * Every message deadline hangs off `#messagesEnd`, which exists before any drain: a message received
  * long before the stop must be rolled back when the drain expires, with a DrainExpiredError (released
- * at once, not retried later). A Deadline cannot be aborted from outside, so `#end` is the one switch
- * that aborts it; nothing else listens to it.
+ * at once, not retried later).
  */
 export class DrainDeadline {
   readonly #marginMs: number;
-  readonly #end = new AbortController();
   /**
    * The parent of every message deadline: linking to a Deadline is a Set entry, linking to an
    * AbortSignal an EventTarget listener, whose add and remove scan the listeners of every message in flight.
    */
-  readonly #messagesEnd = Deadline.after(Number.POSITIVE_INFINITY, this.#end.signal);
+  readonly #messagesEnd = Deadline.followingLater();
   #deadline: Deadline | undefined;
   #unlink: () => void = () => {};
 
@@ -33,7 +31,7 @@ export class DrainDeadline {
 
   /** Aborts, with a DrainExpiredError, when the drain deadline passes: every message deadline is linked to it. */
   get messagesEnd(): Deadline {
-    return this.#messagesEnd;
+    return this.#messagesEnd.deadline;
   }
 
   /** During the drain: too little time left to give a message more than the safety margin. */
@@ -47,7 +45,7 @@ export class DrainDeadline {
       this.#deadline === undefined
         ? handlerTimeoutMs
         : Math.min(handlerTimeoutMs, this.#deadline.remainingMs());
-    return Deadline.after(remaining, this.#messagesEnd);
+    return Deadline.after(remaining, this.#messagesEnd.deadline);
   }
 
   /** The drain begins; `deadline` is its whole budget, and the caller's to dispose. */
@@ -63,7 +61,7 @@ export class DrainDeadline {
   async finish(finished: Promise<void>, settled: () => Promise<void>): Promise<boolean> {
     const deadline = this.#started();
     // Messages in flight end the moment the deadline passes, not when this wait notices it.
-    this.#unlink = deadline.onAbort(() => this.#end.abort(new DrainExpiredError("drain timed out")));
+    this.#unlink = this.#messagesEnd.follow(deadline, new DrainExpiredError("drain timed out"));
     const inTime = await settlesBefore(finished, deadline);
     this.#unlink();
     if (!inTime) await settlesWithin(settled(), AFTER_DEADLINE_GRACE_MS);

@@ -7,9 +7,9 @@ import { Deadline } from "@outbox/client";
  * `follow` ties it to the drain's, the one late link on the way from SIGTERM to the SDK call.
  */
 export class DrainLink {
-  readonly #cut = new AbortController();
+  readonly #link = Deadline.followingLater();
   /** Aborts when the drain's deadline does; never before a drain began. */
-  readonly deadline = Deadline.after(Number.POSITIVE_INFINITY, this.#cut.signal);
+  readonly deadline = this.#link.deadline;
   #endsAt = Number.POSITIVE_INFINITY;
 
   /**
@@ -24,6 +24,6 @@ export class DrainLink {
   /** From now on aborts with `drain`; returns the unlink. */
   follow(drain: Deadline): () => void {
     this.#endsAt = drain.expiresAt;
-    return drain.onAbort((reason) => this.#cut.abort(reason));
+    return this.#link.follow(drain);
   }
 }

@@ -30,7 +30,7 @@ export type {
   OutboxTable,
   OutboxTables,
 } from "./db/schema.js";
-export { Deadline, DeadlineExceededError } from "./deadline/deadline.js";
+export { Deadline, DeadlineExceededError, type FollowingDeadline } from "./deadline/deadline.js";
 export { forwardAbort } from "./deadline/forward-abort.js";
 export { deadlineFetch, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "./deadline/request-timeout.js";
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";

@@ -87,6 +87,25 @@ describe("deadline propagation", () => {
     for (const each of [deadline, grace, expired]) each.dispose();
   });
 
+  it("followingLater() never aborts on its own, then aborts with the deadline it follows, with the reason given", async () => {
+    const later = Deadline.followingLater();
+    const child = Deadline.after(60_000, later.deadline);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(child.aborted).toBe(false);
+    const drain = Deadline.after(0);
+    const reason = new Error("drain over");
+    let seen: unknown;
+    child.onAbort((why) => {
+      seen = why;
+    });
+    const unlink = later.follow(drain, reason);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(child.aborted).toBe(true);
+    expect(seen).toBe(reason);
+    unlink();
+    for (const each of [later.deadline, child, drain]) each.dispose();
+  });
+
   it("min() takes the earlier deadline and aborts with either parent", () => {
     const parent = new AbortController();
     const long = Deadline.after(10_000, parent.signal);

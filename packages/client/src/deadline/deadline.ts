@@ -5,6 +5,13 @@ export class DeadlineExceededError extends Error {
   override readonly name = "DeadlineExceededError";
 }
 
+/** See {@link Deadline.followingLater}. */
+export interface FollowingDeadline {
+  readonly deadline: Deadline;
+  /** From now on aborts with `other`; returns the unlink. */
+  follow(other: Deadline, reason?: unknown): () => void;
+}
+
 /**
  * A point in time by which work must be done: a monotonic expiry (immune to wall-clock jumps), an
  * AbortSignal that fires at expiry, and `remainingMs()` to hand the rest of the budget downstream.
@@ -38,6 +45,19 @@ export class Deadline {
   /** A deadline `ms` from now (Infinity: none of its own); aborts early when `parent` aborts. */
   static after(ms: number, parent?: AbortSignal | Deadline): Deadline {
     return new Deadline(performance.now() + ms, parent ? [parent] : []);
+  }
+
+  /**
+   * A deadline with no expiry of its own that takes one later: work begun before a deadline exists
+   * (a batch or a message in flight when a drain begins) hangs from `deadline`, and `follow` ties it
+   * to that deadline once there, to abort with it (with `reason`, when given, instead of its reason).
+   */
+  static followingLater(): FollowingDeadline {
+    const deadline = new Deadline(Number.POSITIVE_INFINITY, []);
+    return {
+      deadline,
+      follow: (other, reason) => other.onAbort((otherReason) => deadline.#abort(reason ?? otherReason)),
+    };
   }
 
   /** Aborts at expiry, or with a parent; the reason is a DeadlineExceededError or the parent's. */
