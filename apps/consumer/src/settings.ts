@@ -2,6 +2,7 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MAX_VISIBILITY_SECONDS } from "@outbox/client";
 import {
+  awsSettings,
   type BudgetRule,
   type ConfigOf,
   type ConfigProblem,
@@ -27,6 +28,7 @@ export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";
  */
 export const consumerSettings = {
   ...commonSettings,
+  ...awsSettings,
   queueUrl: setting.url({
     env: "CONSUMER_QUEUE_URL",
     description: "URL of the SQS queue to consume.",

@@ -1,4 +1,5 @@
 import {
+  awsSettings,
   type BudgetRule,
   type ConfigOf,
   type ConfigProblem,
@@ -16,6 +17,7 @@ import { topicRoutingProblems } from "./topic-routing.js";
  */
 export const relaySettings = {
   ...commonSettings,
+  ...awsSettings,
   batchSize: setting.integer({
     env: "RELAY_BATCH_SIZE",
     min: 1,

@@ -6,7 +6,12 @@ export {
   endpointFor,
 } from "./aws/aws-clients.js";
 export { isTopicArn } from "./aws/topic-arn.js";
-export { commonSettings, databaseSettings, RDS_CA_BUNDLE_PATH } from "./config/common-settings.js";
+export {
+  awsSettings,
+  commonSettings,
+  databaseSettings,
+  RDS_CA_BUNDLE_PATH,
+} from "./config/common-settings.js";
 export {
   ConfigError,
   type ConfigProblem,

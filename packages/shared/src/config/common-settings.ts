@@ -99,6 +99,10 @@ export const commonSettings = {
     description:
       "Time reserved after the drain for closing the ops server and the pool, exporting trace spans and flushing logs.",
   }),
+};
+
+/** What a daemon that talks to SNS or SQS adds to the common settings (the relay, the consumer). */
+export const awsSettings = {
   awsRegion: setting.string({
     env: "AWS_REGION",
     default: "us-east-1",
