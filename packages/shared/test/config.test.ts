@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { readConfig } from "../src/config/load-config.js";
+import { formerNamesIn, readConfig } from "../src/config/load-config.js";
+import { describeTimeouts } from "../src/config/timeout-budget.js";
 import {
   ConfigError,
   type ConfigOf,
   commonSettings,
   type DaemonTimeouts,
   databaseSettings,
-  describeTimeouts,
   findBudgetProblems,
-  formerNamesIn,
   loadConfig,
   mustNotExceed,
   renderConfigTable,

@@ -3,7 +3,9 @@ import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { createLogger, createMetricsRegistry, startOpsServer } from "../src/index.js";
+import { createLogger } from "../src/index.js";
+import { createMetricsRegistry } from "../src/ops/metrics-registry.js";
+import { startOpsServer } from "../src/ops/ops-server.js";
 
 const log = createLogger({ service: "ops-test", version: "0", level: "silent" });
 

@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigProblem } from "./config-error.js";
+import type { ConfigProblem } from "./config-error.js";
 
 /** A named timeout taken from configuration: `env` names the variable an operator would change. */
 export interface Timeout {
@@ -52,12 +52,6 @@ export function mustNotExceed(value: SettingValue, limit: SettingValue, why?: st
   return [
     { env: value.env, message: `${value.value} must not exceed ${limit.env} (${limit.value})${reason}` },
   ];
-}
-
-/** Throws a ConfigError listing every broken rule, so a daemon refuses to start with an inverted hierarchy. */
-export function assertTimeoutBudget(rules: readonly BudgetRule[]): void {
-  const problems = findBudgetProblems(rules);
-  if (problems.length > 0) throw new ConfigError(problems);
 }
 
 /**

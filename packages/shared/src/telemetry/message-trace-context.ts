@@ -1,12 +1,4 @@
-import {
-  type Attributes,
-  type Context,
-  isSpanContextValid,
-  type Link,
-  propagation,
-  ROOT_CONTEXT,
-  trace,
-} from "@opentelemetry/api";
+import { type Context, propagation, ROOT_CONTEXT } from "@opentelemetry/api";
 
 /**
  * The trace context an event carries from `enqueue` to its handler, as W3C headers in the outbox row,
@@ -26,14 +18,4 @@ export function contextFromHeaders(
   headers: Readonly<Record<string, string | readonly string[] | undefined>>,
 ): Context {
   return propagation.extract(ROOT_CONTEXT, headers);
-}
-
-/** A link to the span that created a message, or undefined when its headers carry none. */
-export function linkFromHeaders(
-  headers: Readonly<Record<string, string>>,
-  attributes?: Attributes,
-): Link | undefined {
-  const spanContext = trace.getSpanContext(contextFromHeaders(headers));
-  if (spanContext === undefined || !isSpanContextValid(spanContext)) return undefined;
-  return attributes === undefined ? { context: spanContext } : { context: spanContext, attributes };
 }
