@@ -31,6 +31,11 @@ beforeAll(async () => {
   // The Dockerfile's own packaging step, with an empty pnpm metadata cache: it must work from the
   // lockfile alone, as on a cold builder.
   await packageDaemons(root, out);
+  // The daemon has no default handlers: a user's module sits in the package, as in their image.
+  fs.copyFileSync(
+    new URL("../compose/example-handlers.mjs", import.meta.url),
+    path.join(out, "consumer", "packaged-handlers.mjs"),
+  );
   databaseUrl = await createTestDatabase("infra_packaged");
   database = createDatabase({
     url: databaseUrl,
@@ -140,6 +145,7 @@ describe("the packaged daemons", () => {
       CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(consumer.visibilityTimeoutSeconds),
       CONSUMER_QUEUE_URL: resources.queueUrl,
       CONSUMER_DLQ_URL: resources.dlqUrl,
+      CONSUMER_HANDLERS_MODULE: path.join(out, "consumer", "packaged-handlers.mjs"),
     });
     running.push(relayDaemon, consumerDaemon);
 
