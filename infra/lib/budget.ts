@@ -259,7 +259,7 @@ export function envNamesOf(daemon: Daemon): ReadonlySet<string> {
  * Stand-ins for what the synth cannot know. DATABASE_URL comes from Secrets Manager; a URL that
  * CloudFormation fills in at deploy time (a queue URL) is still a token; CONSUMER_HANDLERS_MODULE
  * names a file inside the consumer's image, not on the machine running the synth, so it is left to
- * the daemon itself (the example handlers stand in). So does verify-full's CA bundle
+ * the daemon itself (the stack refuses to synthesize without one). So does verify-full's CA bundle
  * (DB_SSL_CA_FILE, read at start-up): the check runs as `require`, which reads no file, and the
  * bundle's place in the image is checked by infra/test/packaging.test.ts. Other tokens stand for
  * themselves.

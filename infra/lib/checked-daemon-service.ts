@@ -47,7 +47,8 @@ export function checkedDaemonService(
     STOP_TIMEOUT_MS: String(budget.stopTimeoutMs),
     SHUTDOWN_OVERHEAD_MS: String(budget.shutdownOverheadMs),
     OPS_PORT: String(budget.opsPort),
-    AWS_REGION: Stack.of(scope).region,
+    // Only where the daemon talks to SNS or SQS (the api reads no AWS setting).
+    ...(envNamesOf(daemon).has("AWS_REGION") ? { AWS_REGION: Stack.of(scope).region } : {}),
     ...computed,
   };
   const extra = { ...(options.environment ?? {}) };

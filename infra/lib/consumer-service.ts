@@ -1,3 +1,4 @@
+import { Annotations } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
 import { settingsFor } from "./budget.js";
@@ -24,6 +25,11 @@ export function consumerService(
   const consumerOptions = stackProps.consumer ?? {};
   const { consumer: budget, minTaskCount, maxTaskCount } = budgets;
   const { queue, deadLetterQueue } = messaging;
+  // The daemon has no default handlers: a consumer deployed without a module would only exit 78.
+  if (!consumerOptions.handlersModule)
+    Annotations.of(scope).addError(
+      "consumer.handlersModule (context consumerHandlersModule) is required: the path, inside your consumer image, of the module whose default export is defineHandlers(...) (docs/deployment.md)",
+    );
   const daemon = checkedDaemonService(scope, "Consumer", "consumer", shared, {
     budget,
     options: consumerOptions,
