@@ -17,6 +17,8 @@ export interface ApiServiceProps {
 export interface ApiService {
   readonly budget: ApiBudget;
   readonly daemon: DaemonService;
+  /** The service's image: its one-off tasks (reconcile, the migration) run it too. */
+  readonly image: ecs.ContainerImage;
   /** The scheduled `api reconcile` task; undefined while the services are not started. */
   readonly reconcile: ReconcileSchedule | undefined;
 }
@@ -73,5 +75,5 @@ export function apiService(
         ...(apiOptions.reconcileEvery ? { every: apiOptions.reconcileEvery } : {}),
       })
     : undefined;
-  return { budget, daemon, reconcile };
+  return { budget, daemon, image, reconcile };
 }

@@ -15,7 +15,7 @@ import type { DaemonService } from "./daemon-service.js";
 import { allowSecretKeyDecrypt, allowServicesIntoDatabase, databaseUrlSecret } from "./database-access.js";
 import { rollBackOnAlarms } from "./deployment-rollback.js";
 import { Messaging } from "./messaging.js";
-import { MigrationTask } from "./migration-task.js";
+import { MigrationTask, migrationRunner } from "./migration-task.js";
 import type { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 import type { ReconcileSchedule } from "./reconcile-schedule.js";
 import { relayService } from "./relay-service.js";
@@ -104,8 +104,10 @@ export class OutboxWorkersStack extends Stack {
 
     allowServicesIntoDatabase(this, props, [this.relay, this.consumer, ...(this.api ? [this.api] : [])]);
     this.migration = new MigrationTask(this, "Migration", {
-      relay: this.relay,
-      image: images.relay,
+      runner: migrationRunner(
+        { service: this.relay, image: images.relay },
+        api ? { service: api.daemon, image: api.image } : undefined,
+      ),
       databaseUrlSecret: secret,
       ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
       vpcSubnets: taskSubnets,
