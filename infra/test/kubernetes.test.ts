@@ -358,12 +358,13 @@ describe("the migration Job", () => {
     "Job",
     "outbox-migrate",
   );
-  it("runs the relay image's migration runner with the daemons' database secret, once, bounded", () => {
+  it("runs the api image's `api migrate` (the outbox's set and the photo service's, which the deployed api checks for) with the daemons' database secret, once, bounded", () => {
     const [container] = job.spec.template.spec.containers;
-    expect(container?.image).toBe(containerOf("relay").image);
+    expect(container?.image).toBe(containerOf("api").image);
     expect((container as Container & { command: string[] }).command).toEqual([
       "node",
-      "node_modules/@outbox/shared/dist/db/migrate-cli.js",
+      "dist/main.js",
+      "migrate",
     ]);
     expect(
       container?.env?.find((variable) => variable.name === "DATABASE_URL")?.valueFrom?.secretKeyRef,
