@@ -1,5 +1,29 @@
+import fs from "node:fs";
 import { configRefusal, expectAnswer, expectUsageError, runEntryPoint, versionOf } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
+
+/**
+ * The entry point a root script runs, read from package.json, so the tests follow the script. Only a
+ * script of the form `tsx --conditions=development ENTRY`: the way runEntryPoint starts it.
+ */
+function rootScriptEntry(name: string): string {
+  const { scripts } = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    scripts: Record<string, string>;
+  };
+  const entry = /^tsx --conditions=development (\S+\.ts)$/.exec(scripts[name] ?? "")?.[1];
+  if (entry === undefined) throw new Error(`pnpm ${name} is not \`tsx --conditions=development ENTRY\``);
+  return entry;
+}
+
+/**
+ * Two entry points answer as `pnpm migrate`: the root script's (the checkout's, which also knows
+ * `--api`) and the relay image's runner (node node_modules/@outbox/shared/dist/db/migrate-cli.js).
+ * Both take the version of @outbox/shared, whose command they run.
+ */
+const migrateEntries = [
+  { entry: rootScriptEntry("migrate") },
+  { entry: "packages/shared/src/db/migrate-cli.ts" },
+] as const;
 
 /**
  * The one-shot programs that share @outbox/shared/command-line follow its conventions (the daemons'
@@ -7,7 +31,7 @@ import { describe, expect, it } from "vitest";
  * package's version, a usage error on stderr with exit 64. `--help` wins over anything else on the line.
  */
 const programs = [
-  { name: "migrate", entry: "packages/shared/src/db/migrate-cli.ts", pkg: "packages/shared/package.json" },
+  ...migrateEntries.map(({ entry }) => ({ name: "migrate", entry, pkg: "packages/shared/package.json" })),
   { name: "drill", entry: "drills/src/cli/drill.ts", pkg: "drills/package.json" },
   { name: "start", entry: "drills/src/cli/start.ts", pkg: "drills/package.json" },
   {
@@ -25,7 +49,7 @@ const programs = [
 ] as const;
 
 // drill and start load the whole drill stack before they parse their command line: slow on a busy machine.
-describe.each(programs)("pnpm $name", { timeout: 120_000 }, ({ name, entry, pkg }) => {
+describe.each(programs)("pnpm $name ($entry)", { timeout: 120_000 }, ({ name, entry, pkg }) => {
   const usage = new RegExp(`^usage: pnpm ${name}\\b`);
 
   it("prints the usage on stdout and exits 0 on --help and -h, and the version on --version", async () => {
@@ -68,9 +92,30 @@ describe("pnpm bench's own options", { timeout: 120_000 }, () => {
   });
 });
 
-describe("pnpm migrate's configuration", { timeout: 120_000 }, () => {
+describe("pnpm migrate's flags", { timeout: 120_000 }, () => {
+  const [checkout, relayImage] = migrateEntries;
+
+  it("the root script's entry offers --demo and --api (the photo service's set)", async () => {
+    expectAnswer(
+      await runEntryPoint(checkout.entry, ["--help"]),
+      /^usage: pnpm migrate \[--demo\] \[--api\] {3}\(/,
+    );
+  });
+
+  it("the relay image's runner offers --demo only, and refuses --api as an unknown option", async () => {
+    const usage = /^usage: pnpm migrate \[--demo\] {3}\(/;
+    const [help, api] = await Promise.all([
+      runEntryPoint(relayImage.entry, ["--help"]),
+      runEntryPoint(relayImage.entry, ["--api"]),
+    ]);
+    expectAnswer(help, usage);
+    expectUsageError(api, "Unknown option '--api'", usage);
+  });
+});
+
+describe.each(migrateEntries)("pnpm migrate's configuration ($entry)", { timeout: 120_000 }, ({ entry }) => {
   it("lists every problem at once, the TLS settings' included, and exits 78", async () => {
-    const lines = await configRefusal("packages/shared/src/db/migrate-cli.ts", {
+    const lines = await configRefusal(entry, {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused?sslmode=allow",
       DB_STATEMENT_TIMEOUT_MS: "5s",
       LOG_LEVEL: "loud",
