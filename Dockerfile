@@ -60,5 +60,6 @@ FROM runtime AS api
 COPY --from=build /out/api /app
 # The photo service's port (API_PORT); the ops server stays on 9090.
 EXPOSE 8080
-# `node dist/main.js reconcile` runs one reconciliation pass (a scheduled task) instead of the service.
+# `node dist/main.js reconcile` runs one reconciliation pass (a scheduled task) instead of the service;
+# `node dist/main.js migrate` applies the outbox's migrations and the photo service's (the migration task).
 CMD ["node", "dist/main.js"]
