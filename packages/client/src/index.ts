@@ -31,7 +31,6 @@ export type {
   OutboxTables,
 } from "./db/schema.js";
 export { Deadline, DeadlineExceededError, type FollowingDeadline } from "./deadline/deadline.js";
-export { forwardAbort } from "./deadline/forward-abort.js";
 export { deadlineFetch, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "./deadline/request-timeout.js";
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";
 export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { onSignalAbort } from "./forward-abort.js";
+import { onSignalAbort } from "./on-signal-abort.js";
 
 export class DeadlineExceededError extends Error {
   override readonly name = "DeadlineExceededError";

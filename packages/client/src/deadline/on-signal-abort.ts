@@ -14,8 +14,3 @@ export function onSignalAbort(parent: AbortSignal, onAbort: (reason: unknown) =>
   parent.addEventListener("abort", listener, { once: true });
   return () => parent.removeEventListener("abort", listener);
 }
-
-/** Aborts `child` when `parent` aborts. Returns the unlink function. */
-export function forwardAbort(parent: AbortSignal, child: AbortController): () => void {
-  return onSignalAbort(parent, (reason) => child.abort(reason));
-}
