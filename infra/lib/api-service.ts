@@ -4,6 +4,7 @@ import type { Construct } from "constructs";
 import { type ApiBudget, apiBudget } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
 import type { DaemonService } from "./daemon-service.js";
+import type { DaemonTelemetry } from "./daemon-telemetry.js";
 import { ReconcileSchedule } from "./reconcile-schedule.js";
 import type { ApiServiceOptions } from "./stack-props.js";
 
@@ -12,6 +13,8 @@ export interface ApiServiceProps {
   /** The image comes from `options` or the ApiImage parameter. */
   readonly shared: Omit<SharedServiceProps, "image">;
   readonly startServices: boolean;
+  /** Its collector sidecar (daemon-telemetry.ts); undefined: none. */
+  readonly telemetry: DaemonTelemetry | undefined;
 }
 
 export interface ApiService {
@@ -25,11 +28,11 @@ export interface ApiService {
 
 /**
  * The photo service and its scheduled reconciliation. The service talks to Postgres and the
- * equipment service only: its task role gets no policy.
+ * equipment service only: its task role gets no policy but its collector sidecar's.
  */
 export function apiService(
   scope: Construct,
-  { options: apiOptions, shared, startServices }: ApiServiceProps,
+  { options: apiOptions, shared, startServices, telemetry }: ApiServiceProps,
 ): ApiService {
   const budget = apiBudget(
     apiOptions.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: apiOptions.drainTimeoutMs },
@@ -42,7 +45,7 @@ export function apiService(
         description: "Photo service image URI (the Dockerfile's `api` target)",
       }).valueAsString,
     );
-  const daemon = checkedDaemonService(
+  const { daemon } = checkedDaemonService(
     scope,
     "Api",
     "api",
@@ -63,6 +66,7 @@ export function apiService(
         API_RECONCILE_INTERVAL_MS: "0",
       },
       desiredCount: startServices ? (apiOptions.desiredCount ?? 2) : 0,
+      telemetry,
     },
   );
   const reconcile = startServices

@@ -5,6 +5,7 @@ import { settingsFor } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
 import { scaleConsumerOnQueue } from "./consumer-scaling.js";
 import type { DaemonService } from "./daemon-service.js";
+import { daemonTelemetry } from "./daemon-telemetry.js";
 import type { Messaging } from "./messaging.js";
 import type { ServiceBudgets } from "./service-budgets.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
@@ -17,7 +18,7 @@ export interface ConsumerServiceProps {
   readonly startServices: boolean;
 }
 
-/** The consumer's service, allowed onto the stack's queue and DLQ only, scaled on the queue. */
+/** The consumer's service (with its collector sidecar), allowed onto the stack's queue and DLQ only, scaled on the queue. */
 export function consumerService(
   scope: Construct,
   { stackProps, shared, budgets, messaging, startServices }: ConsumerServiceProps,
@@ -30,7 +31,7 @@ export function consumerService(
     Annotations.of(scope).addError(
       "consumer.handlersModule (context consumerHandlersModule) is required: the path, inside your consumer image, of the module whose default export is defineHandlers(...) (docs/deployment.md)",
     );
-  const daemon = checkedDaemonService(scope, "Consumer", "consumer", shared, {
+  const { daemon } = checkedDaemonService(scope, "Consumer", "consumer", shared, {
     budget,
     options: consumerOptions,
     computed: {
@@ -44,6 +45,7 @@ export function consumerService(
       ...(consumerOptions.handlersModule ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule } : {}),
     },
     desiredCount: startServices ? minTaskCount : 0,
+    telemetry: daemonTelemetry(stackProps, "consumer"),
   });
   // Receive, delete and extend/release (the *Batch calls authorize as the same actions): this queue only.
   daemon.taskDefinition.addToTaskRolePolicy(

@@ -49,6 +49,11 @@ export interface DaemonServiceProps {
    */
   readonly allowedEnvNames: ReadonlySet<string>;
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * Variables that point the daemon at a sidecar of its own task (the collector's OTLP endpoint):
+   * set in its container, not in `environment`, so its one-off tasks, which have no sidecar, never get them.
+   */
+  readonly sidecarEnvironment?: Readonly<Record<string, string>>;
   /** Secret holding the Postgres URL, injected as DATABASE_URL. */
   readonly databaseUrlSecret: secretsmanager.ISecret;
   /** JSON key inside the secret, when the secret is a JSON document rather than the bare URL. */
@@ -78,12 +83,15 @@ export class DaemonService extends Construct {
   readonly taskRole: iam.IRole;
   /** Shared with the one-off tasks of the same image (one-off-task.ts). */
   readonly cpuArchitecture: CpuArchitectureName;
-  /** The container's plain environment (DATABASE_URL is a secret, not in it). */
+  /**
+   * The container's plain environment but `sidecarEnvironment`: what its one-off tasks reuse
+   * (DATABASE_URL is a secret, not in it).
+   */
   readonly environment: Readonly<Record<string, string>>;
 
   constructor(scope: Construct, id: string, props: DaemonServiceProps) {
     super(scope, id);
-    const unknown = Object.keys(props.environment).filter(
+    const unknown = Object.keys({ ...props.environment, ...props.sidecarEnvironment }).filter(
       (env) => !props.allowedEnvNames.has(env) && !isPlatformVariable(env),
     );
     if (unknown.length > 0) {
@@ -115,7 +123,7 @@ export class DaemonService extends Construct {
       containerName: props.name,
       image: props.image,
       essential: true,
-      environment: { ...this.environment },
+      environment: { ...this.environment, ...props.sidecarEnvironment },
       secrets: {
         DATABASE_URL: props.databaseUrlSecretField
           ? ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField)

@@ -12,11 +12,11 @@ import { consumerService } from "./consumer-service.js";
 import { DEFAULT_CPU_ARCHITECTURE } from "./cpu-architecture.js";
 import { daemonImages } from "./daemon-images.js";
 import type { DaemonService } from "./daemon-service.js";
+import { daemonTelemetry } from "./daemon-telemetry.js";
 import { allowSecretKeyDecrypt, allowServicesIntoDatabase, databaseUrlSecret } from "./database-access.js";
 import { rollBackOnAlarms } from "./deployment-rollback.js";
 import { Messaging } from "./messaging.js";
 import { MigrationTask, migrationRunner } from "./migration-task.js";
-import type { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 import type { ReconcileSchedule } from "./reconcile-schedule.js";
 import { relayService } from "./relay-service.js";
 import type { ServiceAlarms } from "./service-alarms.js";
@@ -25,11 +25,13 @@ import { stackAlarms } from "./stack-alarms.js";
 import { stackNetwork } from "./stack-network.js";
 import { stackOutputs } from "./stack-outputs.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
+import type { TelemetrySidecar } from "./telemetry-sidecar.js";
 
 /**
- * Everything the two daemons need in one account and region: the topic, the queue and its DLQ, the
- * relay and consumer Fargate services with their stop budgets, least-privilege roles, auto-scaling of
- * the consumer, and the alarms.
+ * Everything the daemons need in one account and region: the topic, the queue and its DLQ, the
+ * relay and consumer Fargate services (and the photo service's, with `api`) with their stop budgets,
+ * least-privilege roles, a collector sidecar each for metrics and traces, auto-scaling of the
+ * consumer, and the alarms.
  *
  * Each concern is a function of its own file that takes the stack as its scope, so every resource
  * keeps the logical id it had when this was one constructor.
@@ -46,7 +48,8 @@ export class OutboxWorkersStack extends Stack {
   readonly apiAlarms: ServiceAlarms | undefined;
   readonly alarmTopic: sns.Topic;
   readonly migration: MigrationTask;
-  readonly relayMetrics: PrometheusEmfSidecar | undefined;
+  /** The relay's collector sidecar while it forwards the relay's metrics (its lag alarms read them). */
+  readonly relayMetrics: TelemetrySidecar | undefined;
   readonly api: DaemonService | undefined;
   readonly apiBudget: ApiBudget | undefined;
   readonly apiLoadBalancer: ApiLoadBalancer | undefined;
@@ -97,7 +100,14 @@ export class OutboxWorkersStack extends Stack {
       startServices,
     });
     const apiOptions = props.api;
-    const api = apiOptions ? apiService(this, { options: apiOptions, shared, startServices }) : undefined;
+    const api = apiOptions
+      ? apiService(this, {
+          options: apiOptions,
+          shared,
+          startServices,
+          telemetry: daemonTelemetry(props, "api"),
+        })
+      : undefined;
     this.api = api?.daemon;
     this.apiBudget = api?.budget;
     this.apiReconcile = api?.reconcile;

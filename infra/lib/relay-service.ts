@@ -1,13 +1,12 @@
-import { RELAY_METRICS } from "@outbox/relay";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
 import type { RelayBudget } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
 import type { DaemonService } from "./daemon-service.js";
-import { METRICS_NAMESPACE } from "./metrics-namespace.js";
-import { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
+import { daemonTelemetry } from "./daemon-telemetry.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
+import type { TelemetrySidecar } from "./telemetry-sidecar.js";
 
 export interface RelayServiceProps {
   readonly stackProps: OutboxWorkersStackProps;
@@ -19,17 +18,18 @@ export interface RelayServiceProps {
 
 export interface RelayService {
   readonly daemon: DaemonService;
-  /** The lag gauges forwarded to CloudWatch; undefined with `relay.lagMetric` false. */
-  readonly metrics: PrometheusEmfSidecar | undefined;
+  /** The sidecar forwarding the relay's metrics; undefined while they are not forwarded (`relay.lagMetric`). */
+  readonly metrics: TelemetrySidecar | undefined;
 }
 
-/** The relay's service, allowed to publish to the stack's topic only, and its metrics sidecar. */
+/** The relay's service, allowed to publish to the stack's topic only, and its collector sidecar. */
 export function relayService(
   scope: Construct,
   { stackProps, shared, budget, topic, startServices }: RelayServiceProps,
 ): RelayService {
   const relayOptions = stackProps.relay ?? {};
-  const daemon = checkedDaemonService(scope, "Relay", "relay", shared, {
+  const telemetry = daemonTelemetry(stackProps, "relay");
+  const { daemon, telemetry: sidecar } = checkedDaemonService(scope, "Relay", "relay", shared, {
     budget,
     options: relayOptions,
     computed: {
@@ -41,27 +41,13 @@ export function relayService(
     },
     // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
     desiredCount: startServices ? (relayOptions.desiredCount ?? 2) : 0,
+    telemetry,
   });
   // PublishBatch is authorized as sns:Publish. This topic only.
   daemon.taskDefinition.addToTaskRolePolicy(
     new iam.PolicyStatement({ actions: ["sns:Publish"], resources: [topic.topicArn] }),
   );
-  const metrics =
-    (relayOptions.lagMetric ?? true)
-      ? new PrometheusEmfSidecar(scope, "RelayMetrics", {
-          taskDefinition: daemon.taskDefinition,
-          opsPort: budget.opsPort,
-          metricNames: [
-            RELAY_METRICS.lag,
-            RELAY_METRICS.unsent,
-            RELAY_METRICS.topicsInOutage,
-            RELAY_METRICS.blockedKeys,
-          ],
-          namespace: METRICS_NAMESPACE,
-          service: "relay",
-          ...(relayOptions.collectorImage ? { collectorImage: relayOptions.collectorImage } : {}),
-          ...(stackProps.logRetention ? { logRetention: stackProps.logRetention } : {}),
-        })
-      : undefined;
+  // The lag alarms need the gauges in CloudWatch: a traces-only sidecar does not count.
+  const metrics = telemetry && telemetry.metrics.length > 0 ? sidecar : undefined;
   return { daemon, metrics };
 }

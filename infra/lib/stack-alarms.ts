@@ -8,15 +8,15 @@ import type { DaemonService } from "./daemon-service.js";
 import { LOGGED, LogEventMetric, loggedAs } from "./log-event-metric.js";
 import type { Messaging } from "./messaging.js";
 import { METRICS_NAMESPACE } from "./metrics-namespace.js";
-import type { PrometheusEmfSidecar } from "./prometheus-emf-sidecar.js";
 import { ServiceAlarms } from "./service-alarms.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
+import type { TelemetrySidecar } from "./telemetry-sidecar.js";
 
 export interface StackAlarmsProps {
   readonly stackProps: OutboxWorkersStackProps;
   readonly messaging: Messaging;
   readonly relay: DaemonService;
-  readonly relayMetrics: PrometheusEmfSidecar | undefined;
+  readonly relayMetrics: TelemetrySidecar | undefined;
   readonly consumer: DaemonService;
   readonly api: DaemonService | undefined;
 }

@@ -36,6 +36,15 @@ function flag(context: ContextReader, key: string): boolean | undefined {
   return value === "true";
 }
 
+function ratio(context: ContextReader, key: string): number | undefined {
+  const value = context(key);
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!(number >= 0 && number <= 1))
+    throw new Error(`${key} must be a number from 0 to 1, got ${JSON.stringify(value)}`);
+  return number;
+}
+
 function cpuArchitecture(value: string | undefined): CpuArchitectureName | undefined {
   if (value === undefined || isCpuArchitectureName(value)) return value;
   throw new Error(
@@ -61,6 +70,8 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   const subnetIds = list(context("subnetIds"));
   const loadBalancerSubnetIds = list(context("loadBalancerSubnetIds"));
   const architecture = cpuArchitecture(context("cpuArchitecture"));
+  const traces = flag(context, "traces");
+  const traceSampleRatio = ratio(context, "traceSampleRatio");
   if (!vpcId && (subnetIds || loadBalancerSubnetIds)) {
     throw new Error("subnetIds and loadBalancerSubnetIds need vpcId: the VPC they belong to");
   }
@@ -96,6 +107,14 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
         }
       : {}),
     ...(architecture ? { cpuArchitecture: architecture } : {}),
+    ...(traces !== undefined || traceSampleRatio !== undefined
+      ? {
+          telemetry: {
+            ...(traces === undefined ? {} : { traces }),
+            ...(traceSampleRatio === undefined ? {} : { traceSampleRatio }),
+          },
+        }
+      : {}),
     // The first deployment: everything but running tasks, so the migration can run first.
     startServices: flag(context, "startServices") ?? true,
   };

@@ -1,5 +1,6 @@
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import type { Construct } from "constructs";
+import { pullsPublicCollector } from "./daemon-telemetry.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
 import { existingNetwork, type WorkerVpc, workerVpc } from "./worker-vpc.js";
 
@@ -11,8 +12,8 @@ function needsNat(props: OutboxWorkersStackProps): string | undefined {
   if (props.images?.kind !== "ecr") {
     return 'the images are pulled from a registry outside AWS: push them to ECR (images.kind "ecr")';
   }
-  if ((props.relay?.lagMetric ?? true) && !props.relay?.collectorImage) {
-    return "the collector's default image is on public.ecr.aws, which has no VPC endpoint: push it to your ECR repository and set relay.collectorImage, or set relay.lagMetric to false";
+  if (pullsPublicCollector(props)) {
+    return "the collector's default image is on public.ecr.aws, which has no VPC endpoint: push it to your ECR repository and set telemetry.collectorImage, or set telemetry's metrics and traces to false";
   }
   return undefined;
 }
@@ -29,5 +30,10 @@ export function stackNetwork(scope: Construct, props: OutboxWorkersStackProps): 
   const natGateways = props.natGateways ?? 1;
   const withoutNat = natGateways === 0 ? needsNat(props) : undefined;
   if (withoutNat) throw new Error(`natGateways 0: ${withoutNat}`);
-  return workerVpc(scope, { natGateways, ecrImages: props.images?.kind === "ecr" });
+  return workerVpc(scope, {
+    natGateways,
+    ecrImages: props.images?.kind === "ecr",
+    // With a NAT gateway the spans take it: they are not the work, and an endpoint is billed by the hour.
+    xrayEndpoint: natGateways === 0 && (props.telemetry?.traces ?? true),
+  });
 }

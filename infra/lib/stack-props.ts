@@ -11,14 +11,32 @@ export interface RelayServiceOptions {
   readonly drainTimeoutMs?: number;
   /** The outbox `topic` value routed to the stack's topic (RELAY_TOPIC_ARNS `<name>=<arn>`). */
   readonly logicalTopic?: string;
-  /** Forward the lag gauge to CloudWatch with an ADOT sidecar and alarm on it. Default true. */
+  /**
+   * Forward the relay's metrics (its lag among them) to CloudWatch and alarm on the lag. Default
+   * true; `telemetry.metrics` false turns it off for every daemon.
+   */
   readonly lagMetric?: boolean;
-  /** The ADOT collector image of that sidecar; pin a tag you have verified. */
+  /** Every collector sidecar's image when `telemetry.collectorImage` is not set (its name before there was one). */
   readonly collectorImage?: string;
   /** Extra daemon variables (names are checked against the relay's settings and platform-environment.ts). */
   readonly environment?: Readonly<Record<string, string>>;
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
+}
+
+/** Each daemon's task runs an ADOT collector sidecar for its metrics and its traces (telemetry-sidecar.ts). */
+export interface TelemetryOptions {
+  /** Forward each daemon's /metrics to CloudWatch (EMF, namespace OutboxWorkers). Default true. */
+  readonly metrics?: boolean;
+  /** Send each daemon's traces to AWS X-Ray through its sidecar. Default true. */
+  readonly traces?: boolean;
+  /**
+   * The share of new traces kept (OTEL_TRACES_SAMPLER_ARG of parentbased_traceidratio; the relay
+   * and the consumer follow the api's decision). Default 0.05; 1 keeps every trace.
+   */
+  readonly traceSampleRatio?: number;
+  /** The collector image of every sidecar; pin a tag you have verified. Default: DEFAULT_COLLECTOR_IMAGE. */
+  readonly collectorImage?: string;
 }
 
 export interface ConsumerServiceOptions {
@@ -78,8 +96,9 @@ export interface OutboxWorkersStackProps extends StackProps {
   readonly cpuArchitecture?: CpuArchitectureName;
   /**
    * NAT gateways of the stack's VPC. Default 1. 0 only when nothing the tasks reach is outside AWS:
-   * images in private ECR (`images.kind` "ecr") and the relay's collector image too (pushed there,
-   * `relay.collectorImage`), or no collector (`relay.lagMetric` false).
+   * images in private ECR (`images.kind` "ecr") and the collector image too (pushed there,
+   * `telemetry.collectorImage`), or no collector (`telemetry` metrics and traces false). With
+   * traces on, the VPC then gets an X-Ray endpoint.
    */
   readonly natGateways?: number;
   /** Default: deploy-time parameters RelayImage and ConsumerImage (see daemon-images.ts). */
@@ -103,6 +122,8 @@ export interface OutboxWorkersStackProps extends StackProps {
   readonly consumer?: ConsumerServiceOptions;
   /** The photo service (apps/api) behind an ALB; not deployed without it. */
   readonly api?: ApiServiceOptions;
+  /** Metrics and traces of every daemon; both on by default. */
+  readonly telemetry?: TelemetryOptions;
   readonly alarmEmail?: string;
   /**
    * false: every service at 0 tasks, no consumer auto-scaling, no reconcile schedule. For the first

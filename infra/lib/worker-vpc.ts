@@ -11,6 +11,8 @@ export interface WorkerVpcProps {
   readonly natGateways: number;
   /** The images come from private ECR: add its two endpoints (the layers come from S3). */
   readonly ecrImages: boolean;
+  /** The collectors send traces and have no NAT gateway to reach X-Ray through: add its endpoint. */
+  readonly xrayEndpoint: boolean;
 }
 
 export interface WorkerVpc {
@@ -110,6 +112,7 @@ export function workerVpc(scope: Construct, props: WorkerVpcProps): WorkerVpc {
     ...(props.ecrImages
       ? [ec2.InterfaceVpcEndpointAwsService.ECR, ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER]
       : []),
+    ...(props.xrayEndpoint ? [ec2.InterfaceVpcEndpointAwsService.XRAY] : []),
   ];
   for (const service of services) {
     // Private DNS: the SDK's default endpoint names resolve to the endpoint, nothing to configure.

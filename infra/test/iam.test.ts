@@ -1,7 +1,8 @@
 import type { CfnElement } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
-import { policyStatements, stringsIn, synth, wildcardProblems } from "./support/synth.js";
+import { policyStatements, stringsIn, synth, wildcardProblems, XRAY_WRITE_ACTIONS } from "./support/synth.js";
 
 const variants = {
   default: {},
@@ -58,7 +59,17 @@ describe("least privilege", () => {
     const onStar = policyStatements(template).filter(({ statement }) =>
       stringsIn(statement.Resource).includes("*"),
     );
-    for (const { statement } of onStar) expect(statement.Action).toBe("ecr:GetAuthorizationToken");
+    // Besides the X-Ray writes (allowed, see below): the ECR token only.
+    for (const { statement } of onStar) {
+      if (
+        Array.isArray(statement.Action) &&
+        statement.Action.every((action) => String(action).startsWith("xray:"))
+      ) {
+        expect(statement).toEqual({ Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" });
+      } else {
+        expect(statement.Action).toBe("ecr:GetAuthorizationToken");
+      }
+    }
   });
 
   const { stack, template } = synth();
@@ -67,13 +78,24 @@ describe("least privilege", () => {
   const queue = id(stack.messaging.queue);
   const dlq = id(stack.messaging.deadLetterQueue);
 
+  /** The collector sidecar's statements on a task role: EMF into its own log group, spans to X-Ray. */
+  const collectorStatements = (sidecar: RegExp) => [
+    expect.objectContaining({
+      Action: ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+      Resource: { "Fn::GetAtt": [expect.stringMatching(sidecar), "Arn"] },
+    }),
+    { Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" },
+  ];
+
   it("lets the relay publish to its topic and nothing else (plus its metrics log group)", () => {
     const statements = statementsOfRole(template, id(stack.relay.taskRole));
     expect(statements).toContainEqual(
       expect.objectContaining({ Action: "sns:Publish", Resource: { Ref: topic } }),
     );
     const actions = statements.flatMap((statement) => stringsIn(statement.Action));
-    expect(actions.filter((action) => !action.startsWith("logs:"))).toEqual(["sns:Publish"]);
+    expect(actions.filter((action) => !action.startsWith("logs:") && !action.startsWith("xray:"))).toEqual([
+      "sns:Publish",
+    ]);
     const logResources = statements.filter((statement) =>
       stringsIn(statement.Action).some((a) => a.startsWith("logs:")),
     );
@@ -82,17 +104,74 @@ describe("least privilege", () => {
         "Fn::GetAtt": [expect.stringMatching(/^RelayMetricsEmfLogs/), "Arn"],
       });
     }
+    expect(statements).toEqual([
+      ...collectorStatements(/^RelayMetricsEmfLogs/),
+      expect.objectContaining({ Action: "sns:Publish" }),
+    ]);
   });
 
   it("lets the consumer receive, delete and extend on its queue, and send to its DLQ only", () => {
     const statements = statementsOfRole(template, id(stack.consumer.taskRole));
     expect(statements).toEqual([
+      ...collectorStatements(/^ConsumerMetricsEmfLogs/),
       expect.objectContaining({
         Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"],
         Resource: { "Fn::GetAtt": [queue, "Arn"] },
       }),
       expect.objectContaining({ Action: "sqs:SendMessage", Resource: { "Fn::GetAtt": [dlq, "Arn"] } }),
     ]);
+  });
+
+  it("gives the photo service's task role its collector's statements only", () => {
+    const withApi = synth({ api: { equipmentUrl: "http://equipment.internal:8080" } });
+    const role = withApi.stack.api?.taskRole;
+    if (!role) throw new Error("no api");
+    const roleId = withApi.stack.getLogicalId(role.node.defaultChild as CfnElement);
+    expect(statementsOfRole(withApi.template, roleId)).toEqual(collectorStatements(/^ApiMetricsEmfLogs/));
+  });
+
+  it("allows X-Ray's writes on `*` (they have no resource-level permissions) and nothing more there", () => {
+    const xray = policyStatements(template).filter(({ statement }) =>
+      stringsIn(statement.Action).some((action) => action.startsWith("xray:")),
+    );
+    // The relay's and the consumer's task roles; a task role's policy holds all of its statements.
+    expect(xray.map(({ where }) => where.split(".")[0]).sort()).toEqual([
+      expect.stringMatching(/^ConsumerTaskTaskRoleDefaultPolicy/),
+      expect.stringMatching(/^RelayTaskTaskRoleDefaultPolicy/),
+    ]);
+    for (const { statement } of xray) {
+      expect(statement).toEqual({ Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" });
+    }
+    // The exception is that statement exactly: one more action, or a condition, is a wildcard again.
+    const widened = Template.fromJSON({
+      Resources: {
+        Policy: {
+          Type: "AWS::IAM::Policy",
+          Properties: {
+            PolicyDocument: {
+              Statement: [
+                { Effect: "Allow", Action: [...XRAY_WRITE_ACTIONS, "xray:GetTraceSummaries"], Resource: "*" },
+                { Effect: "Allow", Action: "xray:PutTraceSegments", Resource: "*" },
+              ],
+            },
+          },
+        },
+      },
+    });
+    expect(wildcardProblems(widened)).toEqual([
+      "Policy.Properties.PolicyDocument.Statement[0]: resource *",
+      "Policy.Properties.PolicyDocument.Statement[1]: resource *",
+    ]);
+  });
+
+  it("grants no X-Ray action with traces off, and the metrics' log group statement stays", () => {
+    const { stack: off, template: offTemplate } = synth({ telemetry: { traces: false } });
+    const actions = policyStatements(offTemplate).flatMap(({ statement }) => stringsIn(statement.Action));
+    expect(actions.filter((action) => action.startsWith("xray:"))).toEqual([]);
+    const consumerRole = off.getLogicalId(off.consumer.taskRole.node.defaultChild as CfnElement);
+    expect(statementsOfRole(offTemplate, consumerRole)[0]).toEqual(
+      collectorStatements(/^ConsumerMetricsEmfLogs/)[0],
+    );
   });
 
   it("lets the execution roles read the database secret and write their own log group, nothing more", () => {

@@ -72,14 +72,21 @@ describe("without a NAT gateway", () => {
     expect(() => synth({ natGateways: 0, images: ecrImages })).toThrow(
       /public\.ecr\.aws, which has no VPC endpoint/,
     );
+    // The relay's metrics off still leaves the other collectors (and the relay's, for its traces).
+    expect(() => synth({ natGateways: 0, images: ecrImages, relay: { lagMetric: false } })).toThrow(
+      /public\.ecr\.aws, which has no VPC endpoint/,
+    );
   });
 
   it("runs the tasks in isolated subnets once everything is in ECR", () => {
-    for (const relay of [
-      { lagMetric: false },
-      { collectorImage: "123456789012.dkr.ecr.eu-west-1.amazonaws.com/outbox:collector-0.43.3" },
+    const collectorImage = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/outbox:collector-0.43.3";
+    for (const telemetry of [
+      { telemetry: { metrics: false, traces: false } },
+      { telemetry: { collectorImage } },
+      // The image's name from before `telemetry`: now every sidecar's.
+      { relay: { collectorImage } },
     ]) {
-      const { stack, template } = synth({ natGateways: 0, images: ecrImages, relay });
+      const { stack, template } = synth({ natGateways: 0, images: ecrImages, ...telemetry });
       template.resourceCountIs("AWS::EC2::NatGateway", 0);
       const vpc = stack.relay.service.cluster.vpc;
       expect(vpc.privateSubnets).toEqual([]);
@@ -90,6 +97,20 @@ describe("without a NAT gateway", () => {
       for (const subnets of network) expect(subnets).toEqual(taskSubnetRefs(stack));
       expect(interfaceEndpoints(template).get("ecr.dkr")).toMatchObject({ SubnetIds: taskSubnetRefs(stack) });
     }
+  });
+
+  it("reaches X-Ray through an endpoint of its own while the collectors send traces", () => {
+    const collectorImage = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/outbox:collector-0.43.3";
+    const isolated = { natGateways: 0, images: ecrImages } as const;
+    const tracing = synth({ ...isolated, telemetry: { collectorImage } });
+    expect(interfaceEndpoints(tracing.template).get("xray")).toMatchObject({
+      PrivateDnsEnabled: true,
+      SubnetIds: taskSubnetRefs(tracing.stack),
+    });
+    const metricsOnly = synth({ ...isolated, telemetry: { collectorImage, traces: false } }).template;
+    expect(interfaceEndpoints(metricsOnly).has("xray")).toBe(false);
+    // With a NAT gateway the spans take it: no endpoint billed by the hour for them.
+    expect(interfaceEndpoints(synth().template).has("xray")).toBe(false);
   });
 
   it("is a setting of the stack's own VPC only", () => {

@@ -13,7 +13,9 @@ const platform = {
 };
 
 describe("the platform's variables", () => {
+  // Traces off: with them on, the stack sets the OTLP endpoint itself (its collector sidecar's).
   const { template } = synth({
+    telemetry: { traces: false },
     relay: { environment: platform },
     consumer: { environment: platform },
     api: { equipmentUrl, environment: platform },

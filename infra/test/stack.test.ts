@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
 import { LOG_BUFFER_SIZE } from "../lib/daemon-service.js";
 import { METRICS_NAMESPACE } from "../lib/metrics-namespace.js";
-import { container, environmentOf, synth } from "./support/synth.js";
+import { DEFAULT_TRACE_SAMPLE_RATIO, tracesEnvironment } from "../lib/telemetry-sidecar.js";
+import { container, containerBeside, environmentOf, synth } from "./support/synth.js";
 
 const { stack, template } = synth();
 const logicalId = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
@@ -102,8 +103,13 @@ describe("the containers", () => {
   });
 
   it("use only the environment variables the daemons read", () => {
-    const relayNames = new Set(Object.values(relaySettings).map((setting) => setting.env));
-    const consumerNames = new Set(Object.values(consumerSettings).map((setting) => setting.env));
+    // Besides their settings: the OTEL_* variables that send their spans to the collector sidecar.
+    const traces = Object.keys(tracesEnvironment(DEFAULT_TRACE_SAMPLE_RATIO));
+    const relayNames = new Set([...Object.values(relaySettings).map((setting) => setting.env), ...traces]);
+    const consumerNames = new Set([
+      ...Object.values(consumerSettings).map((setting) => setting.env),
+      ...traces,
+    ]);
     for (const name of Object.keys(environmentOf(relayContainer))) expect(relayNames).toContain(name);
     for (const name of Object.keys(environmentOf(consumerContainer))) expect(consumerNames).toContain(name);
     expect(() => synth({ relay: { environment: { RELAY_BATCHSIZE: "10" } } })).toThrow(
@@ -175,7 +181,7 @@ describe("the containers", () => {
       });
     }
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup"));
-    expect(groups).toHaveLength(3); // relay, consumer, the relay's metrics (EMF)
+    expect(groups).toHaveLength(4); // relay, consumer, and each one's collector sidecar (EMF)
     for (const group of groups) expect(group.Properties.RetentionInDays).toBeGreaterThan(0);
     template.hasResourceProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
   });
@@ -310,7 +316,7 @@ describe("alarms", () => {
       Threshold: 60,
       TreatMissingData: "breaching",
     });
-    const sidecar = container(template, "metrics");
+    const sidecar = containerBeside(template, "relay", "collector");
     expect(sidecar.Essential).toBe(false);
     expect(sidecar.Image).toMatch(/^public\.ecr\.aws\/aws-observability\/aws-otel-collector:/);
     const config = JSON.stringify(environmentOf(sidecar).AOT_CONFIG_CONTENT);

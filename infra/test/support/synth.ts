@@ -55,14 +55,32 @@ export function stringsIn(value: Json): string[] {
   return [];
 }
 
+/** What a collector sidecar may send to X-Ray: these two actions exist only on resource `*`. */
+export const XRAY_WRITE_ACTIONS = ["xray:PutTraceSegments", "xray:PutTelemetryRecords"];
+
+/**
+ * The one wildcard granted on purpose (telemetry-sidecar.ts): an Allow of exactly the X-Ray write
+ * actions on `*`, with nothing else in the statement. X-Ray has no resource-level permissions.
+ */
+function isXrayWrite(statement: Record<string, Json>): boolean {
+  return (
+    JSON.stringify(Object.keys(statement).sort()) === JSON.stringify(["Action", "Effect", "Resource"]) &&
+    statement.Effect === "Allow" &&
+    JSON.stringify(statement.Action) === JSON.stringify(XRAY_WRITE_ACTIONS) &&
+    statement.Resource === "*"
+  );
+}
+
 /**
  * Statements that allow with a wildcard action, resource or principal, and any that uses
- * NotAction/NotResource/NotPrincipal. A Deny's wildcards only widen what is refused (enforceSSL denies
- * every action to everyone without TLS), so they grant nothing.
+ * NotAction/NotResource/NotPrincipal; the X-Ray write statement aside (isXrayWrite). A Deny's
+ * wildcards only widen what is refused (enforceSSL denies every action to everyone without TLS),
+ * so they grant nothing.
  */
 export function wildcardProblems(template: Template): string[] {
   return policyStatements(template).flatMap(({ where, statement }) => {
     const problems: string[] = [];
+    if (isXrayWrite(statement)) return problems;
     for (const key of ["NotAction", "NotResource", "NotPrincipal"]) {
       if (key in statement) problems.push(`${where}: ${key}`);
     }
@@ -88,7 +106,7 @@ export interface ContainerDefinition {
   [key: string]: Json;
 }
 
-/** The container definition named `name` (relay, consumer, metrics). */
+/** The first container definition named `name` (relay, consumer, api: one of each). */
 export function container(template: Template, name: string): ContainerDefinition {
   const taskDefinitions = template.findResources("AWS::ECS::TaskDefinition");
   for (const definition of Object.values(taskDefinitions)) {
@@ -97,6 +115,18 @@ export function container(template: Template, name: string): ContainerDefinition
     if (match) return match;
   }
   throw new Error(`no container named ${name}`);
+}
+
+/** The container named `name` in the task definition of the daemon's container (`relay`, `consumer`, `api`). */
+export function containerBeside(template: Template, daemon: string, name: string): ContainerDefinition {
+  const taskDefinitions = template.findResources("AWS::ECS::TaskDefinition");
+  for (const definition of Object.values(taskDefinitions)) {
+    const containers = (definition.Properties.ContainerDefinitions ?? []) as ContainerDefinition[];
+    if (!containers.some((candidate) => candidate.Name === daemon)) continue;
+    const match = containers.find((candidate) => candidate.Name === name);
+    if (match) return match;
+  }
+  throw new Error(`no container named ${name} beside ${daemon}`);
 }
 
 /** A container's environment as a map (values may be intrinsic functions). */
