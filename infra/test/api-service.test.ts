@@ -2,7 +2,7 @@ import { apiSettings } from "@outbox/api";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { apiBudget, startupProblems } from "../lib/budget.js";
-import { container, environmentOf, synth } from "./support/synth.js";
+import { container, environmentOf, synth, XRAY_WRITE_ACTIONS } from "./support/synth.js";
 
 const { stack, template } = synth({ api: { equipmentUrl: "http://equipment.internal:8080" } });
 const budget = apiBudget();
@@ -66,14 +66,34 @@ describe("api service", () => {
     });
   });
 
-  it("gives the task role no permission at all: the service only talks to Postgres and HTTP", () => {
-    const taskRole = stack.api?.taskRole;
+  /** The policies attached to the photo service's task role in `of`. */
+  const taskRolePolicies = (of: ReturnType<typeof synth>) => {
+    const taskRole = of.stack.api?.taskRole;
     expect(taskRole).toBeDefined();
-    const roleId = stack.resolve((taskRole as { roleName: string }).roleName) as { Ref: string };
-    const policies = Object.values(template.findResources("AWS::IAM::Policy")).filter((policy) =>
+    const roleId = of.stack.resolve((taskRole as { roleName: string }).roleName) as { Ref: string };
+    return Object.values(of.template.findResources("AWS::IAM::Policy")).filter((policy) =>
       JSON.stringify(policy.Properties.Roles).includes(roleId.Ref),
     );
-    expect(policies).toEqual([]);
+  };
+
+  it("gives the task role its collector's permissions only: the service only talks to Postgres and HTTP", () => {
+    const statements = taskRolePolicies({ stack, template }).flatMap(
+      (policy) => policy.Properties.PolicyDocument.Statement,
+    );
+    expect(statements).toEqual([
+      {
+        Effect: "Allow",
+        Action: ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+        Resource: { "Fn::GetAtt": [expect.stringMatching(/^ApiMetricsEmfLogs/), "Arn"] },
+      },
+      { Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" },
+    ]);
+    // Without the collector: no permission at all.
+    const bare = synth({
+      api: { equipmentUrl: "http://equipment.internal:8080" },
+      telemetry: { metrics: false, traces: false },
+    });
+    expect(taskRolePolicies(bare)).toEqual([]);
   });
 
   it("alarms on 5xx and on p99 latency", () => {
