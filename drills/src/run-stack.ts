@@ -13,7 +13,7 @@ import { createDatabase, EXIT_CRASH, EXIT_OK, migrateExampleTables } from "@outb
 import { onLauncherExit } from "./launcher-watch.js";
 
 export interface RunStackOptions {
-  /** Apply the outbox/inbox migrations and the demo's to the stack's database before printing. */
+  /** Apply the outbox/inbox migrations, the photo service's and the demo's to the stack's database before printing. */
   readonly migrate: boolean;
 }
 

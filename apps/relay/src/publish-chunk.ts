@@ -82,7 +82,8 @@ export function createChunkPublisher(
       const outcome = sortAnswer(chunk, result, sentAt);
       if (outcome.requestFailure) metrics.requestFailures.inc({ kind: outcome.requestFailure.kind });
       spans.end({
-        refusedIds: new Set(outcome.refused.map(({ row }) => row.id)),
+        refusedIds:
+          outcome.refused.length === 0 ? NONE_REFUSED : new Set(outcome.refused.map(({ row }) => row.id)),
         error: outcome.requestFailure?.reason,
       });
       return outcome;

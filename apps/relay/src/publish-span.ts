@@ -28,7 +28,8 @@ export interface PublishSpans {
  * a CHILD of its `enqueue` span, whose `traceparent` replaces the row's in the message: so the
  * consumer's span continues the event's trace under the relay's, and one trace runs from the request
  * that enqueued the event to its handler. A row without a trace context gets no span of its own and
- * travels as it is. A no-op when no SDK is registered (no context is ever read from a header then).
+ * travels as it is. With no SDK registered the propagator reads nothing, so no row has a context and
+ * no per-event span is started.
  */
 export function startPublishSpans(chunk: Chunk): PublishSpans {
   // Asked for each time: a tracer kept across an SDK's shutdown and re-registration keeps the first.
@@ -37,11 +38,12 @@ export function startPublishSpans(chunk: Chunk): PublishSpans {
   const links: Link[] = [];
   const eventSpans = new Map<string, Span>();
   const entries = chunk.entries.map((entry, index) => {
+    // Entries and rows are built index for index; the check is for the type.
     const row = chunk.rows[index];
-    const created = row && contextFromHeaders(row.headers);
-    const createdBy = created && trace.getSpanContext(created);
-    if (row === undefined || created === undefined || !createdBy || !trace.isSpanContextValid(createdBy))
-      return entry;
+    if (row === undefined) return entry;
+    const created = contextFromHeaders(row.headers);
+    const createdBy = trace.getSpanContext(created);
+    if (createdBy === undefined || !trace.isSpanContextValid(createdBy)) return entry;
     links.push({ context: createdBy, attributes: { [MessagingAttributes.messageId]: row.id } });
     const span = tracer.startSpan(
       name,

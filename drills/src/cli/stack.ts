@@ -5,7 +5,7 @@ const usage = `usage: pnpm stack [--no-migrate]
 Starts the local stack in the foreground until SIGINT (Ctrl-C), SIGTERM or SIGHUP: Postgres, SQS
 and SNS (the embedded backend, unless STACK=containers or STACK=auto picks LocalStack and Postgres
 containers), a demo topic and queue, and the equipment service stub. Migrates the database (the
-outbox and inbox tables, and the demo's example_effects table), then prints on stdout the variables
+outbox and inbox tables, the photo service's and the demo's example_effects table), then prints on stdout the variables
 the daemons read, as shell exports: source them in another shell and relay, consumer and api run
 on the stack (pnpm --silent stack > stack.env, then . ./stack.env).
 

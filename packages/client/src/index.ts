@@ -11,7 +11,6 @@ export {
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";
-/** Every outbox/inbox migration in order, for an application that runs them with its own kysely `Migrator`. */
 export type { Migration, MigrationResult, MigratorLike } from "./db/kysely-migrator.js";
 export {
   MigrationError,
@@ -20,6 +19,7 @@ export {
   pendingMigrationsIn,
   runMigrator,
 } from "./db/migration-set.js";
+/** Every outbox/inbox migration in order, for an application that runs them with its own kysely `Migrator`. */
 export { migrations } from "./db/migrations/index.js";
 export { migrateToLatest, pendingMigrations } from "./db/outbox-migrations.js";
 export type {

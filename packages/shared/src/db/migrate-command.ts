@@ -1,5 +1,5 @@
-import { type ClientLogger, migrateToLatest, type OutboxTables } from "@outbox/client";
-import type { Kysely, MigrationResult } from "kysely";
+import { type ClientLogger, type MigrationResult, migrateToLatest, type OutboxTables } from "@outbox/client";
+import type { Kysely } from "kysely";
 import { parseCommandLine, settingsUsage, usageError } from "../cli/command-line.js";
 import { commonSettings, databaseSettings } from "../config/common-settings.js";
 import { reportConfigErrors } from "../config/config-error.js";
