@@ -7,8 +7,9 @@ import {
   type DatabaseClientConfig,
   isQueryReadTimeout,
   type Logger,
+  newDatabaseClient,
 } from "@outbox/shared";
-import pg from "pg";
+import type pg from "pg";
 
 export interface Wakeup {
   /**
@@ -130,7 +131,7 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
 
   const connect = async (to: string | DatabaseClientConfig) => {
     const config = typeof to === "string" ? { connectionString: to, ...connectionBounds({}) } : to;
-    const next = new pg.Client({ ...config, application_name: "relay-listen" });
+    const next = newDatabaseClient(config, "relay-listen");
     next.on("notification", wake);
     next.on("error", (error) => lose(next, "connection_error", error));
     next.on("end", () => lose(next, "connection_ended", new Error("LISTEN connection ended")));

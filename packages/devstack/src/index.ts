@@ -16,6 +16,7 @@ export type {
   StackPostgres,
   StartStackOptions,
 } from "./local-stack.js";
+export { type MotoServer, startMotoServer } from "./moto/moto-server.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,

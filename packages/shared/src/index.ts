@@ -22,6 +22,7 @@ export {
   type DatabaseSettings,
   type DatabaseSsl,
   isQueryReadTimeout,
+  newDatabaseClient,
   type PlanCacheMode,
 } from "./db/create-database.js";
 export {
@@ -39,6 +40,7 @@ export {
 } from "./db/migrate-command.js";
 export { isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
 export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
+export { type RotatingPassword, rotatingPassword } from "./db/rotating-password.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";

@@ -14,6 +14,13 @@ export const commonSettings = {
       "Postgres connection: a URL, or an RDS-managed secret's JSON (username, password, host, port, dbname); in ECS, injected from Secrets Manager.",
     secret: true,
   }),
+  databaseSecretArn: setting.string({
+    env: "DATABASE_SECRET_ARN",
+    default: "",
+    defaultLabel: "*(none)*",
+    description:
+      "Secrets Manager secret (ARN) holding DATABASE_URL's credentials: a new connection reads its password from it (at most a minute old, at once after a refused one), so a rotated password needs no restart. Needs secretsmanager:GetSecretValue; endpoint override AWS_ENDPOINT_URL_SECRETS_MANAGER.",
+  }),
   dbPoolMax: setting.integer({
     env: "DB_POOL_MAX",
     min: 1,

@@ -8,7 +8,8 @@ import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import { numericOption } from "../config/numeric-option.js";
 import { settlesWithin } from "../lifecycle/bounded-waits.js";
-import { isStalePreparedStatement } from "./postgres-errors.js";
+import { isPasswordRefused, isStalePreparedStatement } from "./postgres-errors.js";
+import type { RotatingPassword } from "./rotating-password.js";
 
 /** TLS to Postgres, as DB_SSL_MODE names it. */
 export type DatabaseSslMode = "disable" | "require" | "verify-full";
@@ -25,6 +26,8 @@ export interface DatabaseSettings {
   /** Becomes `application_name`, so `pg_stat_activity` shows which daemon holds a connection. */
   readonly service: string;
   readonly poolMax?: number;
+  /** How long a pooled connection lives before it is replaced. Default 300 s. */
+  readonly maxLifetimeSeconds?: number;
   readonly statementTimeoutMs: number;
   /** DB_CONNECT_TIMEOUT_MS; default that setting's default. See {@link connectionBounds}. */
   readonly connectTimeoutMs?: number;
@@ -41,6 +44,11 @@ export interface DatabaseSettings {
   readonly ssl?: DatabaseSsl;
   /** Postgres's `plan_cache_mode` for the pool's sessions; see {@link PlanCacheMode}. */
   readonly planCacheMode?: PlanCacheMode;
+  /**
+   * DATABASE_SECRET_ARN's: each new connection authenticates with this instead of the URL's password,
+   * so a rotated password is picked up without a restart.
+   */
+  readonly password?: RotatingPassword;
 }
 
 /**
@@ -74,6 +82,8 @@ export interface DatabaseClientConfig extends ConnectionBounds {
   /** The URL without its TLS parameters: `ssl` below is the only TLS configuration pg sees. */
   readonly connectionString: string;
   readonly ssl: false | ConnectionOptions;
+  /** When set, what a connection authenticates with instead of the URL's password; see {@link newDatabaseClient}. */
+  readonly rotatingPassword?: RotatingPassword;
 }
 
 /**
@@ -276,19 +286,48 @@ export function isQueryReadTimeout(error: unknown): boolean {
 }
 
 /**
+ * Makes `client` authenticate with the rotating password. pg asks a function for the password when the
+ * server wants one, once per connection; it has to be set on the client, not passed in its config,
+ * because pg lets a `connectionString`'s (empty) password win over the config's.
+ */
+function authenticateWith(client: pg.Client, password: RotatingPassword): void {
+  (client as unknown as { password: () => Promise<string> }).password = () => password.current();
+}
+
+/**
+ * A connection of its own outside the pool (the relay's LISTEN), reaching the server as the pool's
+ * do: TLS, bounds and the rotating password included.
+ */
+export function newDatabaseClient(
+  config: Omit<DatabaseClientConfig, "ssl"> & Partial<Pick<DatabaseClientConfig, "ssl">>,
+  applicationName: string,
+): pg.Client {
+  const { rotatingPassword, ...pgConfig } = config;
+  const client = new pg.Client({ ...pgConfig, application_name: applicationName });
+  if (rotatingPassword !== undefined) authenticateWith(client, rotatingPassword);
+  return client;
+}
+
+/**
  * pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}),
  * every parameterised statement prepared once per connection (Postgres then skips parsing and
  * analysing it again, which for a statement writing three tables costs as much as running it), and
- * a connection that left a query unanswered past `query_timeout` closed.
+ * a connection that left a query unanswered past `query_timeout` closed, and a refused rotating
+ * password read again before the next connection.
  */
 function explainingClient(
   explain: (error: Error) => Error,
   prepare: boolean,
-  bounds: ConnectionBounds,
+  bounds: DatabaseClientConfig,
 ): typeof pg.Client {
   return class DatabaseClient extends pg.Client {
     readonly #prepared = new Map<string, string>();
     #named = 0;
+
+    constructor(config: pg.ClientConfig) {
+      super(config);
+      if (bounds.rotatingPassword !== undefined) authenticateWith(this, bounds.rotatingPassword);
+    }
 
     // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
     override query(config: any, values?: any, callback?: any): any {
@@ -336,14 +375,18 @@ function explainingClient(
     override connect(): Promise<pg.Client>;
     override connect(callback: ConnectCallback): void;
     override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
+      const failed = (error: Error): Error => {
+        if (isPasswordRefused(error)) bounds.rotatingPassword?.refused();
+        return explain(error);
+      };
       if (callback === undefined) {
         return super.connect().catch((error: unknown) => {
-          throw error instanceof Error ? explain(error) : error;
+          throw error instanceof Error ? failed(error) : error;
         });
       }
       // pg-pool connects this way.
       super.connect(((error: Error | null, client?: pg.Client) =>
-        callback(error ? explain(error) : error, client)) as (error: Error) => void);
+        callback(error ? failed(error) : error, client)) as (error: Error) => void);
       return undefined;
     }
   };
@@ -366,13 +409,17 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   if (problems.length > 0) throw new ConfigError(problems);
   // Bound the TCP connect and the TLS handshake too (an unanswered handshake fails, never hangs),
   // and every query: see ConnectionBounds.
-  const clientConfig: DatabaseClientConfig = { ...target, ...connectionBounds(settings) };
+  const clientConfig: DatabaseClientConfig = {
+    ...target,
+    ...connectionBounds(settings),
+    ...(settings.password === undefined ? {} : { rotatingPassword: settings.password }),
+  };
   const pool = new pg.Pool({
     ...clientConfig,
     Client: explainingClient(explain, settings.preparedStatements ?? true, clientConfig),
     max: settings.poolMax ?? 25,
     // Recycle connections so a failover or a DNS change is picked up without a restart.
-    maxLifetimeSeconds: 300,
+    maxLifetimeSeconds: settings.maxLifetimeSeconds ?? 300,
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
     // Server-side limits: they hold even when this process is frozen or its timers are late.

@@ -10,6 +10,8 @@ const SQLSTATE = {
   uniqueViolation: "23505",
   /** Raised, among others, as "cached plan must not change result type". */
   featureNotSupported: "0A000",
+  /** The password was wrong: after a rotation, the one this process still has. */
+  invalidPassword: "28P01",
 } as const;
 
 interface PostgresErrorFields {
@@ -35,4 +37,9 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 /** Postgres refusing a prepared statement whose result columns a migration changed since. */
 export function isStalePreparedStatement(error: unknown): boolean {
   return fields(error).code === SQLSTATE.featureNotSupported;
+}
+
+/** Postgres refused the password a connection authenticated with. */
+export function isPasswordRefused(error: unknown): boolean {
+  return fields(error).code === SQLSTATE.invalidPassword;
 }

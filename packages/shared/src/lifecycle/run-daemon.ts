@@ -8,6 +8,7 @@ import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
+import { rotatingPassword } from "../db/rotating-password.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
@@ -98,6 +99,11 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   const common = config as unknown as ConfigOf<CommonSettings>;
   // No connection yet (the pool connects on demand), but TLS settings that cannot work (an unreadable
   // CA bundle, an sslmode pg cannot honour) are bad config too: exit 78 before anything is logged.
+  const log = createLogger({
+    service: definition.service,
+    version: definition.version,
+    level: common.logLevel,
+  });
   const database = orExitOnConfigError(definition.service, () =>
     createDatabase({
       url: common.databaseUrl,
@@ -110,13 +116,18 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       preparedStatements: common.dbPreparedStatements,
       planCacheMode: definition.planCacheMode,
       ssl: { mode: common.dbSslMode, caFile: common.dbSslCaFile },
+      ...(common.databaseSecretArn === ""
+        ? {}
+        : {
+            password: rotatingPassword({
+              secretArn: common.databaseSecretArn,
+              initial: decodeURIComponent(new URL(common.databaseUrl).password),
+              timeoutMs: common.dbConnectTimeoutMs,
+              log,
+            }),
+          }),
     }),
   );
-  const log = createLogger({
-    service: definition.service,
-    version: definition.version,
-    level: common.logLevel,
-  });
   for (const { former, current } of formerNamesIn(definition.settings, definition.env ?? process.env)) {
     log.warn(
       { variable: former, renamedTo: current },
