@@ -58,6 +58,11 @@ export interface DaemonServiceProps {
   readonly databaseUrlSecret: secretsmanager.ISecret;
   /** JSON key inside the secret, when the secret is a JSON document rather than the bare URL. */
   readonly databaseUrlSecretField?: string;
+  /**
+   * The daemon reads its password from the secret at each new connection (DATABASE_SECRET_ARN), so a
+   * rotation needs no redeploy; its task role may read the secret. Not with `databaseUrlSecretField`.
+   */
+  readonly databaseSecretRotation?: boolean;
   readonly stopTimeoutSeconds: number;
   /** OPS_PORT: the container health check calls /livez on it. */
   readonly opsPort: number;
@@ -116,6 +121,14 @@ export class DaemonService extends Construct {
       runtimePlatform: runtimePlatform(this.cpuArchitecture),
     });
     this.taskRole = this.taskDefinition.taskRole;
+    if (props.databaseSecretRotation) {
+      if (props.databaseUrlSecretField) {
+        throw new Error(
+          `${props.name}: databaseSecretRotation reads the whole secret (a URL or an RDS secret's JSON); it cannot be used with databaseUrlSecretField`,
+        );
+      }
+      props.databaseUrlSecret.grantRead(this.taskRole);
+    }
     this.environment = { ...props.environment };
 
     const livez = `http://127.0.0.1:${props.opsPort}/livez`;
@@ -123,7 +136,11 @@ export class DaemonService extends Construct {
       containerName: props.name,
       image: props.image,
       essential: true,
-      environment: { ...this.environment, ...props.sidecarEnvironment },
+      environment: {
+        ...this.environment,
+        ...props.sidecarEnvironment,
+        ...(props.databaseSecretRotation ? { DATABASE_SECRET_ARN: props.databaseUrlSecret.secretArn } : {}),
+      },
       secrets: {
         DATABASE_URL: props.databaseUrlSecretField
           ? ecs.Secret.fromSecretsManager(props.databaseUrlSecret, props.databaseUrlSecretField)

@@ -3,7 +3,7 @@ import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
-import type { DaemonService } from "./daemon-service.js";
+import { DaemonService } from "./daemon-service.js";
 import type { MigrationTask } from "./migration-task.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
 
@@ -62,15 +62,19 @@ export function allowSecretKeyDecrypt(
   readsTheSecret: readonly (DaemonService | MigrationTask | undefined)[],
 ): void {
   if (!props.databaseUrlSecretKeyArn) return;
+  const decrypt = () =>
+    new iam.PolicyStatement({
+      actions: ["kms:Decrypt"],
+      resources: [props.databaseUrlSecretKeyArn as string],
+      conditions: {
+        StringEquals: { "kms:ViaService": `secretsmanager.${Stack.of(scope).region}.amazonaws.com` },
+      },
+    });
   for (const reader of readsTheSecret) {
-    reader?.taskDefinition.addToExecutionRolePolicy(
-      new iam.PolicyStatement({
-        actions: ["kms:Decrypt"],
-        resources: [props.databaseUrlSecretKeyArn],
-        conditions: {
-          StringEquals: { "kms:ViaService": `secretsmanager.${Stack.of(scope).region}.amazonaws.com` },
-        },
-      }),
-    );
+    reader?.taskDefinition.addToExecutionRolePolicy(decrypt());
+    // With rotation the daemon itself reads the secret too, with its task role.
+    if (props.databaseSecretRotation && reader instanceof DaemonService) {
+      reader.taskDefinition.addToTaskRolePolicy(decrypt());
+    }
   }
 }

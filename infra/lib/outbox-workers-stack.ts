@@ -79,6 +79,7 @@ export class OutboxWorkersStack extends Stack {
       cluster,
       databaseUrlSecret: secret,
       ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+      ...(props.databaseSecretRotation ? { databaseSecretRotation: true } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       vpcSubnets: taskSubnets,
       cpuArchitecture: props.cpuArchitecture ?? DEFAULT_CPU_ARCHITECTURE,

@@ -96,6 +96,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
         }
       : {}),
     ...(databaseUrlSecretKeyArn ? { databaseUrlSecretKeyArn } : {}),
+    ...(flag(context, "databaseSecretRotation") ? { databaseSecretRotation: true } : {}),
     ...(natGateways ? { natGateways: Number(natGateways) } : {}),
     ...(vpcId && subnetIds
       ? {

@@ -108,6 +108,12 @@ export interface OutboxWorkersStackProps extends StackProps {
   /** JSON key of the URL when the secret is a JSON document. */
   readonly databaseUrlSecretField?: string;
   /**
+   * The daemons read the database password from the secret themselves (DATABASE_SECRET_ARN), so a
+   * rotated password needs no redeploy; their task roles get read access to it. The whole secret must
+   * be the URL or an RDS secret's JSON: not with `databaseUrlSecretField`. Default false.
+   */
+  readonly databaseSecretRotation?: boolean;
+  /**
    * ARN of the customer-managed KMS key that encrypts the secret. The execution roles then get
    * kms:Decrypt on it, through Secrets Manager only. Unset for the default key (aws/secretsmanager).
    */

@@ -229,4 +229,61 @@ describe("least privilege", () => {
     expect(kmsActions(withKey.template)).toEqual(tasks.map(() => "kms:Decrypt"));
     expect(wildcardProblems(withKey.template)).toEqual([]);
   });
+
+  it("with databaseSecretRotation, lets each daemon's task role read that secret (and decrypt with its key) and tells the daemon its ARN", () => {
+    const keyArn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const rotating = synth({
+      databaseSecretRotation: true,
+      databaseUrlSecretKeyArn: keyArn,
+      api: { equipmentUrl: "http://equipment.internal:8080" },
+    });
+    const daemons = [rotating.stack.relay, rotating.stack.consumer, rotating.stack.api];
+    for (const daemon of daemons) {
+      if (!daemon) throw new Error("no api");
+      const roleId = rotating.stack.getLogicalId(daemon.taskRole.node.defaultChild as CfnElement);
+      const statements = statementsOfRole(rotating.template, roleId);
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+          Resource: { Ref: "DatabaseUrlSecretArn" },
+        }),
+      );
+      expect(statements).toContainEqual(expect.objectContaining({ Action: "kms:Decrypt", Resource: keyArn }));
+      const container = rotating.template.findResources("AWS::ECS::TaskDefinition");
+      const environments = Object.values(container).flatMap((task) =>
+        (
+          task.Properties.ContainerDefinitions as {
+            Name: string;
+            Environment?: { Name: string; Value: unknown }[];
+          }[]
+        )
+          .filter((definition) => definition.Name === daemon.container.containerName)
+          .flatMap((definition) => definition.Environment ?? []),
+      );
+      expect(environments).toContainEqual({
+        Name: "DATABASE_SECRET_ARN",
+        Value: { Ref: "DatabaseUrlSecretArn" },
+      });
+    }
+    // The migration task does not rotate: its task role still never reads the secret.
+    const migrationRole = rotating.stack.migration.taskDefinition.taskRole;
+    const migrationStatements = statementsOfRole(
+      rotating.template,
+      rotating.stack.getLogicalId(migrationRole.node.defaultChild as CfnElement),
+    );
+    expect(migrationStatements.flatMap((statement) => stringsIn(statement.Action))).not.toContain(
+      "secretsmanager:GetSecretValue",
+    );
+    expect(wildcardProblems(rotating.template)).toEqual([]);
+  });
+
+  it("refuses databaseSecretRotation with databaseUrlSecretField (the daemon reads the whole secret)", () => {
+    expect(() =>
+      synth({
+        databaseSecretRotation: true,
+        databaseUrlSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:db-AbCdEf",
+        databaseUrlSecretField: "url",
+      }),
+    ).toThrow(/databaseSecretRotation .* databaseUrlSecretField/);
+  });
 });
