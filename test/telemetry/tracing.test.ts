@@ -142,8 +142,26 @@ describe("tracing across enqueue, the relay process and the consumer process", (
     const spans = receiver.spans();
     const of = (service: string, kind: number) =>
       spans.filter((span) => span.service === service && span.kind === kind);
-    const publishes = of("relay", CLIENT);
+    const publishes = of("relay", CLIENT).filter((span) => span.attributes["messaging.system"] === "aws_sns");
     expect(publishes.length).toBeGreaterThanOrEqual(1);
+    // The SDK call itself, retries included, under each request's span: with SNS's request id.
+    for (const publish of publishes) {
+      expect(
+        of("relay", CLIENT).filter((span) => span.parentSpanId === publish.spanId),
+        "the PublishBatch call's span",
+      ).toEqual([
+        expect.objectContaining({
+          name: "SNS.PublishBatch",
+          traceId: publish.traceId,
+          attributes: expect.objectContaining({
+            "rpc.system": "aws-api",
+            "rpc.service": "SNS",
+            "rpc.method": "PublishBatch",
+            "aws.request_id": expect.any(String),
+          }),
+        }),
+      ]);
+    }
     const links = publishes.flatMap((span) => span.links);
     for (const id of ids) {
       const producer = of("tracing-test", PRODUCER).find(
@@ -282,6 +300,33 @@ describe("tracing across enqueue, the relay process and the consumer process", (
         attributes: { "messaging.message.id": event.id, "outbox.result": "processed" },
       });
       expect(spans.find((span) => span.name === "write effect")?.parentSpanId).toBe(processed.spanId);
+
+      // The statements each step ran, as CLIENT spans under it: the api's writes under the request,
+      // the consumer's inbox claim and commit under the message's span.
+      const below = (ancestor: ReceivedSpan, span: ReceivedSpan): boolean => {
+        const parent = spans.find((candidate) => candidate.spanId === span.parentSpanId);
+        return parent !== undefined && (parent.spanId === ancestor.spanId || below(ancestor, parent));
+      };
+      const statements = (service: string, under: ReceivedSpan) =>
+        spans
+          .filter(
+            (span) =>
+              span.service === service &&
+              span.kind === CLIENT &&
+              span.attributes["db.system.name"] === "postgresql" &&
+              below(under, span),
+          )
+          .map((span) => span.attributes["db.operation.name"]);
+      expect(statements("api", request)).toEqual(expect.arrayContaining(["BEGIN", "INSERT", "COMMIT"]));
+      expect(statements("consumer", processed)).toEqual(
+        expect.arrayContaining(["BEGIN", "INSERT", "COMMIT"]),
+      );
+      const apiInsert = spans.find(
+        (span) => span.service === "api" && span.attributes["db.operation.name"] === "INSERT",
+      );
+      // The statement as sent, values apart: the photo's title is nowhere in the span.
+      expect(apiInsert?.attributes["db.query.text"]).toMatch(/insert into/i);
+      expect(JSON.stringify(spans.filter((span) => span.service === "api"))).not.toContain("traced");
     } finally {
       await equipment.close();
     }

@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import { SNSClient } from "@aws-sdk/client-sns";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { traceAwsCalls } from "../telemetry/aws-call-spans.js";
 
 export interface AwsClientSettings {
   readonly region: string;
@@ -38,7 +39,7 @@ function clientConfig(settings: AwsClientSettings) {
  * every call (a twentieth of a PublishBatch's CPU); a call sent with options builds its own as before.
  */
 export function createSnsClient(settings: AwsClientSettings): SNSClient {
-  return new SNSClient({ ...clientConfig(settings), cacheMiddleware: true });
+  return traceAwsCalls(new SNSClient({ ...clientConfig(settings), cacheMiddleware: true }));
 }
 
 /**
@@ -50,7 +51,7 @@ export function createSnsClient(settings: AwsClientSettings): SNSClient {
  *    transit, and the inbox, not the body's hash, is what makes a redelivery harmless.
  */
 export function createSqsClient(settings: AwsClientSettings): SQSClient {
-  return new SQSClient({ ...clientConfig(settings), cacheMiddleware: true, md5: false });
+  return traceAwsCalls(new SQSClient({ ...clientConfig(settings), cacheMiddleware: true, md5: false }));
 }
 
 /**

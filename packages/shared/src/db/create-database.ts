@@ -8,6 +8,7 @@ import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import { numericOption } from "../config/numeric-option.js";
 import { settlesWithin } from "../lifecycle/bounded-waits.js";
+import { inQuerySpan } from "../telemetry/query-span.js";
 import { isPasswordRefused, isStalePreparedStatement } from "./postgres-errors.js";
 import type { RotatingPassword } from "./rotating-password.js";
 
@@ -335,10 +336,13 @@ function explainingClient(
       // closes it; submittables (cursors) return no promise.
       if (callback !== undefined || typeof values === "function" || typeof config?.submit === "function")
         return super.query(config, values, callback);
-      return this.#send(config, values).catch((error: unknown) => {
-        if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) this.#abandon(error);
-        throw error;
-      });
+      const text: string = typeof config === "string" ? config : String(config?.text ?? "");
+      return inQuerySpan(text, this.database, () =>
+        this.#send(config, values).catch((error: unknown) => {
+          if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) this.#abandon(error);
+          throw error;
+        }),
+      );
     }
 
     /**

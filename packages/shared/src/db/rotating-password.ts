@@ -2,6 +2,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-sec
 import type { Logger } from "pino";
 import { ConfigError } from "../config/config-error.js";
 import { rdsSecretUrl } from "../config/rds-secret.js";
+import { traceAwsCalls } from "../telemetry/aws-call-spans.js";
 
 /**
  * The password a new connection authenticates with, read again from Secrets Manager when it may have
@@ -62,12 +63,14 @@ export function rotatingPassword(options: RotatingPasswordOptions): RotatingPass
       { env: "DATABASE_SECRET_ARN", message: `"${options.secretArn}" is not a Secrets Manager secret ARN` },
     ]);
   }
-  const client = new SecretsManagerClient({
-    region,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    maxAttempts: 1,
-    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs },
-  });
+  const client = traceAwsCalls(
+    new SecretsManagerClient({
+      region,
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      maxAttempts: 1,
+      requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs },
+    }),
+  );
   let password = options.initial;
   let readAt = 0;
   let refusedAt = 0;
