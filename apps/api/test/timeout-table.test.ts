@@ -158,8 +158,9 @@ describe("server idle, API_KEEP_ALIVE_TIMEOUT_MS", () => {
       // Idle from the answer's last byte to the server's close. Node's own default (5 s) and Fastify's
       // (72 s) are both outside these bounds.
       const idleMs = client.closedAfterMs() - client.lastDataAfterMs();
-      // The client's clock starts once the answer has crossed loopback, a little after the server's.
-      expect(idleMs).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 10);
+      // The client's clock starts once its event loop has read the answer, which on a loaded machine
+      // can be a while after the server's started: a tenth of a second is allowed for it.
+      expect(idleMs).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 100);
       expect(idleMs).toBeLessThan(KEEP_ALIVE_TIMEOUT_MS * 2);
     },
     KEEP_ALIVE_TIMEOUT_MS + SLACK_MS * 2,
