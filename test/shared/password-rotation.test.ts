@@ -119,7 +119,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
       service: "rotation-load",
       poolMax: 4,
       // Connections are replaced every second, so the rotation reaches every one of them quickly.
-      maxLifetimeSeconds: 1,
+      poolMaxLifetimeSeconds: 1,
       statementTimeoutMs: 5_000,
       idleInTransactionTimeoutMs: 10_000,
       password,

@@ -15,6 +15,7 @@ import { idempotencyKey } from "./idempotency-key.js";
 import { BODY_LIMIT_BYTES, parseJsonBody } from "./json-body.js";
 import { newPhoto } from "./post-photo.js";
 import { type RequestSpan, startRequestSpan } from "./request-span.js";
+import { destroyUnwrittenResponses } from "./response-bound.js";
 import { type PhotoServerOptions, photoServerTimeouts } from "./server-options.js";
 
 declare module "fastify" {
@@ -95,13 +96,18 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
       sendError(reply, status, message);
     },
     keepAliveTimeout: settings.keepAliveTimeoutMs,
-    // The backstop of the request deadline: answers even if a handler ignores its deadline.
+    // The backstop of the request deadline: answers a handler that ignores its deadline, but only
+    // while the body is arriving or for a request without one (Fastify drops the timer once the body
+    // has been read). What bounds every request is destroyUnwrittenResponses, below.
     handlerTimeout: settings.handlerTimeoutMs,
     forceCloseConnections: "idle",
     // A request that reaches an open connection during the stop was sent before the client knew:
     // serve it (with `Connection: close`) rather than fail it; the drain deadline still bounds it.
     return503OnClosing: false,
   });
+  // The server's hard limit per request (Go's WriteTimeout): the deadline sits inside it, so a handler
+  // has the rest of it to answer its 504 and write it out.
+  destroyUnwrittenResponses(app.server, settings.requestTimeoutMs, log);
   let closing = false;
   let inFlight = 0;
   let lingering: NodeJS.Timeout | undefined;

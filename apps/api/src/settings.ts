@@ -60,7 +60,8 @@ export const apiSettings = {
     min: 100,
     max: 600_000,
     default: 30_000,
-    description: "The server's limit for receiving a whole request and answering it; Go's WriteTimeout.",
+    description:
+      "The hard bound of a request (Go's WriteTimeout): its body must arrive within this, and its answer be written out within this of its headers' arrival, or the connection is destroyed.",
   }),
   keepAliveTimeoutMs: setting.milliseconds({
     env: "API_KEEP_ALIVE_TIMEOUT_MS",

@@ -65,23 +65,37 @@ export interface RawExchange {
   /** Everything the server sent, once it closed the connection. */
   readonly answer: Promise<string>;
   write(text: string): void;
+  /** Starts reading what the server sent, when `reads: false` held it back. */
+  startReading(): void;
   /** Milliseconds from the connect to the server's close (once `answer` resolved). */
   closedAfterMs(): number;
+  /** Milliseconds from the connect to the last bytes received (NaN before any). */
+  lastDataAfterMs(): number;
   destroy(): void;
 }
 
-/** A raw TCP connection to the server: what a slow or hostile client sends, byte by byte. */
-export async function rawConnection(port: number): Promise<RawExchange> {
+/**
+ * A raw TCP connection to the server: what a slow or hostile client sends, byte by byte. With
+ * `reads: false` it reads nothing the server sends until `startReading()`: once the socket buffers
+ * are full, the server's writes stall (TCP back-pressure). Such a client learns of a close only when
+ * it reads again.
+ */
+export async function rawConnection(port: number, { reads = true } = {}): Promise<RawExchange> {
   const socket = connect(port, "127.0.0.1");
   // A reset shows in the answer (what arrived before it); it is not an error of the test.
   socket.on("error", () => {});
   await new Promise((resolve) => socket.once("connect", resolve));
   const openedAt = performance.now();
   let closedAt = Number.NaN;
+  let lastDataAt = Number.NaN;
   let received = "";
-  socket.on("data", (chunk: Buffer) => {
-    received += chunk.toString();
-  });
+  const startReading = () =>
+    socket.on("data", (chunk: Buffer) => {
+      lastDataAt = performance.now();
+      received += chunk.toString();
+    });
+  // Without a `data` listener, Node reads up to its high-water mark, then leaves the rest unread.
+  if (reads) startReading();
   const answer = new Promise<string>((resolve) =>
     socket.once("close", () => {
       closedAt = performance.now();
@@ -93,7 +107,11 @@ export async function rawConnection(port: number): Promise<RawExchange> {
     write: (text) => {
       if (!socket.destroyed) socket.write(text);
     },
+    startReading: () => {
+      startReading();
+    },
     closedAfterMs: () => closedAt - openedAt,
+    lastDataAfterMs: () => lastDataAt - openedAt,
     destroy: () => socket.destroy(),
   };
 }

@@ -54,6 +54,7 @@ describe("loadConfig", () => {
     expect(config.batchSize).toBe(500);
     expect(config.stopTimeoutMs).toBe(30_000);
     expect(config.dbPoolMax).toBe(25);
+    expect(config.dbPoolMaxLifetimeSeconds).toBe(300);
     expect(config.topics).toEqual({
       orders: "arn:aws:sns:us-east-1:1:orders",
       payments: "arn:aws:sns:us-east-1:1:payments",
@@ -240,6 +241,14 @@ describe("resolveDaemonConfig: every problem of every kind, in one ConfigError",
       'DRAIN_MS: expected a whole number (got "x")',
       "LEASE_MS: too short",
     ]);
+  });
+
+  it("refuses a pool connection lifetime that is not positive: pg reads 0 as never replacing one", () => {
+    expect(
+      problemsOf(() =>
+        loadConfig(spec, { DATABASE_URL: "postgres://app@db:5432/app", DB_POOL_MAX_LIFETIME_SECONDS: "0" }),
+      ),
+    ).toEqual(['DB_POOL_MAX_LIFETIME_SECONDS: must be between 1 and 86400 (got "0")']);
   });
 
   it("reads on past a bad variable: its default stands in, the problem is listed", () => {

@@ -29,6 +29,17 @@ export const commonSettings = {
     default: 25,
     description: "Upper bound of the pg pool; keep replicas × this below the server's max_connections.",
   }),
+  // At least a second: pg reads 0 as "never replaced", and a connection that lives forever keeps
+  // talking to the old primary after a failover (or to the old address after a DNS change).
+  dbPoolMaxLifetimeSeconds: setting.integer({
+    env: "DB_POOL_MAX_LIFETIME_SECONDS",
+    min: 1,
+    max: 86_400,
+    unit: "s",
+    default: 300,
+    description:
+      "A pooled connection is replaced once it is this old (when idle, or as soon as its query ends), so a failover or a DNS change is picked up without a restart.",
+  }),
   dbStatementTimeoutMs: setting.milliseconds({
     env: "DB_STATEMENT_TIMEOUT_MS",
     min: 100,

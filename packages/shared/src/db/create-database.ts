@@ -26,9 +26,10 @@ export interface DatabaseSettings {
   readonly url: string;
   /** Becomes `application_name`, so `pg_stat_activity` shows which daemon holds a connection. */
   readonly service: string;
+  /** DB_POOL_MAX; default that setting's default. */
   readonly poolMax?: number;
-  /** How long a pooled connection lives before it is replaced. Default 300 s. */
-  readonly maxLifetimeSeconds?: number;
+  /** DB_POOL_MAX_LIFETIME_SECONDS; default that setting's default. */
+  readonly poolMaxLifetimeSeconds?: number;
   readonly statementTimeoutMs: number;
   /** DB_CONNECT_TIMEOUT_MS; default that setting's default. See {@link connectionBounds}. */
   readonly connectTimeoutMs?: number;
@@ -138,6 +139,27 @@ export function connectionBounds(
     keepAliveInitialDelayMillis: connectMs,
     connectionTimeoutMillis: connectMs,
     query_timeout: statementMs + connectMs,
+  };
+}
+
+/**
+ * The pool's size (DB_POOL_MAX) and its connections' lifetime (DB_POOL_MAX_LIFETIME_SECONDS, checked
+ * by that setting's rule: a library caller cannot turn the replacement off with 0); omitted, each
+ * takes its setting's default. The size is not range-checked here: benches size their own pools.
+ */
+function poolBounds(
+  settings: Pick<DatabaseSettings, "poolMax" | "poolMaxLifetimeSeconds">,
+): Pick<pg.PoolConfig, "max" | "maxLifetimeSeconds"> {
+  const invalid = (message: string) => new RangeError(message);
+  return {
+    max: settings.poolMax ?? commonSettings.dbPoolMax.default,
+    // Recycle connections so a failover or a DNS change is picked up without a restart.
+    maxLifetimeSeconds: numericOption(
+      commonSettings.dbPoolMaxLifetimeSeconds,
+      settings.poolMaxLifetimeSeconds,
+      "poolMaxLifetimeSeconds",
+      invalid,
+    ),
   };
 }
 
@@ -421,9 +443,7 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
   const pool = new pg.Pool({
     ...clientConfig,
     Client: explainingClient(explain, settings.preparedStatements ?? true, clientConfig),
-    max: settings.poolMax ?? 25,
-    // Recycle connections so a failover or a DNS change is picked up without a restart.
-    maxLifetimeSeconds: settings.maxLifetimeSeconds ?? 300,
+    ...poolBounds(settings),
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
     // Server-side limits: they hold even when this process is frozen or its timers are late.

@@ -109,6 +109,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       url: common.databaseUrl,
       service: definition.service,
       poolMax: common.dbPoolMax,
+      poolMaxLifetimeSeconds: common.dbPoolMaxLifetimeSeconds,
       statementTimeoutMs: common.dbStatementTimeoutMs,
       connectTimeoutMs: common.dbConnectTimeoutMs,
       longestStatementMs: definition.longestStatementMs?.(config),
