@@ -9,8 +9,9 @@ import type { Topic } from "./registry.js";
  * message (body plus attributes) and the sum of a PublishBatch's entries. A topic above 256 KiB may
  * have at most 100 subscriptions, all SQS, Firehose or Lambda; breaking that is an `InvalidParameter`.
  * The reference gives the codes, not the wording: the messages below are ours. moto 5.2.1 (the
- * cross-check at hand) knows no such attribute and keeps 256 KiB fixed, so it confirms only the
- * "Message too long" wording of Publish.
+ * cross-check at hand, run as moto_server) knows no such attribute: it takes any value (5 too),
+ * never returns it, keeps Publish at 256 KiB and checks no PublishBatch total; so it confirms only
+ * Publish's `InvalidParameter` "Invalid parameter: Message too long", which is what we answer.
  */
 export const DEFAULT_MAXIMUM_MESSAGE_SIZE = 262_144;
 const SMALLEST = 1_024;
