@@ -117,6 +117,8 @@ export function createRelay(options: RelayOptions): Relay {
       async claim() {
         await limitsRead;
         const claimedAt = performance.now();
+        // A stop during the reads: claiming now would only lease rows to release them again.
+        if (stopping.signal.aborted) return { rows: [], claimedAt };
         const rows = await claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs);
         return { rows, claimedAt };
       },
