@@ -6,11 +6,21 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { ConsumerBudget } from "./budget.js";
 
+/** The range SNS takes for a topic's `MaximumMessageSize`; 262 144 when the topic does not set it. */
+export const TOPIC_MESSAGE_BYTES = { min: 1_024, max: 1_048_576 } as const;
+
 export interface MessagingProps {
   /** FIFO topic and queues (ordered per MessageGroupId, deduplicated per MessageDeduplicationId). */
   readonly fifo?: boolean;
   /** The consumer's numbers: lease, retention and redrive are derived from them. */
   readonly budget: ConsumerBudget;
+  /**
+   * The topic's `MaximumMessageSize` in bytes, 1 024–1 048 576; SNS's 262 144 when omitted. Above
+   * 262 144 SNS allows only SQS, Lambda and Firehose subscriptions, 100 at most: the stack's one SQS
+   * subscription is fine. The relay reads it from the topic; the application's `enqueue` must be
+   * given the same (`maxMessageBytes`).
+   */
+  readonly maximumMessageSize?: number;
 }
 
 /**
@@ -45,6 +55,17 @@ export class Messaging extends Construct {
     };
 
     this.topic = new sns.Topic(this, "Topic", { ...fifoProps, enforceSSL: true });
+    const { maximumMessageSize } = props;
+    if (maximumMessageSize !== undefined) {
+      const { min, max } = TOPIC_MESSAGE_BYTES;
+      if (!Number.isInteger(maximumMessageSize) || maximumMessageSize < min || maximumMessageSize > max) {
+        throw new Error(
+          `maximumMessageSize must be an integer from ${min} to ${max} (bytes), got ${maximumMessageSize}`,
+        );
+      }
+      // The L2 Topic has no prop for it yet; AWS::SNS::Topic has MaximumMessageSize.
+      (this.topic.node.defaultChild as sns.CfnTopic).maximumMessageSize = maximumMessageSize;
+    }
 
     // Standard queues keep a moved message's original enqueue time, so the DLQ must retain longer than
     // the queue or a message could expire the moment it lands there.

@@ -73,6 +73,7 @@ export class OutboxWorkersStack extends Stack {
     this.messaging = new Messaging(this, "Messaging", {
       fifo: props.fifo ?? false,
       budget: this.consumerBudget,
+      ...(props.maximumMessageSize === undefined ? {} : { maximumMessageSize: props.maximumMessageSize }),
     });
 
     const shared: Omit<SharedServiceProps, "image"> = {

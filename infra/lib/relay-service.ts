@@ -47,6 +47,11 @@ export function relayService(
   daemon.taskDefinition.addToTaskRolePolicy(
     new iam.PolicyStatement({ actions: ["sns:Publish"], resources: [topic.topicArn] }),
   );
+  // The relay reads the topic's MaximumMessageSize (its message size limit) at start-up and after
+  // SNS refuses a message as too long; without it every topic is taken at 262 144 bytes.
+  daemon.taskDefinition.addToTaskRolePolicy(
+    new iam.PolicyStatement({ actions: ["sns:GetTopicAttributes"], resources: [topic.topicArn] }),
+  );
   // The lag alarms need the gauges in CloudWatch: a traces-only sidecar does not count.
   const metrics = telemetry && telemetry.metrics.length > 0 ? sidecar : undefined;
   return { daemon, metrics };

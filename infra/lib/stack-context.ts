@@ -72,6 +72,12 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   const architecture = cpuArchitecture(context("cpuArchitecture"));
   const traces = flag(context, "traces");
   const traceSampleRatio = ratio(context, "traceSampleRatio");
+  const maximumMessageSize = context("maximumMessageSize");
+  if (maximumMessageSize !== undefined && !/^\d+$/.test(maximumMessageSize)) {
+    throw new Error(
+      `maximumMessageSize must be a whole number of bytes (1024 to 1048576), got ${JSON.stringify(maximumMessageSize)}`,
+    );
+  }
   if (!vpcId && (subnetIds || loadBalancerSubnetIds)) {
     throw new Error("subnetIds and loadBalancerSubnetIds need vpcId: the VPC they belong to");
   }
@@ -83,6 +89,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   }
   return {
     fifo: flag(context, "fifo") ?? false,
+    ...(maximumMessageSize ? { maximumMessageSize: Number(maximumMessageSize) } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
     ...(handlersModule ? { consumer: { handlersModule } } : {}),

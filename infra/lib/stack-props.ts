@@ -82,6 +82,11 @@ export interface OutboxWorkersStackProps extends StackProps {
   /** FIFO topic and queues. Default false (standard). */
   readonly fifo?: boolean;
   /**
+   * The topic's `MaximumMessageSize` (bytes, 1 024–1 048 576), e.g. 1 048 576 for 1 MiB events.
+   * Default: not set, SNS's 262 144. See Messaging.
+   */
+  readonly maximumMessageSize?: number;
+  /**
    * Default: a new VPC (2 AZs, private subnets behind `natGateways` NAT gateways, VPC endpoints for
    * every AWS API the tasks call; see worker-vpc.ts). Yours must give the tasks a way to SNS, SQS,
    * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.

@@ -87,14 +87,19 @@ describe("least privilege", () => {
     { Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" },
   ];
 
-  it("lets the relay publish to its topic and nothing else (plus its metrics log group)", () => {
+  it("lets the relay publish to its topic and read its attributes, nothing else (plus its metrics log group)", () => {
     const statements = statementsOfRole(template, id(stack.relay.taskRole));
     expect(statements).toContainEqual(
       expect.objectContaining({ Action: "sns:Publish", Resource: { Ref: topic } }),
     );
+    // The topic's MaximumMessageSize: the relay's message size limit.
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Action: "sns:GetTopicAttributes", Resource: { Ref: topic } }),
+    );
     const actions = statements.flatMap((statement) => stringsIn(statement.Action));
     expect(actions.filter((action) => !action.startsWith("logs:") && !action.startsWith("xray:"))).toEqual([
       "sns:Publish",
+      "sns:GetTopicAttributes",
     ]);
     const logResources = statements.filter((statement) =>
       stringsIn(statement.Action).some((a) => a.startsWith("logs:")),
@@ -107,6 +112,7 @@ describe("least privilege", () => {
     expect(statements).toEqual([
       ...collectorStatements(/^RelayMetricsEmfLogs/),
       expect.objectContaining({ Action: "sns:Publish" }),
+      expect.objectContaining({ Action: "sns:GetTopicAttributes" }),
     ]);
   });
 

@@ -2,6 +2,7 @@ import type { CfnElement } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { DLQ_RETENTION_SECONDS } from "../lib/budget.js";
+import { stackPropsFromContext } from "../lib/stack-context.js";
 import { synth } from "./support/synth.js";
 
 const { stack, template } = synth();
@@ -104,5 +105,44 @@ describe("TLS", () => {
         ],
       },
     });
+  });
+});
+
+describe("the topic's MaximumMessageSize", () => {
+  /** The MaximumMessageSize of every SNS topic in the stack, by logical id. */
+  const sizes = (synthesized: ReturnType<typeof synth>) =>
+    Object.fromEntries(
+      Object.entries(synthesized.template.findResources("AWS::SNS::Topic")).map(([logicalId, resource]) => [
+        logicalId,
+        (resource.Properties as Record<string, unknown> | undefined)?.MaximumMessageSize,
+      ]),
+    );
+  const relayTopicId = (synthesized: ReturnType<typeof synth>) =>
+    synthesized.stack.getLogicalId(synthesized.stack.messaging.topic.node.defaultChild as CfnElement);
+
+  it("is left to SNS's default (262 144) unless set", () => {
+    expect(Object.values(sizes(synth())).every((size) => size === undefined)).toBe(true);
+  });
+
+  it("is set on the relay's topic, and on no other (the alarm topic), from the prop or -c maximumMessageSize", () => {
+    const fromProp = synth({ maximumMessageSize: 1_048_576 });
+    const fromContext = synth(stackPropsFromContext((key) => ({ maximumMessageSize: "1048576" })[key]));
+    for (const synthesized of [fromProp, fromContext]) {
+      const all = sizes(synthesized);
+      expect(all[relayTopicId(synthesized)]).toBe(1_048_576);
+      const others = Object.entries(all).filter(([logicalId]) => logicalId !== relayTopicId(synthesized));
+      expect(others.every(([, size]) => size === undefined)).toBe(true);
+    }
+  });
+
+  it("refuses what SNS would, naming the value", () => {
+    for (const bad of [1_023, 1_048_577, 2048.5]) {
+      expect(() => synth({ maximumMessageSize: bad })).toThrow(
+        `maximumMessageSize must be an integer from 1024 to 1048576 (bytes), got ${bad}`,
+      );
+    }
+    expect(() => stackPropsFromContext((key) => ({ maximumMessageSize: "1MiB" })[key])).toThrow(
+      'maximumMessageSize must be a whole number of bytes (1024 to 1048576), got "1MiB"',
+    );
   });
 });

@@ -13,6 +13,7 @@ import {
   PublishBatchCommand,
   PublishCommand,
   SetSubscriptionAttributesCommand,
+  SetTopicAttributesCommand,
   SubscribeCommand,
   TooManyEntriesInBatchRequestException,
   UnsubscribeCommand,
@@ -296,5 +297,114 @@ describe("PublishBatch limits", () => {
     expect(result.Failed).toEqual([
       expect.objectContaining({ Id: "bad", Code: "InvalidParameter", SenderFault: true }),
     ]);
+  });
+});
+
+describe("MaximumMessageSize", () => {
+  const KiB = 1024;
+  const setSize = (TopicArn: string, value: string) =>
+    sns.send(
+      new SetTopicAttributesCommand({ TopicArn, AttributeName: "MaximumMessageSize", AttributeValue: value }),
+    );
+  const sizeOf = async (TopicArn: string) =>
+    (await sns.send(new GetTopicAttributesCommand({ TopicArn }))).Attributes?.MaximumMessageSize;
+
+  it("is omitted by GetTopicAttributes until set, and takes 1 024 to 1 048 576 bytes", async () => {
+    const { TopicArn = "" } = await sns.send(new CreateTopicCommand({ Name: uniqueName("size") }));
+    expect(await sizeOf(TopicArn)).toBeUndefined();
+    await setSize(TopicArn, "1048576");
+    expect(await sizeOf(TopicArn)).toBe("1048576");
+    await setSize(TopicArn, "1024");
+    expect(await sizeOf(TopicArn)).toBe("1024");
+    for (const bad of ["1023", "1048577", "", "256KiB", "2e5", "-1"]) {
+      await expect(setSize(TopicArn, bad)).rejects.toBeInstanceOf(InvalidParameterException);
+    }
+    expect(await sizeOf(TopicArn)).toBe("1024");
+
+    const { TopicArn: created } = await sns.send(
+      new CreateTopicCommand({ Name: uniqueName("size"), Attributes: { MaximumMessageSize: "524288" } }),
+    );
+    expect(await sizeOf(created ?? "")).toBe("524288");
+    await expect(
+      sns.send(
+        new CreateTopicCommand({ Name: uniqueName("size"), Attributes: { MaximumMessageSize: "2000000" } }),
+      ),
+    ).rejects.toThrow(/MaximumMessageSize must be an integer between 1024 and 1048576/);
+  });
+
+  it("lets a raised topic take a 900 KiB message, delivered raw to SQS byte for byte", async () => {
+    const r = await bootstrapResources(stack().aws, {
+      name: uniqueName("large"),
+      rawDelivery: true,
+      maximumMessageSize: 1_048_576,
+    });
+    const body = JSON.stringify({ blob: "é".repeat(450 * KiB) }); // 900 KiB of UTF-8, and a little
+    await sns.send(
+      new PublishCommand({
+        TopicArn: r.topicArn,
+        Message: body,
+        MessageAttributes: { event_id: { DataType: "String", StringValue: "e-large" } },
+      }),
+    );
+    const [message] = await receive(sqs, r.queueUrl, 1);
+    expect(message?.Body).toBe(body);
+    expect(message?.MessageAttributes?.event_id?.StringValue).toBe("e-large");
+  });
+
+  it("refuses Publish over the topic's limit, body and attributes counted", async () => {
+    const { TopicArn = "" } = await sns.send(new CreateTopicCommand({ Name: uniqueName("limit") }));
+    await expect(sns.send(new PublishCommand({ TopicArn, Message: "x".repeat(262_145) }))).rejects.toThrow(
+      "Invalid parameter: Message too long",
+    );
+    await setSize(TopicArn, "2048");
+    await expect(
+      sns.send(new PublishCommand({ TopicArn, Message: "x".repeat(2_048) })),
+    ).resolves.toBeDefined();
+    // 2 040 + "a" + "String" + "xx" = 2 049 bytes.
+    await expect(
+      sns.send(
+        new PublishCommand({
+          TopicArn,
+          Message: "x".repeat(2_040),
+          MessageAttributes: { a: { DataType: "String", StringValue: "xx" } },
+        }),
+      ),
+    ).rejects.toBeInstanceOf(InvalidParameterException);
+  });
+
+  it("bounds a PublishBatch's total by the topic's limit", async () => {
+    const { TopicArn = "" } = await sns.send(
+      new CreateTopicCommand({ Name: uniqueName("batch"), Attributes: { MaximumMessageSize: "1048576" } }),
+    );
+    const entries = (n: number, size: number) =>
+      Array.from({ length: n }, (_, i) => ({ Id: `m${i}`, Message: "x".repeat(size) }));
+    const two = await sns.send(
+      new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries: entries(2, 500 * KiB) }),
+    );
+    expect(two.Successful).toHaveLength(2);
+    await expect(
+      sns.send(new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries: entries(3, 400 * KiB) })),
+    ).rejects.toBeInstanceOf(BatchRequestTooLongException);
+  });
+
+  it("keeps a topic above 256 KiB to 100 subscriptions", async () => {
+    const { TopicArn = "" } = await sns.send(new CreateTopicCommand({ Name: uniqueName("many") }));
+    const endpoint = (i: number) => `arn:aws:sqs:us-east-1:000000000000:${uniqueName("q")}-${i}`;
+    const arns: string[] = [];
+    for (let i = 0; i < 101; i += 1) {
+      const { SubscriptionArn = "" } = await sns.send(
+        new SubscribeCommand({ TopicArn, Protocol: "sqs", Endpoint: endpoint(i) }),
+      );
+      arns.push(SubscriptionArn);
+    }
+    await expect(setSize(TopicArn, "262145")).rejects.toThrow(/at most 100 subscriptions, it would have 101/);
+    await setSize(TopicArn, "262144");
+    await sns.send(new UnsubscribeCommand({ SubscriptionArn: arns[0] }));
+    await setSize(TopicArn, "1048576");
+    expect(await sizeOf(TopicArn)).toBe("1048576");
+    await expect(
+      sns.send(new SubscribeCommand({ TopicArn, Protocol: "sqs", Endpoint: endpoint(101) })),
+    ).rejects.toBeInstanceOf(InvalidParameterException);
+    await sns.send(new DeleteTopicCommand({ TopicArn }));
   });
 });

@@ -8,12 +8,24 @@ const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
 /** Maps the logical `topic` column to a topic ARN; `undefined` when nothing is configured for it. */
 export type TopicResolver = (topic: string) => string | undefined;
 
+/** The message-size limit the relay knows for a topic ARN (its `MaximumMessageSize`). */
+export type LimitResolver = (topicArn: string) => number;
+
 export type BuiltEntry =
   | {
       readonly kind: "ready";
       readonly topicArn: string;
       readonly entry: PublishEntry;
       readonly bytes: number;
+      readonly limitBytes: number;
+    }
+  | {
+      /** Over the topic's limit as the relay knows it: worth one re-read of the limit before it dies. */
+      readonly kind: "oversize";
+      readonly topicArn: string;
+      readonly bytes: number;
+      readonly limitBytes: number;
+      readonly reason: string;
     }
   | { readonly kind: "unsendable"; readonly reason: string };
 
@@ -21,7 +33,11 @@ export type BuiltEntry =
  * The message a row becomes, or why it can never be sent. Rows that can never be sent die at once:
  * retrying identical bytes against the same limits would only burn attempts and block their key.
  */
-export function buildEntry(row: ClaimedRow, resolveTopic: TopicResolver): BuiltEntry {
+export function buildEntry(
+  row: ClaimedRow,
+  resolveTopic: TopicResolver,
+  limitFor: LimitResolver,
+): BuiltEntry {
   const topicArn = resolveTopic(row.topic);
   if (topicArn === undefined) {
     return {
@@ -32,12 +48,28 @@ export function buildEntry(row: ClaimedRow, resolveTopic: TopicResolver): BuiltE
   const badHeaders = headersProblem(row.headers);
   if (badHeaders !== undefined) return { kind: "unsendable", reason: badHeaders };
   const attributes = messageAttributes(row.id, row.eventType, row.headers);
-  // The same measure `enqueue` applied to the same text: a row it accepted fits.
-  const { bytes, problem } = measureMessage(row.payload, attributes);
-  if (problem !== undefined) return { kind: "unsendable", reason: problem };
+  // The same measure `enqueue` applied to the same text, against the topic's own limit: a row it
+  // accepted with the topic's `maxMessageBytes` fits.
+  const limitBytes = limitFor(topicArn);
+  const { bytes, problem } = measureMessage(row.payload, attributes, limitBytes);
+  if (problem !== undefined) {
+    return {
+      kind: "oversize",
+      topicArn,
+      bytes,
+      limitBytes,
+      reason: `${problem} (MaximumMessageSize of ${topicArn})`,
+    };
+  }
 
   if (!topicArn.endsWith(".fifo")) {
-    return { kind: "ready", topicArn, bytes, entry: { id: row.id, message: row.payload, attributes } };
+    return {
+      kind: "ready",
+      topicArn,
+      bytes,
+      limitBytes,
+      entry: { id: row.id, message: row.payload, attributes },
+    };
   }
   // FIFO: the ordering key is the message group, so SNS keeps each key's order and nothing more.
   // Rows without a key get their own group (their id): they promised no order, so they should not
@@ -53,6 +85,7 @@ export function buildEntry(row: ClaimedRow, resolveTopic: TopicResolver): BuiltE
     kind: "ready",
     topicArn,
     bytes,
+    limitBytes,
     entry: { id: row.id, message: row.payload, attributes, groupId, deduplicationId: row.id },
   };
 }

@@ -1,4 +1,4 @@
-import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 
@@ -7,13 +7,22 @@ export interface ReadyRow {
   readonly topicArn: string;
   readonly entry: PublishEntry;
   readonly bytes: number;
+  /** The topic's limit the entry was checked against: each entry's, and its request's total. */
+  readonly limitBytes: number;
 }
 
-/** One PublishBatch request: one topic, ≤ 10 entries, ≤ 256 KiB in total. */
+/**
+ * One PublishBatch request: one topic, ≤ 10 entries, their sum within the topic's limit (SNS bounds
+ * a PublishBatch by the topic's MaximumMessageSize, as one message: 256 KiB by default, 1 MiB at most).
+ */
 export interface Chunk {
   readonly topicArn: string;
   readonly rows: ClaimedRow[];
   readonly entries: PublishEntry[];
+  /** Each entry's size, index for index with `rows`. */
+  readonly sizes: number[];
+  /** The topic's limit the chunk was planned with. */
+  readonly limitBytes: number;
   bytes: number;
 }
 
@@ -25,17 +34,25 @@ export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
     let chunk = open.get(item.topicArn);
     if (
       chunk &&
-      (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > MAX_MESSAGE_BYTES)
+      (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > chunk.limitBytes)
     ) {
       done.push(chunk);
       chunk = undefined;
     }
     if (!chunk) {
-      chunk = { topicArn: item.topicArn, rows: [], entries: [], bytes: 0 };
+      chunk = {
+        topicArn: item.topicArn,
+        rows: [],
+        entries: [],
+        sizes: [],
+        limitBytes: item.limitBytes,
+        bytes: 0,
+      };
       open.set(item.topicArn, chunk);
     }
     chunk.rows.push(item.row);
     chunk.entries.push(item.entry);
+    chunk.sizes.push(item.bytes);
     chunk.bytes += item.bytes;
   }
   return [...done, ...open.values()];

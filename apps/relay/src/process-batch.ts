@@ -1,11 +1,12 @@
 import { performance } from "node:perf_hooks";
 import { Deadline } from "@outbox/client";
 import { BatchOutcome, type RetryPolicy } from "./batch-outcome.js";
-import { buildEntry, type TopicResolver } from "./build-entry.js";
+import type { TopicResolver } from "./build-entry.js";
+import { buildWave } from "./build-wave.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { type BatchReport, type CommitDeps, commitBatch } from "./commit-batch.js";
 import { inParallel } from "./in-parallel.js";
-import { planChunks, type ReadyRow } from "./plan-chunks.js";
+import { planChunks } from "./plan-chunks.js";
 import { planWaves } from "./plan-waves.js";
 import { type ChunkDeps, sendChunk } from "./send-chunk.js";
 
@@ -49,20 +50,7 @@ export async function processBatch(
 
   try {
     for (const wave of planWaves(rows)) {
-      const ready: ReadyRow[] = [];
-      for (const row of wave) {
-        if (outcome.isHeldBack(row)) {
-          outcome.release(row);
-          continue;
-        }
-        const built = buildEntry(row, deps.resolveTopic);
-        if (built.kind === "ready") {
-          ready.push({ row, topicArn: built.topicArn, entry: built.entry, bytes: built.bytes });
-          continue;
-        }
-        outcome.unsendable(row, built.reason);
-        deps.metrics.failed.inc({ reason: "unsendable" });
-      }
+      const ready = await buildWave(wave, outcome, deps, batch);
       await inParallel(planChunks(ready), settings.publishConcurrency, (chunk) =>
         sendChunk(chunk, { batch, outcome, settings, deps }),
       );

@@ -14,6 +14,13 @@ export interface Publisher {
    * an AbortSignal.
    */
   publishBatch(request: PublishRequest, deadline: Deadline): Promise<PublishResult>;
+  /**
+   * The most bytes one message to `topicArn` may have (body and attributes), which also bounds a
+   * request's total: SNS's topic attribute `MaximumMessageSize`. Read at start-up and when the bus
+   * refuses a message as too long; bounded by `deadline`. Optional: without it every topic has
+   * SNS's default, 262 144 bytes.
+   */
+  messageLimit?(topicArn: string, deadline: Deadline): Promise<number>;
 }
 
 export interface PublishRequest {

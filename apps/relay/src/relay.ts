@@ -15,6 +15,7 @@ import { processBatch } from "./process-batch.js";
 import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
 import { startRetention } from "./retention.js";
+import { TopicLimits } from "./topic-limits.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
 /** What one run did, and what it left: the fields of the daemon's `drained` line. */
@@ -81,6 +82,16 @@ export function createRelay(options: RelayOptions): Relay {
     metrics,
     log,
   });
+  const limits = new TopicLimits(options.publisher.messageLimit?.bind(options.publisher), {
+    timeoutMs: settings.publishTimeoutMs,
+    log,
+  });
+  // Read before the first claim (which waits for it), so no lease runs out while they are read;
+  // each read is bounded by the publish timeout and cut by the drain.
+  const limitsRead = limits.load(
+    [...Object.values(topicArns), ...(defaultTopicArn ? [defaultTopicArn] : [])],
+    drainLink.deadline,
+  );
   let published = 0;
   let dead = 0;
 
@@ -91,6 +102,7 @@ export function createRelay(options: RelayOptions): Relay {
     markPublished,
     metrics,
     outage,
+    limits,
     drain: drainLink,
     log,
     onDead(row: ClaimedRow, reason: string) {
@@ -103,7 +115,10 @@ export function createRelay(options: RelayOptions): Relay {
     settings,
     {
       async claim() {
+        await limitsRead;
         const claimedAt = performance.now();
+        // A stop during the reads: claiming now would only lease rows to release them again.
+        if (stopping.signal.aborted) return { rows: [], claimedAt };
         const rows = await claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs);
         return { rows, claimedAt };
       },

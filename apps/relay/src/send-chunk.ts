@@ -7,6 +7,8 @@ import type { RelayMetrics } from "./metrics.js";
 import type { OutageBackoff } from "./outage-backoff.js";
 import type { Chunk } from "./plan-chunks.js";
 import type { ChunkOutcome, ChunkPublisher } from "./publish-chunk.js";
+import { settleSizeRefusals } from "./size-refusals.js";
+import type { TopicLimits } from "./topic-limits.js";
 
 export interface ChunkDeps {
   readonly chunks: ChunkPublisher;
@@ -14,6 +16,8 @@ export interface ChunkDeps {
   readonly metrics: RelayMetrics;
   /** Per topic, how long whole-request failures keep it waiting. */
   readonly outage: OutageBackoff;
+  /** Per topic, the message-size limit, read again when SNS refuses a message as too long. */
+  readonly limits: TopicLimits;
   /** The drain's deadline, which every batch's deadline hangs from. */
   readonly drain: DrainLink;
   readonly log?: Logger;
@@ -57,17 +61,18 @@ export async function sendChunk(
       outcome.defer(row, outage.waitMs, `not sent, topic backing off after: ${outage.reason}`);
     return;
   }
-  const answer = await deps.chunks.publish(chunk, batch);
-  if (answer.published.length > 0) {
-    outcome.published += answer.published.length;
-    for (const row of answer.published) deps.metrics.published.inc({ topic: row.topic });
+  const sent = await deps.chunks.publish(chunk, batch);
+  if (sent.published.length > 0) {
+    outcome.published += sent.published.length;
+    for (const row of sent.published) deps.metrics.published.inc({ topic: row.topic });
     // The slot is freed only once the mark has committed: a chunk the bus took but the table does
     // not yet show as published counts as in flight, so a hard kill re-sends at most
     // RELAY_PUBLISH_CONCURRENCY chunks, never a growing tail of unmarked ones.
-    await deps.markPublished(answer.published.map((row) => row.id)).catch((error: unknown) => {
+    await deps.markPublished(sent.published.map((row) => row.id)).catch((error: unknown) => {
       outcome.markError ??= error;
     });
   }
+  const answer = await settleSizeRefusals(chunk, sent, outcome, deps, batch);
   recordAnswer(chunk, answer, outcome, deps);
 }
 

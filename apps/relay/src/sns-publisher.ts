@@ -4,10 +4,15 @@ import { untilAborted } from "@outbox/shared";
 import { PublishAbortedError } from "./errors.js";
 import type { Publisher, PublishRequest, PublishResult } from "./publisher.js";
 import { sendWithSignal } from "./sdk-call-signal.js";
+import { readTopicMessageLimit } from "./sns-topic-limit.js";
 
-/** The real bus: one `PublishBatch` per request; the call's deadline cancels the HTTP call. */
+/**
+ * The real bus: one `PublishBatch` per request; the call's deadline cancels the HTTP call. Each
+ * topic's limit is its `MaximumMessageSize` (GetTopicAttributes).
+ */
 export function createSnsPublisher(client: SNSClient): Publisher {
   return {
+    messageLimit: (topicArn, deadline) => readTopicMessageLimit(client, topicArn, deadline),
     async publishBatch(request: PublishRequest, deadline: Deadline): Promise<PublishResult> {
       const command = new PublishBatchCommand({
         TopicArn: request.topicArn,

@@ -35,13 +35,16 @@ export { deadlineFetch, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "./deadl
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";
 export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";
 export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export type { EnqueueOptions } from "./outbox/enqueue-options.js";
 export {
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
   MAX_BATCH_ENTRIES,
   MAX_MESSAGE_ATTRIBUTES,
   MAX_MESSAGE_BYTES,
+  MAX_TOPIC_MESSAGE_BYTES,
   MAX_VISIBILITY_SECONDS,
+  MIN_TOPIC_MESSAGE_BYTES,
 } from "./outbox/message-contract.js";
 export {
   headersProblem,

@@ -12,6 +12,8 @@ export interface BootstrapOptions {
   maxReceiveCount?: number;
   visibilityTimeoutSeconds?: number;
   messageRetentionSeconds?: number;
+  /** The topic's `MaximumMessageSize` (1 024–1 048 576 bytes); SNS's default (262 144) when omitted. */
+  maximumMessageSize?: number;
 }
 
 export interface BootstrappedResources {
@@ -52,10 +54,16 @@ export async function bootstrapResources(
         ? {}
         : { MessageRetentionPeriod: String(options.messageRetentionSeconds) };
 
+    const topicAttributes: Record<string, string> = {
+      ...(options.fifo ? { FifoTopic: "true" } : {}),
+      ...(options.maximumMessageSize === undefined
+        ? {}
+        : { MaximumMessageSize: String(options.maximumMessageSize) }),
+    };
     const { TopicArn: topicArn } = await sns.send(
       new CreateTopicCommand({
         Name: `${options.name}${suffix}`,
-        Attributes: options.fifo ? { FifoTopic: "true" } : undefined,
+        Attributes: Object.keys(topicAttributes).length > 0 ? topicAttributes : undefined,
       }),
     );
     if (!topicArn) throw new Error("CreateTopic returned no TopicArn");

@@ -1,7 +1,9 @@
 import type { Kysely, Transaction } from "kysely";
 import type { NewOutboxRow, OutboxTables } from "../db/schema.js";
 import { describeError } from "../log/describe-error.js";
+import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
+import { type MessageLimit, messageLimit } from "./message-limit.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -88,6 +90,7 @@ function validate(
   eventId: string,
   headers: Readonly<Record<string, string>>,
   index: number,
+  limit: MessageLimit,
 ): string {
   if (!topicPattern.test(event.topic)) {
     throw new OutboxValidationError(
@@ -104,7 +107,11 @@ function validate(
   const json = payloadText(event, index);
   const badHeaders = headersProblem(headers);
   if (badHeaders !== undefined) throw new OutboxValidationError(index, badHeaders);
-  const { problem } = measureMessage(json, messageAttributes(eventId, event.eventType, headers));
+  const { problem } = measureMessage(
+    json,
+    messageAttributes(eventId, event.eventType, headers),
+    limit(event.topic),
+  );
   if (problem !== undefined) throw new OutboxValidationError(index, problem);
   return json;
 }
@@ -120,15 +127,16 @@ function checked(
   eventId: string,
   traced: EnqueueSpan,
   index: number,
+  limit: MessageLimit,
 ): { json: string; headers: Readonly<Record<string, string>> } {
   if (!traced.traced)
-    return { json: validate(event, eventId, traced.headers, index), headers: traced.headers };
+    return { json: validate(event, eventId, traced.headers, index, limit), headers: traced.headers };
   try {
-    return { json: validate(event, eventId, traced.headers, index), headers: traced.headers };
+    return { json: validate(event, eventId, traced.headers, index, limit), headers: traced.headers };
   } catch (error) {
     const given = event.headers ?? {};
     // Throws again if the event does not fit even without the trace headers: the caller's problem.
-    const json = validate(event, eventId, given, index);
+    const json = validate(event, eventId, given, index, limit);
     traced.span.addEvent("trace context not stored", {
       reason: describeError(error),
     });
@@ -142,15 +150,18 @@ function checked(
  * Each event gets a PRODUCER span (a no-op unless `@opentelemetry/api` is installed and an SDK
  * registered), whose trace context is stored with the row for the relay and the consumer to carry on.
  * `trx` is the application's own: any schema type that has the outbox's tables (`DB extends OutboxTables`).
+ * `options.maxMessageBytes` raises (or lowers) the size limit per topic, for topics whose SNS
+ * `MaximumMessageSize` is not the default 262 144.
  */
 export async function enqueue<DB extends OutboxTables>(
   trx: Transaction<DB> | Kysely<DB>,
   events: readonly NewEvent[],
+  options?: EnqueueOptions,
 ): Promise<string[]> {
   // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns; the
   // constraint is what guarantees the table, and only it is written.
   const outbox = trx as unknown as Kysely<OutboxTables>;
-  return enqueueWith(events, (rows) => outbox.insertInto("outbox").values(rows).execute());
+  return enqueueWith(events, (rows) => outbox.insertInto("outbox").values(rows).execute(), options);
 }
 
 /**
@@ -163,7 +174,9 @@ export async function enqueue<DB extends OutboxTables>(
 export async function enqueueWith(
   events: readonly NewEvent[],
   write: (rows: NewOutboxRow[]) => Promise<unknown>,
+  options?: EnqueueOptions,
 ): Promise<string[]> {
+  const limit = messageLimit(options?.maxMessageBytes);
   if (events.length === 0) return [];
   const tracing = await enqueueTracing();
   try {
@@ -171,7 +184,7 @@ export async function enqueueWith(
       const id = event.id ?? uuidv7();
       const eventId = storedUuid(id);
       const traced = tracing.start(event, eventId);
-      const { json, headers } = checked(event, eventId, traced, index);
+      const { json, headers } = checked(event, eventId, traced, index, limit);
       return {
         id,
         topic: event.topic,

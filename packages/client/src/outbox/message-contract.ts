@@ -10,10 +10,15 @@ export const EVENT_ID_ATTRIBUTE = "event_id";
 export const EVENT_TYPE_ATTRIBUTE = "event_type";
 
 /**
- * SNS's limit for one message, body and attributes together; also the limit of a whole PublishBatch,
- * and the one the emulator applies to each SQS batch it fans a publish out in.
+ * SNS's limit for one message, body and attributes together, on a topic whose `MaximumMessageSize`
+ * was never set; a topic's PublishBatch is bounded by the same limit in total. Also the one the
+ * emulator applies to each SQS batch it fans a publish out in.
  */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
+/** The most a topic's `MaximumMessageSize` can be raised to (1 MiB); SQS takes as much by default. */
+export const MAX_TOPIC_MESSAGE_BYTES = 1024 * 1024;
+/** The least a topic's `MaximumMessageSize` can be set to. */
+export const MIN_TOPIC_MESSAGE_BYTES = 1024;
 /** SNS accepts at most 10 message attributes per message. */
 export const MAX_MESSAGE_ATTRIBUTES = 10;
 /**

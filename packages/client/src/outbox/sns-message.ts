@@ -58,8 +58,15 @@ export interface MessageSize {
   readonly problem: string | undefined;
 }
 
-/** The size of the SNS message with this body (the payload's JSON text) and these String attributes. */
-export function measureMessage(body: string, attributes: Readonly<Record<string, string>>): MessageSize {
+/**
+ * The size of the SNS message with this body (the payload's JSON text) and these String attributes,
+ * checked against `limitBytes`: the topic's `MaximumMessageSize`, SNS's default when not given.
+ */
+export function measureMessage(
+  body: string,
+  attributes: Readonly<Record<string, string>>,
+  limitBytes: number = MAX_MESSAGE_BYTES,
+): MessageSize {
   const bodyBytes = Buffer.byteLength(body);
   let attributeBytes = 0;
   for (const [name, value] of Object.entries(attributes)) {
@@ -69,8 +76,8 @@ export function measureMessage(body: string, attributes: Readonly<Record<string,
   return {
     bytes,
     problem:
-      bytes > MAX_MESSAGE_BYTES
-        ? `message would be ${bytes} bytes (payload ${bodyBytes} + attributes ${attributeBytes}), over the ${MAX_MESSAGE_BYTES}-byte SNS limit`
+      bytes > limitBytes
+        ? `message would be ${bytes} bytes (payload ${bodyBytes} + attributes ${attributeBytes}), over the ${limitBytes}-byte SNS limit`
         : undefined,
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { MAX_MESSAGE_BYTES } from "@outbox/client/message-contract";
 import { invalidParameter } from "./errors.js";
+import { topicMessageLimit } from "./message-size.js";
 import { type QueryParams, queryStructMap } from "./query.js";
 import type { Topic } from "./registry.js";
 
@@ -100,7 +100,7 @@ export function prepareMessage(topic: Topic, params: QueryParams): PreparedMessa
   }
   const attributes = parseAttributes(params);
   const bytes = attributes.reduce((sum, a) => sum + attributeBytes(a), Buffer.byteLength(raw));
-  if (bytes > MAX_MESSAGE_BYTES) throw invalidParameter("Message too long");
+  if (bytes > topicMessageLimit(topic)) throw invalidParameter("Message too long");
 
   checkFifoParameters(topic, params);
   const groupId = params.get("MessageGroupId");

@@ -1,4 +1,5 @@
 import { invalidParameter } from "../errors.js";
+import { checkMaximumMessageSize } from "../message-size.js";
 import { queryStringMap } from "../query.js";
 import type { Action } from "./context.js";
 
@@ -13,6 +14,7 @@ const SETTABLE = new Set([
   "SignatureVersion",
   "TracingConfig",
   "FifoThroughputScope",
+  "MaximumMessageSize",
 ]);
 
 export const createTopic: Action = ({ params, registry }) => {
@@ -35,6 +37,9 @@ export const createTopic: Action = ({ params, registry }) => {
   if (!fifo && requested.ContentBasedDeduplication === "true") {
     throw invalidParameter("Attributes Reason: Content-based deduplication can only be set for FIFO topics");
   }
+
+  // A new topic has no subscriptions yet, so only the range can be wrong.
+  if (requested.MaximumMessageSize !== undefined) checkMaximumMessageSize(requested.MaximumMessageSize);
 
   const attributes = fifo ? { ContentBasedDeduplication: "false", ...requested } : requested;
   const existing = registry.topics.get(registry.topicArn(name));

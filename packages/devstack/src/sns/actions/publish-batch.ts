@@ -1,7 +1,8 @@
-import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/client/message-contract";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/message-contract";
 import { acceptMessage, type PublishedMessage } from "../envelope.js";
 import { SnsError } from "../errors.js";
 import { checkFifoParameters, eventId, prepareMessage } from "../message.js";
+import { topicMessageLimit } from "../message-size.js";
 import { queryList, queryStructMap } from "../query.js";
 import type { XmlObject } from "../xml.js";
 import type { Action } from "./context.js";
@@ -52,7 +53,9 @@ export const publishBatch: Action = async ({ params, registry, fanOut, faults, s
       );
     ids.add(id);
   }
-  if (entries.reduce((sum, entry) => sum + attributeBytes(entry), 0) > MAX_MESSAGE_BYTES) {
+  // The whole batch is bounded by the topic's MaximumMessageSize, as one message is (PublishBatch's
+  // API reference): 256 KiB unless the topic's limit was raised.
+  if (entries.reduce((sum, entry) => sum + attributeBytes(entry), 0) > topicMessageLimit(topic)) {
     throw new SnsError(
       "BatchRequestTooLong",
       "The length of all the messages put together is more than the limit.",

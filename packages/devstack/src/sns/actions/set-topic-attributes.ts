@@ -1,4 +1,5 @@
 import { invalidParameter } from "../errors.js";
+import { checkLargeTopicSubscriptions, checkMaximumMessageSize } from "../message-size.js";
 import type { Action } from "./context.js";
 
 const SETTABLE = new Set([
@@ -7,6 +8,7 @@ const SETTABLE = new Set([
   "DeliveryPolicy",
   "ContentBasedDeduplication",
   "TracingConfig",
+  "MaximumMessageSize",
 ]);
 
 export const setTopicAttributes: Action = ({ params, registry }) => {
@@ -16,6 +18,13 @@ export const setTopicAttributes: Action = ({ params, registry }) => {
   if (name === "ContentBasedDeduplication" && !topic.fifo) {
     throw invalidParameter("Content-based deduplication can only be set for FIFO topics");
   }
-  topic.attributes[name] = params.get("AttributeValue") ?? "";
+  const value = params.get("AttributeValue") ?? "";
+  if (name === "MaximumMessageSize") {
+    // Checked against the subscriptions the topic has now: raising the limit is refused, not
+    // subscriptions dropped.
+    const protocols = registry.subscriptionsOf(topic).map((subscription) => subscription.protocol);
+    checkLargeTopicSubscriptions(checkMaximumMessageSize(value), protocols);
+  }
+  topic.attributes[name] = value;
   return null;
 };

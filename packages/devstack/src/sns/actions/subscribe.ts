@@ -1,4 +1,5 @@
 import { invalidParameter } from "../errors.js";
+import { checkLargeTopicSubscriptions, topicMessageLimit } from "../message-size.js";
 import { queryStringMap } from "../query.js";
 import type { Action } from "./context.js";
 import { checkSubscriptionAttribute } from "./subscription-attributes.js";
@@ -12,5 +13,11 @@ export const subscribe: Action = ({ params, registry }) => {
   if (!/^arn:aws:sqs:[^:]+:[^:]+:[^:]+$/.test(endpoint)) throw invalidParameter("SQS endpoint ARN");
   const attributes = queryStringMap(params, "Attributes");
   for (const [name, value] of Object.entries(attributes)) checkSubscriptionAttribute(name, value);
+  // The developer guide: past 100 subscriptions a topic above 256 KiB refuses new ones. A repeated
+  // Subscribe of an existing endpoint adds none, so it is not refused.
+  const existing = registry.subscriptionsOf(topic);
+  if (!existing.some((s) => s.protocol === protocol && s.endpoint === endpoint)) {
+    checkLargeTopicSubscriptions(topicMessageLimit(topic), [...existing.map((s) => s.protocol), protocol]);
+  }
   return { SubscriptionArn: registry.subscribe(topic, protocol, endpoint, attributes).arn };
 };
