@@ -16,8 +16,10 @@ export function notDueYet(row: string): RawBuilder<boolean> {
 /**
  * Milliseconds from now until the earliest scheduled row is due, on the database's clock (the one the
  * claim compares `available_at` with); undefined when nothing is scheduled. One probe of
- * `outbox_scheduled`: min() over an index range is its first entry. Rounded up, so a timer set to it
- * does not fire before the row is due.
+ * `outbox_scheduled`: min() over an index range is its first entry — the plan is
+ * `Limit -> Index Only Scan using outbox_scheduled, Index Cond: (deliver_at > now())`
+ * (apps/relay/test/delayed-events.test.ts checks it). Rounded up, so a timer set to it does not fire
+ * before the row is due.
  */
 export async function msUntilNextDue(db: Kysely<Database>): Promise<number | undefined> {
   const { rows } = await sql<{ ms: number | null }>`
