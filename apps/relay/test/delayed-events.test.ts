@@ -91,10 +91,14 @@ describe("delayed events", () => {
 
   it("wake a relay sleeping until a later due time when an earlier one is enqueued", async () => {
     await clearOutbox(bed.handle);
-    const relay = bed.start();
+    const counted = countingClaims(bed.handle.db);
+    const relay = bed.start({ db: counted.db });
     await expect.poll(asleepAnnounced).toBe(true);
+    const claimsBefore = counted.claims();
     const [late = ""] = await enqueue(bed.handle.db, [delayed(120_000)]);
-    // Asleep again, with its timer set to the late row's due time.
+    // Woken by the insert, it claimed, announced its sleep and claimed again: it now sleeps with its
+    // timer set to the late row's due time (the poll interval is longer still).
+    await expect.poll(counted.claims).toBeGreaterThanOrEqual(claimsBefore + 2);
     await expect.poll(asleepAnnounced).toBe(true);
     const [soon = ""] = await enqueue(bed.handle.db, [delayed(1_000)]);
     await expect
