@@ -5,7 +5,7 @@ import type { NewOutboxRow } from "../db/schema.js";
  * How far ahead an event may be scheduled: 7 days. A scheduled row waits in the outbox, and as its
  * key's head it holds the key's later events back for all that time (the relay keeps per-key order);
  * a horizon of weeks or months belongs in a schedule of the application's own, which enqueues closer
- * to the time. The bound also catches a unit slip: a timestamp passed as `delayMs`, seconds as ms × 1000.
+ * to the time. The bound also catches a unit slip, such as an epoch timestamp passed as `delayMs`.
  */
 export const MAX_DELIVERY_DELAY_MS = 7 * 24 * 60 * 60 * 1_000;
 
