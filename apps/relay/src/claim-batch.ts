@@ -43,6 +43,8 @@ interface RawRow {
  *   rows would fill every batch (and be released again), starving the other keys. Only the head is
  *   probed (one lookup in `outbox_pending_by_key`): a relay only ever leases a prefix of a key's rows,
  *   and a failed row keeps its successors from being attempted, so the head decides.
+ *   A delayed event (`enqueue`'s `deliverAt` / `delayMs` set its `available_at` to its due time) is
+ *   such a head until it is due: its key's later events wait behind it, due or not.
  * - A dead row blocks its key too, until an operator requeues it (`relay requeue-dead`) or skips it
  *   (`relay skip-dead`, `skipped_at`): its key's later events must not overtake it, which they did when
  *   dead rows were simply left out (a long SNS outage then reordered every key). The pending head

@@ -60,8 +60,11 @@ export function createRelayMetrics(
   // Shared by the gauges of one scrape (and scrapes arriving together), never reused by the next.
   const readBacklog = coalescedRead(async (): Promise<Backlog> => {
     // The blocked keys walk `outbox_dead_heads` (migration 0010), which holds only the dead rows still blocking a key.
+    // The lag counts from when a row was due: a scheduled row (`deliver_at`, migration 0012; greatest()
+    // skips its NULL) is not late before its time, and one not due yet makes no lag at all (clamped at 0).
     const { rows } = await sql<{ unsent: string; age: number | null; blocked: string }>`
-      SELECT count(*) AS unsent, extract(epoch FROM now() - min(created_at))::float8 AS age,
+      SELECT count(*) AS unsent,
+             greatest(extract(epoch FROM now() - min(greatest(created_at, deliver_at)))::float8, 0) AS age,
              (SELECT count(DISTINCT d.ordering_key) FROM outbox d
               WHERE ${holdsItsKey("d")}
                 AND d.ordering_key IS NOT NULL) AS blocked
@@ -83,7 +86,7 @@ export function createRelayMetrics(
   });
   new Gauge({
     name: RELAY_METRICS.lag,
-    help: "Age of the oldest unsent outbox row: the relay's lag (0 when nothing is pending).",
+    help: "Age of the oldest unsent outbox row, counted from its due time for a scheduled one: the relay's lag (0 when nothing is due).",
     registers: [registry],
     async collect() {
       this.set((await readBacklog()).oldestAgeSeconds);

@@ -16,7 +16,10 @@ export interface PipelineStages {
   process(batch: ClaimedBatch): Promise<void>;
   /** Gives a batch that was never started back unsent (`locked_until = NULL`), for any relay at once. */
   release(batch: ClaimedBatch): Promise<void>;
-  /** Blocks until an insert notification or the poll interval, after a claim that left nothing waiting. */
+  /**
+   * Blocks until an insert notification or `ms` (the poll interval; the relay sleeps less when a
+   * scheduled row is due sooner), after a claim that left nothing waiting.
+   */
   wait(ms: number, signal: AbortSignal): Promise<void>;
   /** A claim, a batch or a release failed; the pipeline backs off before it claims again. */
   failed(error: unknown, consecutiveErrors: number): void;

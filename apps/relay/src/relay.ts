@@ -15,6 +15,7 @@ import { processBatch } from "./process-batch.js";
 import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
 import { startRetention } from "./retention.js";
+import { msUntilNextDue } from "./scheduled-rows.js";
 import { TopicLimits } from "./topic-limits.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
@@ -111,6 +112,22 @@ export function createRelay(options: RelayOptions): Relay {
     },
   };
 
+  /**
+   * How long an idle relay sleeps: until the earliest scheduled row is due, or `pollMs`, whichever is
+   * sooner — not a poll at the scheduled rows. An insert notification still ends the sleep, so a row
+   * enqueued due sooner than that is seen then: the claim finds nothing due, and this is asked again.
+   */
+  const idleWaitMs = async (pollMs: number): Promise<number> => {
+    try {
+      const dueInMs = await msUntilNextDue(db);
+      return dueInMs === undefined ? pollMs : Math.min(pollMs, Math.max(dueInMs, 1));
+    } catch (error) {
+      // The database is not answering: the next claim fails and says so. Poll meanwhile.
+      log?.debug({ err: error }, "next scheduled due time unknown; waiting the poll interval");
+      return pollMs;
+    }
+  };
+
   const pipeline = pipelineBatches(
     settings,
     {
@@ -138,7 +155,7 @@ export function createRelay(options: RelayOptions): Relay {
         );
         log?.info({ released: batch.rows.length }, "batch claimed ahead released unsent");
       },
-      wait: (ms, signal) => wakeup.wait(ms, signal),
+      wait: async (ms, signal) => wakeup.wait(await idleWaitMs(ms), signal),
       failed(error, consecutiveErrors) {
         log?.error(
           { err: error, consecutiveErrors },

@@ -14,7 +14,7 @@ import type pg from "pg";
 export interface Wakeup {
   /**
    * Called after a claim that left nothing waiting. Resolves at the next insert notification, after
-   * `ms` (the fallback poll), or when `signal` aborts — at once if a notification arrived since the last
+   * `ms` (the fallback poll, or less when a scheduled row is due sooner), or when `signal` aborts — at once if a notification arrived since the last
    * wait, so none is lost while a batch runs, and at once (or after a short recheck delay) while the
    * relay is still announcing its sleep: the caller claims again before it really sleeps. Never later
    * than `ms`, whatever the LISTEN connection does: a server that stopped answering leaves the relay

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { NewEvent } from "@outbox/client";
 import type { DatabaseHandle } from "@outbox/shared";
 import {
   configRefusal,
@@ -287,5 +288,36 @@ describe("relay CLI", () => {
       { attempts: 0, dead_at: null },
       { attempts: 0, dead_at: null },
     ]);
+  });
+
+  it("status shows the scheduled events not due yet, their count and the earliest due time", async () => {
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    const none = JSON.parse((await cli(["status", "--json"])).stdout) as { scheduled: unknown };
+    expect(none.scheduled).toEqual({ events: 0, earliestDueAt: null });
+    expect((await cli(["status"])).stdout).toMatch(/\nscheduled, not due yet: 0\n/);
+
+    const soonest = new Date(Date.now() + 3_600_000);
+    await enqueueAll(handle, [
+      { ...events("orders", 1)[0], deliverAt: soonest } as NewEvent,
+      { ...events("orders", 1)[0], deliverAt: new Date(soonest.getTime() + 60_000) } as NewEvent,
+      { ...events("billing", 1)[0], delayMs: 7_200_000 } as NewEvent,
+      { ...events("billing", 1)[0], deliverAt: new Date(Date.now() - 60_000) } as NewEvent,
+    ]);
+    // Enqueued an hour ago: the past-due row is a minute late, and the scheduled ones are not late.
+    await sql`UPDATE outbox SET created_at = now() - interval '1 hour'`.execute(handle.db);
+    const report = JSON.parse((await cli(["status", "--json"])).stdout) as {
+      total: { unsent: number; oldestUnsentAgeSeconds: number };
+      topics: { topic: string; oldestUnsentAgeSeconds: number | null }[];
+      scheduled: { events: number; earliestDueAt: string };
+    };
+    // Scheduled events are unsent too; the one already due is not scheduled any more.
+    expect(report.total.unsent).toBe(4);
+    expect(report.scheduled).toEqual({ events: 3, earliestDueAt: soonest.toISOString() });
+    expect(report.total.oldestUnsentAgeSeconds).toBeGreaterThanOrEqual(60);
+    expect(report.total.oldestUnsentAgeSeconds).toBeLessThan(3_600);
+    expect(report.topics.find((topic) => topic.topic === "orders")?.oldestUnsentAgeSeconds).toBeNull();
+    expect((await cli(["status"])).stdout).toMatch(
+      new RegExp(`\nscheduled, not due yet: 3, the earliest due at ${soonest.toISOString()}\n`),
+    );
   });
 });

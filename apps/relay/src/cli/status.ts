@@ -1,6 +1,7 @@
 import { EXIT_CONFIG, EXIT_OK } from "@outbox/shared";
 import { sql } from "kysely";
 import { holdsItsKey } from "../dead-heads.js";
+import { notDueYet } from "../scheduled-rows.js";
 import { openDatabase } from "./open-database.js";
 
 export interface TopicStatus {
@@ -9,7 +10,10 @@ export interface TopicStatus {
   readonly dead: number;
   /** Ordering keys held by a dead row: their later events wait. */
   readonly blockedKeys: number;
-  /** Seconds since the oldest unsent row was created; null when nothing is unsent. */
+  /**
+   * Seconds since the oldest unsent row was due (created, or its scheduled time if later); null when
+   * no unsent row is due: a scheduled row is not late before its time.
+   */
   readonly oldestUnsentAgeSeconds: number | null;
 }
 
@@ -22,6 +26,13 @@ export interface BlockedKey {
   readonly lastError: string | null;
   /** Unsent events of the key waiting behind it. */
   readonly waiting: number;
+}
+
+/** Events scheduled and not due yet (`enqueue`'s `deliverAt` / `delayMs`), all topics. */
+export interface ScheduledStatus {
+  readonly events: number;
+  /** ISO time the earliest of them is due (the database's clock); null when none is scheduled. */
+  readonly earliestDueAt: string | null;
 }
 
 /** Blocked keys listed one by one; the count per topic covers them all. */
@@ -45,7 +56,8 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
              count(*) FILTER (WHERE dead_at IS NULL) AS unsent,
              count(*) FILTER (WHERE dead_at IS NOT NULL) AS dead,
              count(DISTINCT ordering_key) FILTER (WHERE dead_at IS NOT NULL AND skipped_at IS NULL) AS blocked,
-             extract(epoch FROM now() - min(created_at) FILTER (WHERE dead_at IS NULL))::float8 AS oldest
+             extract(epoch FROM now() - min(greatest(created_at, deliver_at))
+               FILTER (WHERE dead_at IS NULL AND (deliver_at IS NULL OR deliver_at <= now())))::float8 AS oldest
       FROM outbox
       WHERE published_at IS NULL
       GROUP BY topic
@@ -68,6 +80,14 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
       ORDER BY d.ordering_key, d.seq
       LIMIT ${BLOCKED_KEYS_LISTED}
     `.execute(database.db);
+    // A range scan of `outbox_scheduled` (migration 0012), which holds only scheduled pending rows.
+    const scheduledRows = await sql<{ events: string; earliest: Date | null }>`
+      SELECT count(*) AS events, min(o.deliver_at) AS earliest FROM outbox o WHERE ${notDueYet("o")}
+    `.execute(database.db);
+    const scheduled: ScheduledStatus = {
+      events: Number(scheduledRows.rows[0]?.events ?? 0),
+      earliestDueAt: scheduledRows.rows[0]?.earliest?.toISOString() ?? null,
+    };
     const topics: TopicStatus[] = rows.map((row) => ({
       topic: row.topic,
       unsent: Number(row.unsent),
@@ -96,8 +116,8 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
     };
     process.stdout.write(
       options.json
-        ? `${JSON.stringify({ total, topics, blockedKeys })}\n`
-        : renderTables(topics, total, blockedKeys),
+        ? `${JSON.stringify({ total, topics, scheduled, blockedKeys })}\n`
+        : renderTables(topics, total, scheduled, blockedKeys),
     );
     return EXIT_OK;
   } finally {
@@ -108,6 +128,7 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
 function renderTables(
   topics: readonly TopicStatus[],
   total: Omit<TopicStatus, "topic">,
+  scheduled: ScheduledStatus,
   blockedKeys: readonly BlockedKey[],
 ): string {
   const age = (seconds: number | null) => (seconds === null ? "—" : `${seconds.toFixed(1)} s`);
@@ -124,12 +145,14 @@ function renderTables(
     ],
     new Set([1, 2, 3, 4]),
   );
-  if (blockedKeys.length === 0) return backlog;
+  const due = scheduled.earliestDueAt === null ? "" : `, the earliest due at ${scheduled.earliestDueAt}`;
+  const schedule = `\nscheduled, not due yet: ${scheduled.events}${due}\n`;
+  if (blockedKeys.length === 0) return `${backlog}${schedule}`;
   const listed =
     total.blockedKeys > blockedKeys.length
       ? `(the first ${blockedKeys.length} of ${total.blockedKeys} blocked keys)\n`
       : "";
-  return `${backlog}\n${renderTable(
+  return `${backlog}${schedule}\n${renderTable(
     [
       ["BLOCKED KEY", "TOPIC", "DEAD EVENT", "WAITING", "LAST ERROR"],
       ...blockedKeys.map((key) => [

@@ -1,10 +1,20 @@
-import type { ColumnType, Generated, Insertable, Selectable } from "kysely";
+import type { ColumnType, Expression, Generated, Insertable, Selectable } from "kysely";
 
 /** JSON columns: written as JSON text (serialised once, by us), read back parsed by pg. */
 type Json<T> = ColumnType<T, string, string>;
 /** Timestamps the database fills in by default. */
 type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/**
+ * A due time, written as a Date or as an SQL expression the INSERT evaluates: `enqueue`'s `delayMs`
+ * counts on the database's clock, the one the relay's claim compares with.
+ */
+type DueTimestamp = ColumnType<Date, Date | string | Expression<Date> | undefined, Date | string>;
+type NullableDueTimestamp = ColumnType<
+  Date | null,
+  Date | string | Expression<Date> | null | undefined,
+  Date | string | null
+>;
 
 export interface OutboxTable {
   /** The event id (UUIDv7), the dedup key downstream. */
@@ -21,7 +31,10 @@ export interface OutboxTable {
   headers: ColumnType<Record<string, string>, string | undefined, string>;
   created_at: DefaultedTimestamp;
   attempts: Generated<number>;
-  available_at: DefaultedTimestamp;
+  /** Not claimed before this: the due time of a delayed event, or the end of a retry's backoff. */
+  available_at: DueTimestamp;
+  /** The due time `enqueue` was asked for (`deliverAt` / `delayMs`); null: at once. */
+  deliver_at: NullableDueTimestamp;
   locked_until: NullableTimestamp;
   locked_by: string | null;
   published_at: NullableTimestamp;

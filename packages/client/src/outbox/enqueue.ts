@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { NewOutboxRow, OutboxTables } from "../db/schema.js";
 import { describeError } from "../log/describe-error.js";
+import { type DeliveryTime, deliveryColumns, deliveryTimeProblem } from "./delivery-time.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { type MessageLimit, messageLimit } from "./message-limit.js";
@@ -32,6 +33,7 @@ interface EventFields {
  * `JSON.stringify(payload)`, or `payloadJson` byte for byte (whitespace, key order and all).
  */
 export type NewEvent = EventFields &
+  DeliveryTime &
   (
     | { readonly payload: unknown; readonly payloadJson?: undefined }
     | {
@@ -105,6 +107,8 @@ function validate(
     );
   }
   const json = payloadText(event, index);
+  const badDeliveryTime = deliveryTimeProblem(event);
+  if (badDeliveryTime !== undefined) throw new OutboxValidationError(index, badDeliveryTime);
   const badHeaders = headersProblem(headers);
   if (badHeaders !== undefined) throw new OutboxValidationError(index, badHeaders);
   const { problem } = measureMessage(
@@ -193,6 +197,7 @@ export async function enqueueWith(
         // The `json` column keeps this text as it is: the relay publishes these very bytes.
         payload: json,
         headers: JSON.stringify(headers),
+        ...deliveryColumns(event),
       };
     });
     await write(rows);
