@@ -26,7 +26,16 @@ try {
     description: "Outbox relay (Postgres → SNS) and inbox consumer (SQS → Postgres) on ECS Fargate",
     ...stackPropsFromContext(context),
   });
-  app.synth();
+  // What the constructs refuse with Annotations (a consumer without handlers) fails the CDK CLI's
+  // synth, not app.synth(): checked here too, so both ways of synthesizing refuse the same stacks.
+  const refusals = app
+    .synth()
+    .stacks.flatMap((stack) => stack.messages)
+    .filter((message) => message.level === "error");
+  if (refusals.length > 0) {
+    for (const refusal of refusals) process.stderr.write(`infra: ${String(refusal.entry.data)}\n`);
+    process.exit(EXIT_CONFIG);
+  }
 } catch (error) {
   const message = describeError(error);
   process.stderr.write(`infra: ${message.split("\n").join(" ")}\n`);

@@ -175,4 +175,25 @@ describe("bin/app.ts with bad context", () => {
       rmSync(outdir, { recursive: true, force: true });
     }
   });
+
+  it("refuses a stack whose constructs refuse it (a consumer without handlers) with exit 78, as the CDK CLI does", async () => {
+    const outdir = mkdtempSync(join(tmpdir(), "outbox-synth-"));
+    try {
+      const args = ["--import", "tsx", "--conditions=development", app];
+      const run = await promisify(execFile)(process.execPath, args, {
+        env: { ...process.env, CDK_OUTDIR: outdir },
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? "" }),
+      );
+      expect(run.code).toBe(78);
+      expect(run.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(
+          /^infra: consumer\.handlersModule \(context consumerHandlersModule\) is required/,
+        ),
+      ]);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
 });
