@@ -14,6 +14,7 @@ export {
   type Timeout,
 } from "./config/timeout-budget.js";
 export { ClientConnection, kyselyOn } from "./db/client-kysely.js";
+export { configuredConnection } from "./db/configured-connection.js";
 export {
   connectionBounds,
   createDatabase,

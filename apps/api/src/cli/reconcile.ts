@@ -1,4 +1,5 @@
 import {
+  configuredConnection,
   createDatabase,
   createLogger,
   databaseSettings,
@@ -25,6 +26,7 @@ import { apiSettings, checkApi } from "../settings.js";
 export const reconcileSettings = {
   ...databaseSettings,
   dbPoolMax: apiSettings.dbPoolMax,
+  dbPoolMaxLifetimeSeconds: apiSettings.dbPoolMaxLifetimeSeconds,
   logLevel: apiSettings.logLevel,
   equipmentUrl: apiSettings.equipmentUrl,
   equipmentTimeoutMs: apiSettings.equipmentTimeoutMs,
@@ -56,14 +58,11 @@ export async function runReconcile(): Promise<number> {
     level: config.logLevel,
   });
   const database = createDatabase({
-    url: config.databaseUrl,
+    ...configuredConnection(config),
     service: "api-reconcile",
     poolMax: config.dbPoolMax,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
+    poolMaxLifetimeSeconds: config.dbPoolMaxLifetimeSeconds,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
-    preparedStatements: config.dbPreparedStatements,
-    ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
   // A statement still running when the command ends gets its own timeout to finish.
   const closeWithinMs = config.dbStatementTimeoutMs;

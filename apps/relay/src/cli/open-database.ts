@@ -1,4 +1,5 @@
 import {
+  configuredConnection,
   createDatabase,
   type DatabaseHandle,
   databaseSettings,
@@ -23,14 +24,10 @@ export async function openDatabase(command: string): Promise<DatabaseHandle | nu
   const config = reportConfigErrors(program, () => resolveConfig(commandSettings, () => [], process.env));
   if (config === undefined) return null;
   const database = createDatabase({
-    url: config.databaseUrl,
+    ...configuredConnection(config),
     service: `relay-${command}`,
     poolMax: 1,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
-    preparedStatements: config.dbPreparedStatements,
-    ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
   const missingSchema = await missingSchemaLine(database.db, program);
   if (missingSchema === undefined) return database;

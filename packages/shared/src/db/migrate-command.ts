@@ -7,6 +7,7 @@ import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "../lifecycle/exit-codes.js";
 import { packageVersion } from "../lifecycle/package-version.js";
 import { resolveConfig } from "../lifecycle/resolve-daemon-config.js";
 import { createLogger } from "../log/logger.js";
+import { configuredConnection } from "./configured-connection.js";
 import { createDatabase } from "./create-database.js";
 import { migrateExampleTables } from "./example-migrations.js";
 
@@ -38,15 +39,12 @@ export async function applyMigrations(
   const config = reportConfigErrors(program, () => resolveConfig(migrateSettings, () => [], process.env));
   if (config === undefined) return EXIT_CONFIG;
   const handle = createDatabase({
-    url: config.databaseUrl,
+    ...configuredConnection(config),
     service: program.replaceAll(" ", "-"),
     poolMax: 1,
     // DDL can wait on locks held by running daemons; give it longer than a daemon's statements.
     statementTimeoutMs: Math.max(config.dbStatementTimeoutMs, 60_000),
-    connectTimeoutMs: config.dbConnectTimeoutMs,
     idleInTransactionTimeoutMs: 60_000,
-    preparedStatements: config.dbPreparedStatements,
-    ssl: { mode: config.dbSslMode, caFile: config.dbSslCaFile },
   });
   const log = createLogger({ service: program.replaceAll(" ", "-"), version, level: config.logLevel });
   try {

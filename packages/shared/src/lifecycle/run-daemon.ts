@@ -6,6 +6,7 @@ import { ConfigError, configErrorText } from "../config/config-error.js";
 import { formerNamesIn } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
+import { configuredConnection } from "../db/configured-connection.js";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { rotatingPassword } from "../db/rotating-password.js";
@@ -106,17 +107,13 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   });
   const database = orExitOnConfigError(definition.service, () =>
     createDatabase({
-      url: common.databaseUrl,
+      ...configuredConnection(common),
       service: definition.service,
       poolMax: common.dbPoolMax,
       poolMaxLifetimeSeconds: common.dbPoolMaxLifetimeSeconds,
-      statementTimeoutMs: common.dbStatementTimeoutMs,
-      connectTimeoutMs: common.dbConnectTimeoutMs,
       longestStatementMs: definition.longestStatementMs?.(config),
       idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
-      preparedStatements: common.dbPreparedStatements,
       planCacheMode: definition.planCacheMode,
-      ssl: { mode: common.dbSslMode, caFile: common.dbSslCaFile },
       ...(common.databaseSecretArn === ""
         ? {}
         : {
