@@ -1,3 +1,4 @@
+import { isTopicMessageLimit, MAX_TOPIC_MESSAGE_BYTES, MIN_TOPIC_MESSAGE_BYTES } from "@outbox/client";
 import type { DeliveryMode } from "@outbox/consumer";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as sns from "aws-cdk-lib/aws-sns";
@@ -5,9 +6,6 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { ConsumerBudget } from "./budget.js";
-
-/** The range SNS takes for a topic's `MaximumMessageSize`; 262 144 when the topic does not set it. */
-export const TOPIC_MESSAGE_BYTES = { min: 1_024, max: 1_048_576 } as const;
 
 export interface MessagingProps {
   /** FIFO topic and queues (ordered per MessageGroupId, deduplicated per MessageDeduplicationId). */
@@ -57,10 +55,9 @@ export class Messaging extends Construct {
     this.topic = new sns.Topic(this, "Topic", { ...fifoProps, enforceSSL: true });
     const { maximumMessageSize } = props;
     if (maximumMessageSize !== undefined) {
-      const { min, max } = TOPIC_MESSAGE_BYTES;
-      if (!Number.isInteger(maximumMessageSize) || maximumMessageSize < min || maximumMessageSize > max) {
+      if (!isTopicMessageLimit(maximumMessageSize)) {
         throw new Error(
-          `maximumMessageSize must be an integer from ${min} to ${max} (bytes), got ${maximumMessageSize}`,
+          `maximumMessageSize must be an integer from ${MIN_TOPIC_MESSAGE_BYTES} to ${MAX_TOPIC_MESSAGE_BYTES} (bytes), got ${maximumMessageSize}`,
         );
       }
       // The L2 Topic has no prop for it yet; AWS::SNS::Topic has MaximumMessageSize.

@@ -235,6 +235,14 @@ describe("tracing across enqueue, the relay process and the consumer process", (
       });
     }
     expect(new Set(links.map((link) => link.traceId)).size).toBe(2);
+    // The claims, marks, receives and deletes ran under no span: none of them started a trace.
+    const background = spans.filter(
+      (span) =>
+        (span.service === "relay" || span.service === "consumer") &&
+        span.parentSpanId === "" &&
+        (span.attributes["db.system.name"] !== undefined || span.attributes["rpc.system"] !== undefined),
+    );
+    expect(background).toEqual([]);
   }, 90_000);
 
   it("runs one trace from an HTTP request through the api, the outbox and the relay to the handler", async () => {

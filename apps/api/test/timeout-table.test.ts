@@ -187,9 +187,9 @@ describe("internal HTTP client, API_EQUIPMENT_TIMEOUT_MS", () => {
         status: 201,
         gearLink: "pending",
       });
+      // A 201 with the link pending, not the 504 of the request's own deadline (the handler cap):
+      // the client's limit ended the wait.
       expect(answeredAfterMs).toBeGreaterThanOrEqual(EQUIPMENT_TIMEOUT_MS);
-      // Not the request's own deadline (the handler cap): the client's limit ended the wait.
-      expect(answeredAfterMs).toBeLessThan(HANDLER_TIMEOUT_MS);
       // Without a caller's header, the client's own limit is what travels downstream.
       const call = await stub.waitForRequest((request) => request.photoId === body.id);
       expect(Number(call.timeoutHeader)).toBeGreaterThan(0);

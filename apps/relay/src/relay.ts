@@ -155,7 +155,17 @@ export function createRelay(options: RelayOptions): Relay {
         );
         log?.info({ released: batch.rows.length }, "batch claimed ahead released unsent");
       },
-      wait: async (ms, signal) => wakeup.wait(await idleWaitMs(ms), signal),
+      async wait(ms, signal) {
+        // A stop must not wait on the probe (a database that does not answer holds it up to a
+        // query's client-side bound): it ends the sleep before the sleep begins.
+        const sleepMs = Deadline.after(ms, signal);
+        try {
+          const waitMs = await untilAborted(idleWaitMs(ms), sleepMs).catch(() => 0);
+          if (!signal.aborted) await wakeup.wait(waitMs, signal);
+        } finally {
+          sleepMs.dispose();
+        }
+      },
       failed(error, consecutiveErrors) {
         log?.error(
           { err: error, consecutiveErrors },

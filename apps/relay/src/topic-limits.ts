@@ -1,6 +1,7 @@
 import {
   Deadline,
   describeError,
+  isTopicMessageLimit,
   MAX_MESSAGE_BYTES,
   MAX_TOPIC_MESSAGE_BYTES,
   MIN_TOPIC_MESSAGE_BYTES,
@@ -68,7 +69,7 @@ export class TopicLimits {
     try {
       // Raced as well as handed the deadline: a reader that ignores it must not hold the relay up.
       const bytes = await untilAborted(read(topicArn, deadline), deadline);
-      if (!Number.isInteger(bytes) || bytes < MIN_TOPIC_MESSAGE_BYTES || bytes > MAX_TOPIC_MESSAGE_BYTES) {
+      if (!isTopicMessageLimit(bytes)) {
         throw new Error(
           `MaximumMessageSize ${bytes} is outside ${MIN_TOPIC_MESSAGE_BYTES}–${MAX_TOPIC_MESSAGE_BYTES}`,
         );

@@ -39,6 +39,7 @@ export type { EnqueueOptions } from "./outbox/enqueue-options.js";
 export {
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
+  isTopicMessageLimit,
   MAX_BATCH_ENTRIES,
   MAX_MESSAGE_ATTRIBUTES,
   MAX_MESSAGE_BYTES,

@@ -19,6 +19,11 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
 export const MAX_TOPIC_MESSAGE_BYTES = 1024 * 1024;
 /** The least a topic's `MaximumMessageSize` can be set to. */
 export const MIN_TOPIC_MESSAGE_BYTES = 1024;
+
+/** Whether `bytes` is a `MaximumMessageSize` SNS takes: an integer from 1 024 to 1 048 576. */
+export function isTopicMessageLimit(bytes: number): boolean {
+  return Number.isInteger(bytes) && bytes >= MIN_TOPIC_MESSAGE_BYTES && bytes <= MAX_TOPIC_MESSAGE_BYTES;
+}
 /** SNS accepts at most 10 message attributes per message. */
 export const MAX_MESSAGE_ATTRIBUTES = 10;
 /**

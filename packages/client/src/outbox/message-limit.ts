@@ -1,11 +1,16 @@
 import type { EnqueueOptions } from "./enqueue-options.js";
-import { MAX_MESSAGE_BYTES, MAX_TOPIC_MESSAGE_BYTES, MIN_TOPIC_MESSAGE_BYTES } from "./message-contract.js";
+import {
+  isTopicMessageLimit,
+  MAX_MESSAGE_BYTES,
+  MAX_TOPIC_MESSAGE_BYTES,
+  MIN_TOPIC_MESSAGE_BYTES,
+} from "./message-contract.js";
 
 /** The size limit of each logical topic's messages, from `EnqueueOptions.maxMessageBytes`. */
 export type MessageLimit = (topic: string) => number;
 
 function checkedLimit(bytes: number, name: string): number {
-  if (!Number.isInteger(bytes) || bytes < MIN_TOPIC_MESSAGE_BYTES || bytes > MAX_TOPIC_MESSAGE_BYTES) {
+  if (!isTopicMessageLimit(bytes)) {
     throw new RangeError(
       `enqueue: ${name} must be an integer from ${MIN_TOPIC_MESSAGE_BYTES} to ${MAX_TOPIC_MESSAGE_BYTES} (an SNS topic's MaximumMessageSize range), got ${bytes}`,
     );

@@ -1,3 +1,9 @@
+import {
+  isTopicMessageLimit,
+  MAX_MESSAGE_BYTES,
+  MAX_TOPIC_MESSAGE_BYTES,
+  MIN_TOPIC_MESSAGE_BYTES,
+} from "@outbox/client";
 import { invalidParameter } from "./errors.js";
 import type { Topic } from "./registry.js";
 
@@ -13,11 +19,9 @@ import type { Topic } from "./registry.js";
  * never returns it, keeps Publish at 256 KiB and checks no PublishBatch total; so it confirms only
  * Publish's `InvalidParameter` "Invalid parameter: Message too long", which is what we answer.
  */
-export const DEFAULT_MAXIMUM_MESSAGE_SIZE = 262_144;
-const SMALLEST = 1_024;
-const LARGEST = 1_048_576;
+const DEFAULT_MAXIMUM_MESSAGE_SIZE = MAX_MESSAGE_BYTES;
 /** Subscriptions a topic above the default may have. */
-export const LARGE_TOPIC_SUBSCRIPTIONS = 100;
+const LARGE_TOPIC_SUBSCRIPTIONS = 100;
 /** Protocols a topic above the default may deliver to; the emulator itself only delivers to `sqs`. */
 const LARGE_TOPIC_PROTOCOLS: readonly string[] = ["sqs", "firehose", "lambda"];
 
@@ -30,9 +34,9 @@ export function topicMessageLimit(topic: Topic): number {
 /** The attribute's value as SNS takes it: digits only, within 1 024–1 048 576. */
 export function checkMaximumMessageSize(value: string): number {
   const bytes = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!(bytes >= SMALLEST && bytes <= LARGEST)) {
+  if (!isTopicMessageLimit(bytes)) {
     throw invalidParameter(
-      `Attributes Reason: MaximumMessageSize must be an integer between ${SMALLEST} and ${LARGEST} bytes, got "${value}"`,
+      `Attributes Reason: MaximumMessageSize must be an integer between ${MIN_TOPIC_MESSAGE_BYTES} and ${MAX_TOPIC_MESSAGE_BYTES} bytes, got "${value}"`,
     );
   }
   return bytes;

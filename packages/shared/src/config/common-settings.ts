@@ -19,7 +19,7 @@ export const commonSettings = {
     default: "",
     defaultLabel: "*(none)*",
     description:
-      "Secrets Manager secret (ARN) holding DATABASE_URL's credentials: a new connection reads its password from it (at most a minute old, at once after a refused one), so a rotated password needs no restart. Needs secretsmanager:GetSecretValue; endpoint override AWS_ENDPOINT_URL_SECRETS_MANAGER.",
+      "Secrets Manager secret (ARN) holding DATABASE_URL's credentials: a new connection authenticates with the password it holds (read again in the background every minute, and before the next connection after a refused one), so a rotated password needs no restart. Needs secretsmanager:GetSecretValue; endpoint override AWS_ENDPOINT_URL_SECRETS_MANAGER.",
   }),
   dbPoolMax: setting.integer({
     env: "DB_POOL_MAX",

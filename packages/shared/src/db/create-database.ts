@@ -326,8 +326,26 @@ export function newDatabaseClient(
   applicationName: string,
 ): pg.Client {
   const { rotatingPassword, ...pgConfig } = config;
-  const client = new pg.Client({ ...pgConfig, application_name: applicationName });
-  if (rotatingPassword !== undefined) authenticateWith(client, rotatingPassword);
+  const clientConfig = { ...pgConfig, application_name: applicationName };
+  if (rotatingPassword === undefined) return new pg.Client(clientConfig);
+  // Like the pool's clients, a refused password makes the next connection read the secret first.
+  const client = new (class RotatingPasswordClient extends pg.Client {
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
+      const connecting = super.connect().catch((error: unknown) => {
+        if (isPasswordRefused(error)) rotatingPassword?.refused();
+        throw error;
+      });
+      if (callback === undefined) return connecting;
+      connecting.then(
+        (connected) => callback(undefined as unknown as Error, connected),
+        (error: Error) => callback(error, undefined as unknown as pg.Client),
+      );
+      return undefined;
+    }
+  })(clientConfig);
+  authenticateWith(client, rotatingPassword);
   return client;
 }
 

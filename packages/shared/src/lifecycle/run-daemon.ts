@@ -119,8 +119,8 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
         : {
             password: rotatingPassword({
               secretArn: common.databaseSecretArn,
-              initial: decodeURIComponent(new URL(common.databaseUrl).password),
-              timeoutMs: common.dbConnectTimeoutMs,
+              databaseUrl: common.databaseUrl,
+              connectTimeoutMs: common.dbConnectTimeoutMs,
               log,
             }),
           }),
