@@ -14,13 +14,58 @@ function run(script: "simulate" | "plan", ...args: string[]) {
 }
 
 describe("pnpm simulate", () => {
-  it("prints the demo grid and the document's headline case", () => {
+  it("prints the demo grid, then the document's headline case tick by tick", () => {
     const { code, stdout } = run("simulate");
     expect(code).toBe(0);
     expect(stdout).toContain(
       "| 0 (no wait) | served 46, dropped 10 (8 refused, 2 cut by SIGKILL) | served 48, dropped 8 (8 refused) |",
     );
-    expect(stdout).toContain("what happened with preStop 0, grace 10 (served 48, dropped 8):");
+    expect(stdout).toContain(
+      "\npod-1        =!!!!...........\n  dropped     2222\npod-2        ================\n",
+    );
+    expect(stdout).toContain(
+      "\nserved 48, dropped 8 (8 refused)\n8 dropped, 48 served: 8 refused in 4 ticks",
+    );
+  });
+
+  it("runs the setup its options give: every parameter, on either platform", () => {
+    const covered = run("simulate", "--pre-stop", "4", "--grace", "10");
+    expect(covered.code).toBe(0);
+    expect(covered.stdout).toContain("preStop 4, terminationGracePeriod 10 (ticks)");
+    expect(covered.stdout).toContain("\nserved 56, dropped 0\n0 dropped, 56 served:");
+    expect(covered.stdout).not.toContain("| preStop \\ grace |");
+    const single = run(
+      "simulate",
+      "--replicas",
+      "1",
+      "--pre-stop",
+      "4",
+      "--rate",
+      "2",
+      "--work",
+      "1",
+      "--propagation",
+      "2",
+    );
+    expect(single.stdout).toMatch(/\nno endpoint\s+2+\n/);
+    const ecs = run("simulate", "--platform", "ecs", "--deregistration-delay", "5", "--stop-timeout", "1");
+    expect(ecs.stdout).toContain("served 54, dropped 2 (2 cut by the load balancer)");
+  });
+
+  it("exits 64 with one line and the usage on a bad parameter", () => {
+    const cases = [
+      [["--replicas", "0"], '--replicas must be a whole number ≥ 1, got "0"'],
+      [["--grace", "500"], '--grace must be at most 120, got "500"'],
+      [["--platform", "nomad"], '--platform must be k8s or ecs, got "nomad"'],
+      [["--platform", "ecs", "--pre-stop", "2"], "--pre-stop applies to k8s only, not ecs"],
+      [["--port", "80"], "--port applies to --serve only"],
+      [["4"], "unexpected argument: 4"],
+    ] as const;
+    for (const [args, reason] of cases) {
+      const refused = run("simulate", ...args);
+      expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 64, stdout: "" });
+      expect(refused.stderr.startsWith(`${reason}\nusage: pnpm simulate `), refused.stderr).toBe(true);
+    }
   });
 });
 

@@ -1,0 +1,3 @@
+export async function servePlayground(_: unknown): Promise<{ url: string; close(): Promise<void> }> {
+  throw new Error("todo");
+}
