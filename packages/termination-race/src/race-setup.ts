@@ -142,5 +142,9 @@ export function recommendFor(setup: RaceSetup): RaceSetup {
   const { recommended } = planFor(setup);
   return recommended.platform === "k8s"
     ? { ...setup, preStop: recommended.preStopSeconds, grace: recommended.terminationGracePeriodSeconds }
-    : { ...setup, preStop: recommended.deregistrationDelaySeconds, grace: recommended.stopTimeoutSeconds };
+    : {
+        ...setup,
+        preStop: recommended.deregistrationDelaySeconds ?? 0,
+        grace: recommended.stopTimeoutSeconds,
+      };
 }

@@ -111,6 +111,64 @@ describe("pnpm plan", () => {
     expect(run("plan", "--platform", "k8s", "--propagation", "soon").code).toBe(64);
   });
 
+  it("plans a worker: only the drain and the stopTimeout", () => {
+    const worker = run(
+      "plan",
+      "--platform",
+      "ecs",
+      "--mode",
+      "worker",
+      "--drain",
+      "25s",
+      "--stop-timeout",
+      "20",
+    );
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(/^ecs worker \(no load balancer\): drain 25 s, margin 5 s\n/);
+    expect(worker.stdout).toMatch(/stopTimeout\s+30 s/);
+    expect(worker.stdout).toContain("| given: stopTimeout 20 s (no load balancer) | cut by SIGKILL | 1 |");
+    const misplaced = run(
+      "plan",
+      "--platform",
+      "ecs",
+      "--mode",
+      "worker",
+      "--drain",
+      "1",
+      "--propagation",
+      "1",
+    );
+    expect(misplaced.code).toBe(64);
+    expect(misplaced.stderr).toMatch(
+      /^--propagation applies to --mode service only: a worker has no load balancer\n/,
+    );
+  });
+
+  it("fails, without the table, on a recommendation it cannot deploy or that still drops", () => {
+    const fargate = run("plan", "--platform", "ecs", "--mode", "worker", "--drain", "118s");
+    expect({ code: fargate.code, stdout: fargate.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(fargate.stderr).toBe(
+      "no deployable recommendation: the stop needs a stopTimeout of 123 s, above Fargate's maximum of 120 s: shorten the app's drain to 115 s or less\n",
+    );
+    const single = run(
+      "plan",
+      "--platform",
+      "k8s",
+      "--propagation",
+      "1",
+      "--longest-request",
+      "1",
+      "--drain",
+      "1",
+      "--replicas",
+      "1",
+    );
+    expect(single.code).toBe(1);
+    expect(single.stderr).toMatch(
+      /^no deployable recommendation: even the recommended settings lose work .*: with 1 replica/,
+    );
+  });
+
   it("prints the usage on stdout and exits 0 on --help", () => {
     const help = run("plan", "--help");
     expect(help.code).toBe(0);
