@@ -189,12 +189,13 @@ function fargateProblem(recommended: StopSettings, marginMs: number): string[] {
 function lossProblem(outcome: StopOutcome, traffic: Traffic | undefined): string[] {
   const { requests } = outcome;
   if (requests.dropped === 0 && outcome.drainsCut === 0) return [];
-  const fleet =
-    traffic !== undefined && traffic.replicas === 1 && requests.unroutable > 0
-      ? ": with 1 replica the endpoint list is empty while it stops, whatever the settings; run at least 2"
-      : "";
+  if (traffic?.replicas === 1 && requests.unroutable > 0) {
+    return [
+      "with 1 replica the endpoint list is empty while it stops, whatever the settings: run at least 2",
+    ];
+  }
   return [
-    `even the recommended settings lose work (${describeDrops(requests)}, ${outcome.drainsCut} drains cut)${fleet}`,
+    `even the recommended settings lose work (${describeDrops(requests)}, ${outcome.drainsCut} drains cut)`,
   ];
 }
 

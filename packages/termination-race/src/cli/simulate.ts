@@ -1,4 +1,5 @@
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
+import { EXIT_CRASH } from "@outbox/shared/exit-codes";
 import { DEMO, demoGrid } from "../demo.js";
 import { DEFAULT_SETUP, type RaceSetup, runSetup, SETUP_FIELDS, type SetupField } from "../race-setup.js";
 import { renderDemoGrid } from "../race-text.js";
@@ -88,7 +89,12 @@ if (values.serve === true) {
   if (port > 65_535) usageError(usage, `--port must be at most 65535, got "${port}"`);
   // Loaded only here: esbuild and the server are no part of the terminal's run.
   const { servePlayground } = await import("../playground/serve.js");
-  const playground = await servePlayground({ port, initial: setup });
+  const playground = await servePlayground({ port, initial: setup }).catch((error: NodeJS.ErrnoException) => {
+    const reason =
+      error.code === "EADDRINUSE" ? `port ${port} is in use: pick another with --port` : error.message;
+    process.stderr.write(`simulate --serve: ${reason}\n`);
+    process.exit(EXIT_CRASH);
+  });
   process.stdout.write(`termination race playground: ${playground.url} (Ctrl-C stops it)\n`);
   const stop = () => {
     process.stdout.write("stopping the playground\n");
