@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -65,6 +67,24 @@ describe("pnpm simulate", () => {
       const refused = run("simulate", ...args);
       expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 64, stdout: "" });
       expect(refused.stderr.startsWith(`${reason}\nusage: pnpm simulate `), refused.stderr).toBe(true);
+    }
+  });
+});
+
+describe("pnpm simulate --serve", () => {
+  it("refuses a port in use with one line and exit 1", async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const refused = run("simulate", "--serve", "--port", String(port));
+      expect(refused).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `simulate --serve: port ${port} is in use: pick another with --port\n`,
+      });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 });
