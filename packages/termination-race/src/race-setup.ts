@@ -57,6 +57,9 @@ export const DEFAULT_SETUP: RaceSetup = {
 
 /** The first number of `setup` outside its bounds, as one readable line; undefined when all fit. */
 export function setupProblem(setup: RaceSetup): string | undefined {
+  if (setup.platform !== "k8s" && setup.platform !== "ecs") {
+    return `platform must be k8s or ecs, got ${JSON.stringify(setup.platform)}`;
+  }
   for (const [field, bounds] of Object.entries(SETUP_FIELDS) as [
     SetupField,
     (typeof SETUP_FIELDS)[SetupField],
@@ -137,14 +140,17 @@ export function planFor(setup: RaceSetup): Plan {
   });
 }
 
-/** `setup` with the planner's preStop and grace (or deregistration delay and stopTimeout) applied. */
-export function recommendFor(setup: RaceSetup): RaceSetup {
-  const { recommended } = planFor(setup);
-  return recommended.platform === "k8s"
-    ? { ...setup, preStop: recommended.preStopSeconds, grace: recommended.terminationGracePeriodSeconds }
-    : {
-        ...setup,
-        preStop: recommended.deregistrationDelaySeconds ?? 0,
-        grace: recommended.stopTimeoutSeconds,
-      };
+/** The planner's answer for `setup`, and `setup` with its preStop and grace (or deregistration delay and stopTimeout). */
+export function recommendFor(setup: RaceSetup): { readonly plan: Plan; readonly setup: RaceSetup } {
+  const answer = planFor(setup);
+  const { recommended } = answer;
+  const applied =
+    recommended.platform === "k8s"
+      ? { ...setup, preStop: recommended.preStopSeconds, grace: recommended.terminationGracePeriodSeconds }
+      : {
+          ...setup,
+          preStop: recommended.deregistrationDelaySeconds ?? 0,
+          grace: recommended.stopTimeoutSeconds,
+        };
+  return { plan: answer, setup: applied };
 }

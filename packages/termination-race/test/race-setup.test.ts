@@ -83,11 +83,14 @@ describe("a setup to play with", () => {
 
   it("recommends the planner's numbers, one tick read as one second, and they drop nothing", () => {
     const k8s = recommendFor(DEFAULT_SETUP);
-    expect(k8s).toMatchObject({ preStop: 4, grace: 4 + 3 + 5 });
-    expect(runSetup(k8s).counts.dropped).toBe(0);
+    expect(k8s.setup).toMatchObject({ preStop: 4, grace: 4 + 3 + 5 });
+    expect(k8s.plan.problems).toEqual([]);
+    expect(runSetup(k8s.setup).counts.dropped).toBe(0);
     const ecs = recommendFor({ ...DEFAULT_SETUP, platform: "ecs" });
-    expect(ecs).toMatchObject({ preStop: 4 + 3, grace: 3 + 5 });
-    expect(runSetup(ecs).counts.dropped).toBe(0);
+    expect(ecs.setup).toMatchObject({ preStop: 4 + 3, grace: 3 + 5 });
+    expect(runSetup(ecs.setup).counts.dropped).toBe(0);
+    const single = recommendFor({ ...DEFAULT_SETUP, replicas: 1 });
+    expect(single.plan.problems.join()).toContain("with 1 replica");
   });
 
   it("names the first number out of its bounds", () => {
@@ -96,5 +99,8 @@ describe("a setup to play with", () => {
       "replicas must be a whole number from 1 to 8, got 0",
     );
     expect(setupProblem({ ...DEFAULT_SETUP, work: 2.5 })).toContain("work must be a whole number");
+    expect(setupProblem({ ...DEFAULT_SETUP, platform: "nomad" as "k8s" })).toBe(
+      'platform must be k8s or ecs, got "nomad"',
+    );
   });
 });

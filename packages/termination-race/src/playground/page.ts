@@ -5,7 +5,6 @@ import { DEMO } from "../demo.js";
 import { explainRun } from "../race-explanation.js";
 import {
   DEFAULT_SETUP,
-  planFor,
   type RaceSetup,
   recommendFor,
   runSetup,
@@ -40,9 +39,16 @@ function initialSetup(): RaceSetup {
 }
 
 function readSetup(): RaceSetup {
-  const platform = platformInput.value === "ecs" ? "ecs" : "k8s";
-  const numbers = Object.fromEntries(FIELDS.map((field) => [field, Number(inputOf(field).value)]));
-  return { platform, ...numbers } as RaceSetup;
+  const value = (field: SetupField) => Number(inputOf(field).value);
+  return {
+    platform: platformInput.value === "ecs" ? "ecs" : "k8s",
+    propagation: value("propagation"),
+    work: value("work"),
+    rate: value("rate"),
+    replicas: value("replicas"),
+    preStop: value("preStop"),
+    grace: value("grace"),
+  };
 }
 
 function writeSetup(setup: RaceSetup): void {
@@ -180,8 +186,7 @@ function recommend(): void {
     update();
     return;
   }
-  const plan = planFor(setup);
-  const recommended = recommendFor(setup);
+  const { plan, setup: recommended } = recommendFor(setup);
   writeSetup(recommended);
   const problems = plan.problems.map((problem) => ` pnpm plan fails: ${problem}.`).join("");
   element("#plan").textContent =
