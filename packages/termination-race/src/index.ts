@@ -1,10 +1,41 @@
 export { DEMO, type DemoCell, demoGrid, runDemoCell } from "./demo.js";
 export { renderPlan } from "./plan-text.js";
-export { DEFAULT_MARGIN_MS, type Plan, type PlanInput, plan, type Recommendation } from "./planner.js";
-export { type LogEntry, type RaceCounts, type RaceEvent, TerminationRace, type Workload } from "./race.js";
+export {
+  DEFAULT_MARGIN_MS,
+  type Plan,
+  type PlanInput,
+  type PlanMode,
+  plan,
+  type Recommendation,
+  type ServicePlanInput,
+  type WorkerPlanInput,
+} from "./planner.js";
+export {
+  type LogEntry,
+  type RaceCounts,
+  type RaceEvent,
+  type ReplicaState,
+  type ReplicaTick,
+  TerminationRace,
+  type TickFrame,
+  type Workload,
+} from "./race.js";
+export { explainRun } from "./race-explanation.js";
+export {
+  DEFAULT_SETUP,
+  planFor,
+  type RaceSetup,
+  recommendFor,
+  runSetup,
+  SETUP_FIELDS,
+  type SetupRun,
+  scheduleOf,
+  setupProblem,
+} from "./race-setup.js";
 export { describeDrops, describeEntry, renderDemoGrid, renderLog } from "./race-text.js";
 export { type RaceOutcome, type RaceScenario, runRace } from "./run-race.js";
 export { secondsText } from "./seconds-text.js";
+export { describeSetup, renderRun } from "./setup-text.js";
 export {
   type AppTiming,
   DEFAULT_TRAFFIC,
@@ -32,3 +63,4 @@ export {
   TICK_MS,
   ticks,
 } from "./stop-settings.js";
+export { renderTimeline, STATE_CHARACTERS, TIMELINE_LEGEND } from "./timeline-text.js";

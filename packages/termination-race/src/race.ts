@@ -13,6 +13,14 @@ export interface Workload {
 
 type Phase = "ready" | "terminating" | "stopped";
 
+/** What one replica did in the current tick; reset at the start of each. */
+interface TickCounts {
+  accepted: number;
+  refused: number;
+  cut: number;
+  served: number;
+}
+
 interface Replica {
   readonly name: string;
   phase: Phase;
@@ -23,6 +31,37 @@ interface Replica {
   disconnectAt: number;
   /** Ticks left of each request in flight. */
   inFlight: number[];
+  thisTick: TickCounts;
+}
+
+/**
+ * Where a replica stands in one tick, at the moment the tick's requests are routed: `serving` (on
+ * the endpoint list and accepting), `refusing` (still on the list but no longer accepting: the
+ * accident window), `leaving` (off the list, the process still running: a preStop wait or a drain),
+ * `gone` (off the list and stopped).
+ */
+export type ReplicaState = "serving" | "refusing" | "leaving" | "gone";
+
+/** One replica in one tick: its state and what happened to the requests it was sent or held. */
+export interface ReplicaTick {
+  readonly replica: string;
+  readonly state: ReplicaState;
+  /** Requests routed to it and taken in. */
+  readonly accepted: number;
+  /** Requests routed to it that it refused. */
+  readonly refused: number;
+  /** Requests in flight it lost: SIGKILL, the load balancer's disconnect, its own drain timeout. */
+  readonly cut: number;
+  /** Requests that finished on it. */
+  readonly served: number;
+}
+
+/** One tick of the whole fleet, for the per-replica timeline. */
+export interface TickFrame {
+  readonly at: number;
+  readonly replicas: readonly ReplicaTick[];
+  /** Requests that found the endpoint list empty. */
+  readonly unroutable: number;
 }
 
 /** Something that happened on the logical clock, for the event log. */
@@ -74,6 +113,8 @@ export class TerminationRace {
   private roundRobin = 0;
   private readonly replicas: Replica[] = [];
   private readonly entries: LogEntry[] = [];
+  private readonly tickFrames: TickFrame[] = [];
+  private unroutableThisTick = 0;
   private counts = {
     served: 0,
     refused: 0,
@@ -98,6 +139,7 @@ export class TerminationRace {
         killAt: NEVER,
         disconnectAt: NEVER,
         inFlight: [],
+        thisTick: { accepted: 0, refused: 0, cut: 0, served: 0 },
       });
     }
   }
@@ -108,6 +150,11 @@ export class TerminationRace {
 
   get log(): readonly LogEntry[] {
     return this.entries;
+  }
+
+  /** Every tick run so far, each replica's state and counts in it. */
+  get frames(): readonly TickFrame[] {
+    return this.tickFrames;
   }
 
   get result(): RaceCounts {
@@ -153,10 +200,30 @@ export class TerminationRace {
    * in, and the drops that prove the race would vanish.
    */
   tick(requests: number): void {
+    for (const replica of this.replicas) replica.thisTick = { accepted: 0, refused: 0, cut: 0, served: 0 };
+    this.unroutableThisTick = 0;
     this.lifecycleStep();
+    const states = this.states();
     this.route(requests);
     this.advance();
+    this.tickFrames.push({
+      at: this.now,
+      replicas: this.replicas.map((replica, i) => ({
+        replica: replica.name,
+        state: states[i] ?? "gone",
+        ...replica.thisTick,
+      })),
+      unroutable: this.unroutableThisTick,
+    });
     this.now++;
+  }
+
+  private states(): ReplicaState[] {
+    const routed = new Set(this.endpoints());
+    return this.replicas.map((replica) => {
+      if (routed.has(replica.name)) return replica.accepting ? "serving" : "refusing";
+      return replica.phase === "stopped" ? "gone" : "leaving";
+    });
   }
 
   private lifecycleStep(): void {
@@ -166,6 +233,7 @@ export class TerminationRace {
       if (this.now === replica.disconnectAt) {
         const cut = replica.inFlight.length;
         this.counts.cutByLoadBalancer += cut;
+        replica.thisTick.cut += cut;
         replica.inFlight = [];
         this.record(replica.name, { kind: "disconnected", cut });
       }
@@ -187,6 +255,7 @@ export class TerminationRace {
       ) {
         const abandoned = replica.inFlight.length;
         this.counts.abandonedByDrain += abandoned;
+        replica.thisTick.cut += abandoned;
         replica.inFlight = [];
         replica.phase = "stopped";
         this.record(replica.name, { kind: "drain-timeout", abandoned });
@@ -195,6 +264,7 @@ export class TerminationRace {
       if (this.now >= replica.killAt) {
         const cut = replica.inFlight.length;
         this.counts.cutBySigkill += cut;
+        replica.thisTick.cut += cut;
         if (cut > 0) this.counts.drainsCut++;
         replica.inFlight = [];
         replica.phase = "stopped";
@@ -207,6 +277,7 @@ export class TerminationRace {
     const endpoints = this.endpoints();
     if (endpoints.length === 0) {
       this.counts.unroutable += requests;
+      this.unroutableThisTick += requests;
       if (requests > 0) this.record(undefined, { kind: "no-endpoints", lost: requests });
       return;
     }
@@ -217,9 +288,13 @@ export class TerminationRace {
       if (!replica?.accepting) {
         // Still on the list, no longer accepting: the request the race costs.
         this.counts.refused++;
-        if (replica) this.record(replica.name, { kind: "refused" });
+        if (replica) {
+          replica.thisTick.refused++;
+          this.record(replica.name, { kind: "refused" });
+        }
         continue;
       }
+      replica.thisTick.accepted++;
       replica.inFlight.push(this.workload.work);
     }
   }
@@ -228,8 +303,10 @@ export class TerminationRace {
     for (const replica of this.replicas) {
       const rest: number[] = [];
       for (const left of replica.inFlight) {
-        if (left - 1 <= 0) this.counts.served++;
-        else rest.push(left - 1);
+        if (left - 1 <= 0) {
+          this.counts.served++;
+          replica.thisTick.served++;
+        } else rest.push(left - 1);
       }
       replica.inFlight = rest;
     }

@@ -1,4 +1,4 @@
-import { type LogEntry, type RaceCounts, TerminationRace, type Workload } from "./race.js";
+import { type LogEntry, type RaceCounts, TerminationRace, type TickFrame, type Workload } from "./race.js";
 import type { StopSchedule } from "./stop-schedule.js";
 
 /** Traffic through a fleet, one replica stopped at a chosen tick, run for a fixed number of ticks. */
@@ -15,6 +15,7 @@ export interface RaceScenario {
 export interface RaceOutcome {
   readonly counts: RaceCounts;
   readonly log: readonly LogEntry[];
+  readonly frames: readonly TickFrame[];
 }
 
 export function runRace(scenario: RaceScenario): RaceOutcome {
@@ -23,5 +24,5 @@ export function runRace(scenario: RaceScenario): RaceOutcome {
     if (t === scenario.stopAt) race.terminate("pod-1", scenario.schedule);
     race.tick(scenario.requestsPerTick);
   }
-  return { counts: race.result, log: race.log };
+  return { counts: race.result, log: race.log, frames: race.frames };
 }

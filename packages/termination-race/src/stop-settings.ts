@@ -1,4 +1,9 @@
-import { ecsBehindAlbSchedule, kubernetesSchedule, type StopSchedule } from "./stop-schedule.js";
+import {
+  ecsBehindAlbSchedule,
+  ecsWorkerSchedule,
+  kubernetesSchedule,
+  type StopSchedule,
+} from "./stop-schedule.js";
 
 export type Platform = "ecs" | "k8s";
 
@@ -12,8 +17,11 @@ export type StopSettings =
     }
   | {
       readonly platform: "ecs";
-      /** The target group's `deregistration_delay.timeout_seconds`. */
-      readonly deregistrationDelaySeconds: number;
+      /**
+       * The target group's `deregistration_delay.timeout_seconds`. Absent: the task is in no target
+       * group (a worker such as the relay or the consumer) and gets the stop signal at once.
+       */
+      readonly deregistrationDelaySeconds?: number;
       /** The container's `stopTimeout`. */
       readonly stopTimeoutSeconds: number;
     };
@@ -48,6 +56,9 @@ export function scheduleFor(settings: StopSettings, propagationMs: number): Stop
       hookOverrunExtension: ticks(KUBERNETES_HOOK_OVERRUN_EXTENSION_MS),
     });
   }
+  if (settings.deregistrationDelaySeconds === undefined) {
+    return ecsWorkerSchedule({ stopTimeout: ticks(settings.stopTimeoutSeconds * 1000) });
+  }
   return ecsBehindAlbSchedule({
     propagation: ticks(propagationMs),
     deregistrationDelay: ticks(settings.deregistrationDelaySeconds * 1000),
@@ -62,7 +73,10 @@ export function sigtermToKillMs(settings: StopSettings): number {
 }
 
 export function describeSettings(settings: StopSettings): string {
-  return settings.platform === "k8s"
-    ? `preStop ${settings.preStopSeconds} s, terminationGracePeriodSeconds ${settings.terminationGracePeriodSeconds}`
+  if (settings.platform === "k8s") {
+    return `preStop ${settings.preStopSeconds} s, terminationGracePeriodSeconds ${settings.terminationGracePeriodSeconds}`;
+  }
+  return settings.deregistrationDelaySeconds === undefined
+    ? `stopTimeout ${settings.stopTimeoutSeconds} s (no load balancer)`
     : `deregistration delay ${settings.deregistrationDelaySeconds} s, stopTimeout ${settings.stopTimeoutSeconds} s`;
 }

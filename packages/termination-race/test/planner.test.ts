@@ -60,7 +60,7 @@ describe("the ECS plan", () => {
       deregistrationDelaySeconds: 15,
       stopTimeoutSeconds: 30,
     });
-    expect(result.warnings).toEqual([]);
+    expect(result.problems).toEqual([]);
     expect(result.outcomes.recommended).toEqual({
       requests: expect.objectContaining({ dropped: 0 }),
       drainsCut: 0,
@@ -81,10 +81,74 @@ describe("the ECS plan", () => {
     expect(early.requests.refused).toBeGreaterThan(0);
   });
 
-  it("warns when the stop needs more than Fargate's maximum stopTimeout", () => {
+  it("fails when the stop needs more than Fargate's maximum stopTimeout, naming the longest drain that fits", () => {
     const long = plan({ platform: "ecs", ...app, drainMs: 118_000 });
     expect(long.recommended).toMatchObject({ stopTimeoutSeconds: 123 });
-    expect(long.warnings.join()).toContain(`maximum of ${FARGATE_MAX_STOP_TIMEOUT_SECONDS} s`);
+    // The simulator alone would call it a success: it is the platform that refuses it.
+    expect(long.outcomes.recommended.requests.dropped).toBe(0);
+    expect(long.problems).toEqual([
+      `the stop needs a stopTimeout of 123 s, above Fargate's maximum of ${FARGATE_MAX_STOP_TIMEOUT_SECONDS} s: shorten the app's drain to 115 s or less`,
+    ]);
+    expect(plan({ platform: "ecs", ...app, drainMs: 115_000 }).problems).toEqual([]);
+  });
+});
+
+describe("the fleet", () => {
+  it("simulates the replicas it is given: more replicas, a smaller share refused by the one stopping", () => {
+    const three = plan({ platform: "k8s", ...app, traffic: { replicas: 4, requestsPerTick: 2 } });
+    expect(three.traffic?.replicas).toBe(4);
+    expect(three.outcomes.given.requests.refused).toBeLessThan(
+      plan({ platform: "k8s", ...app }).outcomes.given.requests.refused,
+    );
+    expect(three.problems).toEqual([]);
+  });
+
+  it("fails with a single replica: no settings keep the endpoint list from emptying", () => {
+    const single = plan({ platform: "k8s", ...app, traffic: { replicas: 1, requestsPerTick: 2 } });
+    expect(single.outcomes.recommended.requests.unroutable).toBeGreaterThan(0);
+    expect(single.problems).toEqual([
+      "with 1 replica the endpoint list is empty while it stops, whatever the settings: run at least 2",
+    ]);
+  });
+});
+
+describe("the worker plan (the relay, the consumer: no load balancer)", () => {
+  it("on ECS: only a stopTimeout, the drain plus the margin, and no target group", () => {
+    const worker = plan({ platform: "ecs", mode: "worker", drainMs: 25_000 });
+    expect(worker.mode).toBe("worker");
+    expect(worker.recommended).toEqual({ platform: "ecs", stopTimeoutSeconds: 30 });
+    expect(worker.reasons.map((r) => r.setting)).toEqual(["stopTimeout"]);
+    expect(worker.outcomes.recommended).toMatchObject({ drainsCut: 0, requests: { dropped: 0 } });
+    expect(worker.problems).toEqual([]);
+    expect(worker.traffic).toBeUndefined();
+  });
+
+  it("on Kubernetes: no preStop, the grace is the drain plus the margin, as the relay's manifest says", () => {
+    const worker = plan({ platform: "k8s", mode: "worker", drainMs: 25_000 });
+    expect(worker.recommended).toEqual({
+      platform: "k8s",
+      preStopSeconds: 0,
+      terminationGracePeriodSeconds: 30,
+    });
+    // The same numbers as a service with nothing to wait out and no request longer than the drain.
+    expect(
+      plan({ platform: "k8s", propagationMs: 0, longestRequestMs: 25_000, drainMs: 25_000 }).recommended,
+    ).toEqual(worker.recommended);
+  });
+
+  it("predicts the cut drain of a stopTimeout below the drain, and fails past Fargate's maximum", () => {
+    const short = plan({
+      platform: "ecs",
+      mode: "worker",
+      drainMs: 35_000,
+      given: { platform: "ecs", stopTimeoutSeconds: 30 },
+    });
+    expect(short.outcomes.given.drainsCut).toBe(1);
+    expect(short.outcomes.given.requests.cutBySigkill).toBeGreaterThan(0);
+    expect(short.outcomes.recommended.drainsCut).toBe(0);
+    expect(plan({ platform: "ecs", mode: "worker", drainMs: 116_000 }).problems.join()).toContain(
+      "shorten the app's drain to 115 s or less",
+    );
   });
 });
 
