@@ -153,47 +153,40 @@ describe("the photo service's HTTPS listener", () => {
 describe("bin/app.ts with bad context", () => {
   const app = fileURLToPath(new URL("../bin/app.ts", import.meta.url));
 
-  it("fails the synth with one readable line and exit 78", async () => {
+  /** Runs bin/app.ts with these arguments into a scratch cdk.out: its exit code and stderr. */
+  async function synthesize(context: readonly string[]): Promise<{ code?: number; stderr: string }> {
     const outdir = mkdtempSync(join(tmpdir(), "outbox-synth-"));
     try {
       const args = ["--import", "tsx", "--conditions=development", app];
-      const context = ["-c", `equipmentUrl=${EQUIPMENT}`, "-c", "internetFacing=true"];
       // Bounded by the test's own timeout: execFile is asynchronous, so vitest can end it.
-      const run = await promisify(execFile)(process.execPath, [...args, ...context], {
+      return await promisify(execFile)(process.execPath, [...args, ...context], {
         env: { ...process.env, CDK_OUTDIR: outdir },
       }).then(
         () => ({ code: 0, stderr: "" }),
         (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? "" }),
       );
-      expect(run.code).toBe(78);
-      expect(run.stderr.trim().split("\n")).toEqual([
-        expect.stringMatching(
-          /^infra: api\.internetFacing needs api\.certificateArn \(-c certificateArn=arn:aws:acm:/,
-        ),
-      ]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
+  }
+
+  it("fails the synth with one readable line and exit 78", async () => {
+    const run = await synthesize(["-c", `equipmentUrl=${EQUIPMENT}`, "-c", "internetFacing=true"]);
+    expect(run.code).toBe(78);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^infra: api\.internetFacing needs api\.certificateArn \(-c certificateArn=arn:aws:acm:/,
+      ),
+    ]);
   });
 
   it("refuses a stack whose constructs refuse it (a consumer without handlers) with exit 78, as the CDK CLI does", async () => {
-    const outdir = mkdtempSync(join(tmpdir(), "outbox-synth-"));
-    try {
-      const args = ["--import", "tsx", "--conditions=development", app];
-      const run = await promisify(execFile)(process.execPath, args, {
-        env: { ...process.env, CDK_OUTDIR: outdir },
-      }).then(
-        () => ({ code: 0, stderr: "" }),
-        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? "" }),
-      );
-      expect(run.code).toBe(78);
-      expect(run.stderr.trim().split("\n")).toEqual([
-        expect.stringMatching(
-          /^infra: consumer\.handlersModule \(context consumerHandlersModule\) is required/,
-        ),
-      ]);
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+    const run = await synthesize([]);
+    expect(run.code).toBe(78);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^infra: consumer\.handlersModule \(context consumerHandlersModule\) is required/,
+      ),
+    ]);
   });
 });
