@@ -1,17 +1,11 @@
-import {
-  enqueue,
-  type NewEvent,
-  OUTBOX_LOCK_SPACE,
-  type OutboxTables,
-  RELAY_ASLEEP_LOCK,
-} from "@outbox/client";
+import { enqueue, type NewEvent, type OutboxTables } from "@outbox/client";
 import { receiveAll } from "@outbox/test-kit";
 import { type Kysely, type KyselyPlugin, type RawNode, sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createRelayMetrics, RELAY_METRICS } from "../src/metrics.js";
 import { notDueYet } from "../src/scheduled-rows.js";
-import { clearOutbox, enqueueAll, events, useRelayTestBed } from "./harness.js";
+import { clearOutbox, enqueueAll, events, relayAsleep, useRelayTestBed } from "./harness.js";
 
 // A poll this long never fires within a test: whatever publishes here, a wake-up or the relay's
 // due-time timer did.
@@ -38,16 +32,6 @@ function countingClaims(db: Kysely<OutboxTables>): { db: Kysely<OutboxTables>; c
   return { db: db.withPlugin(counter), claims: () => claims };
 }
 
-/** Whether a relay's LISTEN session has announced its sleep: it claimed, found nothing due, and waits. */
-async function asleepAnnounced(): Promise<boolean> {
-  const { rows } = await sql<{ holders: string }>`
-    SELECT count(*) AS holders FROM pg_locks
-    WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
-      AND objsubid = 2 AND granted
-  `.execute(bed.handle.db);
-  return Number(rows[0]?.holders) > 0;
-}
-
 /** One row's state, judged by the database's clock (the one the claim compares with). */
 async function rowState(id: string) {
   const { rows } = await sql<{ published: boolean; due: boolean; publishedAfterDue: boolean | null }>`
@@ -68,7 +52,7 @@ describe("delayed events", () => {
     await clearOutbox(bed.handle);
     const counted = countingClaims(bed.handle.db);
     const relay = bed.start({ db: counted.db });
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
 
     const delayMs = 3_000;
     const claimsBefore = counted.claims();
@@ -76,7 +60,7 @@ describe("delayed events", () => {
     // The insert woke the relay (it was asleep, so the writer notified): it claimed, found nothing due,
     // and went back to sleep. The row is still pending, and still not due by the database's clock.
     await expect.poll(counted.claims).toBeGreaterThan(claimsBefore);
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     expect(await rowState(id)).toMatchObject({ published: false, due: false });
 
     await expect
@@ -93,13 +77,13 @@ describe("delayed events", () => {
     await clearOutbox(bed.handle);
     const counted = countingClaims(bed.handle.db);
     const relay = bed.start({ db: counted.db });
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     const claimsBefore = counted.claims();
     const [late = ""] = await enqueue(bed.handle.db, [delayed(120_000)]);
     // Woken by the insert, it claimed, announced its sleep and claimed again: it now sleeps with its
     // timer set to the late row's due time (the poll interval is longer still).
     await expect.poll(counted.claims).toBeGreaterThanOrEqual(claimsBefore + 2);
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     const [soon = ""] = await enqueue(bed.handle.db, [delayed(1_000)]);
     await expect
       .poll(() => rowState(soon), { timeout: 15_000 })

@@ -1,6 +1,6 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { enqueue, type NewEvent } from "@outbox/client";
+import { enqueue, type NewEvent, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
 import {
@@ -141,4 +141,14 @@ export async function countRows(
     ])
     .executeTakeFirstOrThrow();
   return { unsent: Number(row.unsent), published: Number(row.published), dead: Number(row.dead) };
+}
+
+/** Whether a relay's LISTEN session has announced its sleep: it claimed, found nothing due, and waits. */
+export async function relayAsleep(handle: DatabaseHandle): Promise<boolean> {
+  const { rows } = await sql<{ holders: string }>`
+    SELECT count(*) AS holders FROM pg_locks
+    WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
+      AND objsubid = 2 AND granted
+  `.execute(handle.db);
+  return Number(rows[0]?.holders) > 0;
 }

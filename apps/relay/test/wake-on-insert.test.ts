@@ -1,20 +1,9 @@
-import { enqueue, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
-import { sql } from "kysely";
+import { enqueue } from "@outbox/client";
 import { describe, expect, it } from "vitest";
-import { clearOutbox, countRows, events, useRelayTestBed } from "./harness.js";
+import { clearOutbox, countRows, events, relayAsleep, useRelayTestBed } from "./harness.js";
 
 // A poll this long never fires within a test: whatever publishes here, a wake-up did.
 const bed = useRelayTestBed("wakeup", { defaults: { pollIntervalMs: 600_000 } });
-
-/** Whether a relay's LISTEN session has announced its sleep (writers notify from then on). */
-async function asleepAnnounced(): Promise<boolean> {
-  const { rows } = await sql<{ holders: string }>`
-    SELECT count(*) AS holders FROM pg_locks
-    WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
-      AND objsubid = 2 AND granted
-  `.execute(bed.handle.db);
-  return Number(rows[0]?.holders) > 0;
-}
 
 /** Long enough for a relay that missed a wake-up to be blocked in its sleep. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
@@ -23,7 +12,7 @@ describe("the relay's wake-up: writers notify only a sleeping relay, and none is
   it("sleeps without polling and wakes for an insert", async () => {
     await clearOutbox(bed.handle);
     const relay = bed.start();
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     await settle();
     await enqueue(bed.handle.db, events("orders", 1));
     await expect.poll(() => countRows(bed.handle), { timeout: 5_000 }).toMatchObject({ published: 1 });
@@ -48,7 +37,7 @@ describe("the relay's wake-up: writers notify only a sleeping relay, and none is
     });
     await insertDone;
     const relay = bed.start();
-    await expect.poll(asleepAnnounced).toBe(true);
+    await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     await settle();
     commit();
     await writer;
