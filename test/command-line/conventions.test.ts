@@ -127,3 +127,61 @@ describe.each(migrateEntries)("pnpm migrate's configuration ($entry)", { timeout
     ]);
   });
 });
+
+/**
+ * The daemons' one-shot commands, each under the same conventions: `--help` on stdout with exit 0, an
+ * unknown option a usage error (exit 64), a configuration that cannot work one readable line per
+ * problem (exit 78) before anything is touched.
+ */
+const oneShotCommands = [
+  {
+    name: "consumer dlq list",
+    entry: "apps/consumer/src/main.ts",
+    args: ["dlq", "list"],
+    refused:
+      "consumer dlq list: config error: CONSUMER_DLQ_URL: is required: the queue the dead letters are in",
+  },
+  {
+    name: "consumer redrive",
+    entry: "apps/consumer/src/main.ts",
+    args: ["redrive"],
+    refused:
+      "consumer redrive: config error: CONSUMER_DLQ_URL: is required: the queue the dead letters are in",
+  },
+] as const;
+
+describe.each(oneShotCommands)("$name", { timeout: 120_000 }, ({ name, entry, args, refused }) => {
+  const usage = new RegExp(`^usage: ${name}\\b`);
+
+  it("--help prints its usage and the variables it reads on stdout, exit 0", async () => {
+    const help = await runEntryPoint(entry, [...args, "--help"]);
+    expectAnswer(help, usage);
+    expect(help.stdout).toMatch(/\nReads only these variables; invalid configuration exits 78/);
+  });
+
+  it("an unknown option is a usage error (exit 64), a configuration that cannot work one line (exit 78)", async () => {
+    const [unknown, lines] = await Promise.all([
+      runEntryPoint(entry, [...args, "--no-such-option"]),
+      configRefusal(
+        entry,
+        { CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q", CONSUMER_DLQ_URL: "" },
+        [...args],
+      ),
+    ]);
+    expectUsageError(unknown, "Unknown option '--no-such-option'", usage);
+    expect(lines).toEqual([refused]);
+  });
+});
+
+describe("consumer dlq, a group of commands", { timeout: 120_000 }, () => {
+  it("is listed command by command, and wants one named", async () => {
+    const [program, group, bare] = await Promise.all([
+      runEntryPoint("apps/consumer/src/main.ts", ["--help"]),
+      runEntryPoint("apps/consumer/src/main.ts", ["dlq", "--help"]),
+      runEntryPoint("apps/consumer/src/main.ts", ["dlq"]),
+    ]);
+    expectAnswer(program, /\n +consumer dlq list \[--json\] +the DLQ's messages/);
+    expectAnswer(group, /^usage: consumer dlq list \[--json\] +the DLQ's messages/);
+    expectUsageError(bare, "expected a command", /^usage: consumer dlq list/);
+  });
+});

@@ -43,10 +43,10 @@ export interface PollerOptions {
   readonly metrics: ConsumerMetrics;
 }
 
-type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
+export type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
 
 /** The system attributes a receive asks for, both ways (see the receive below). */
-function systemAttributes(names: SystemAttribute[]): {
+export function systemAttributes(names: SystemAttribute[]): {
   MessageSystemAttributeNames: SystemAttribute[];
   AttributeNames: QueueAttributeName[];
 } {

@@ -2,7 +2,7 @@ export { createLongPollSqsClient, createSnsClient, createSqsClient, endpointFor 
 export { isTopicArn } from "./aws/topic-arn.js";
 export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
-export { loadConfig } from "./config/load-config.js";
+export { loadConfig, readConfig } from "./config/load-config.js";
 export { numericOption } from "./config/numeric-option.js";
 export { renderConfigTable, withConfigTable } from "./config/render-config-table.js";
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
