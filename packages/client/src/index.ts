@@ -42,6 +42,7 @@ export {
   MAX_MESSAGE_ATTRIBUTES,
   MAX_MESSAGE_BYTES,
   MAX_VISIBILITY_SECONDS,
+  REPLAY_ATTRIBUTE,
 } from "./outbox/message-contract.js";
 export {
   headersProblem,

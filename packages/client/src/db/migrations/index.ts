@@ -8,6 +8,7 @@ import * as notifySleepingRelays from "./0007_notify_sleeping_relays.js";
 import * as dropExampleEffects from "./0008_drop_example_effects.js";
 import * as outboxSeqNotIndexed from "./0009_outbox_seq_not_indexed.js";
 import * as relayDeadHeadsBlockKeys from "./0010_relay_dead_heads_block_keys.js";
+import * as relayRepublish from "./0013_relay_republish.js";
 
 /**
  * Every outbox/inbox migration, in order. Listed statically (not read from a folder) so a bundled or
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0008_drop_example_effects": dropExampleEffects,
   "0009_outbox_seq_not_indexed": outboxSeqNotIndexed,
   "0010_relay_dead_heads_block_keys": relayDeadHeadsBlockKeys,
+  "0013_relay_republish": relayRepublish,
 };
