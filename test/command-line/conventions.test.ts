@@ -148,7 +148,23 @@ const oneShotCommands = [
     refused:
       "consumer redrive: config error: CONSUMER_DLQ_URL: is required: the queue the dead letters are in",
   },
+  {
+    name: "relay republish",
+    entry: "apps/relay/src/main.ts",
+    args: ["republish", "--from", "2026-12-01T10:00:00Z"],
+    refused:
+      "relay republish: config error: RELAY_TOPIC_ARNS: neither RELAY_TOPIC_ARNS nor RELAY_DEFAULT_TOPIC_ARN is set: every row would be dead at once (unknown topic); map the outbox topics to SNS topic ARNs",
+  },
 ] as const;
+
+/** An environment each command refuses with exactly its `refused` line: no DLQ, no topic routing. */
+const refusedEnv = {
+  CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+  CONSUMER_DLQ_URL: "",
+  DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+  RELAY_TOPIC_ARNS: "",
+  RELAY_DEFAULT_TOPIC_ARN: "",
+};
 
 describe.each(oneShotCommands)("$name", { timeout: 120_000 }, ({ name, entry, args, refused }) => {
   const usage = new RegExp(`^usage: ${name}\\b`);
@@ -162,11 +178,7 @@ describe.each(oneShotCommands)("$name", { timeout: 120_000 }, ({ name, entry, ar
   it("an unknown option is a usage error (exit 64), a configuration that cannot work one line (exit 78)", async () => {
     const [unknown, lines] = await Promise.all([
       runEntryPoint(entry, [...args, "--no-such-option"]),
-      configRefusal(
-        entry,
-        { CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q", CONSUMER_DLQ_URL: "" },
-        [...args],
-      ),
+      configRefusal(entry, refusedEnv, [...args]),
     ]);
     expectUsageError(unknown, "Unknown option '--no-such-option'", usage);
     expect(lines).toEqual([refused]);

@@ -30,9 +30,10 @@ A message without a reason was moved by the queue's redrive policy (its handler 
       },
     },
     redrive: {
-      synopsis: "[--id ID] [--event-type TYPE] [--older-than D] [--newer-than D] [--dry-run]",
+      synopsis: "[FILTERS] [--dry-run]",
       summary: "move DLQ messages (all, or those matching) back to the consumer's queue",
       details: `
+FILTERS, all that are given must match (none: every message):
   --id ID[,ID…]       only these messages: event ids or DLQ message ids; exit 1 when none matches
   --event-type TYPE   only messages of this event type
   --older-than D      only messages in the DLQ at least this long (5, 2.5s, 500ms; a number: seconds)

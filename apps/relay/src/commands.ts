@@ -51,7 +51,7 @@ The rows stay dead; their keys' later events go out without them. Prints {"skipp
       },
     },
     republish: {
-      synopsis: "--from TIME [--to TIME] [--topic T] [--key K] [--rate N] | --resume RUN [--rate N]",
+      synopsis: "--from TIME [--to TIME] [OPTIONS] | --resume RUN",
       summary: "re-send events already published in a time range, marked replay=true",
       details: `
   --from TIME   the range's start: rows published at or after it (ISO 8601 with its zone, e.g.
