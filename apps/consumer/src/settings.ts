@@ -181,7 +181,12 @@ type ConsumerConfig = ConfigOf<typeof consumerSettings>;
  */
 export const dlqCommandSettings = {
   logLevel: commonSettings.logLevel,
-  ...awsSettings,
+  awsRegion: awsSettings.awsRegion,
+  awsEndpointUrl: awsSettings.awsEndpointUrl,
+  awsEndpointUrlSqs: awsSettings.awsEndpointUrlSqs,
+  awsConnectionTimeoutMs: awsSettings.awsConnectionTimeoutMs,
+  awsRequestTimeoutMs: awsSettings.awsRequestTimeoutMs,
+  awsMaxAttempts: awsSettings.awsMaxAttempts,
   queueUrl: consumerSettings.queueUrl,
   dlqUrl: consumerSettings.dlqUrl,
 };

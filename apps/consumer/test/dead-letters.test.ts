@@ -7,6 +7,7 @@ import {
   effectCount,
   exampleEvent,
   queueFor,
+  sendBody,
   sendRaw,
   type TestEvent,
   useConsumerTestBed,
@@ -130,7 +131,61 @@ describe("consumer dlq list", () => {
   });
 });
 
+describe("a poison message's copy in the DLQ", () => {
+  it("keeps the event's id and type when a header must stay behind, and carries its receive count", async () => {
+    const queue = await queueFor("dlq-copy");
+    const poison = { ...exampleEvent("crowded"), type: "nobody.handles" };
+    // Ten attributes, the most SQS takes: eight headers (named to sort first) and the event's two.
+    const attributes: Record<string, { DataType: string; StringValue: string }> = {};
+    for (let n = 1; n <= 8; n += 1) attributes[`a_header_${n}`] = { DataType: "String", StringValue: `${n}` };
+    attributes.event_id = { DataType: "String", StringValue: poison.id };
+    attributes.event_type = { DataType: "String", StringValue: poison.type };
+    await sendBody(bed.sqs, queue.queueUrl, JSON.stringify(poison.payload), attributes);
+    const consumer = bed.consumer(queue, {
+      handlers: exampleHandlers,
+      dlqUrl: queue.dlqUrl,
+      name: "dlq-copy",
+      waitTimeSeconds: 1,
+    });
+    consumer.start();
+    await expect.poll(() => consumer.stats().poison, { timeout: 15_000 }).toBe(1);
+    await consumer.drain();
+
+    const [copy] = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(Object.keys(copy?.attributes ?? {})).toHaveLength(10);
+    expect(copy?.attributes).toMatchObject({
+      event_id: poison.id,
+      event_type: poison.type,
+      poison_receive_count: "1",
+    });
+    expect(copy?.attributes.poison_reason).toMatch(/^unknown_event_type: /);
+    expect(Object.keys(copy?.attributes ?? {}).filter((name) => name.startsWith("a_header_"))).toHaveLength(
+      6,
+    );
+  });
+});
+
 describe("consumer redrive", () => {
+  it("to a FIFO queue: the message's group back, deduplicated by its DLQ message id", async () => {
+    const queue = await queueFor("redrive-fifo", { fifo: true });
+    const dead = deadEvents(["a.happened", "a.happened"]).map((event, index) => ({
+      ...event,
+      group: `customer-${index}`,
+    }));
+    await sendRaw(bed.sqs, queue.dlqUrl, dead);
+    const listed = await listDlq(queue);
+
+    const { summary } = await redrive(queue, []);
+    expect(summary).toMatchObject({ matched: 2, moved: 2, failed: 0 });
+    const back = await drainQueue(bed.sqs, queue.queueUrl);
+    expect(back.map((message) => [message.attributes.event_id, message.groupId]).sort()).toEqual(
+      dead.map((event) => [event.id, event.group]).sort(),
+    );
+    expect(back.map((message) => message.deduplicationId).sort()).toEqual(
+      listed.messages.map((message) => `redrive-${message.messageId}`).sort(),
+    );
+  });
+
   it("moves every dead letter back to the queue, without the consumer's reason", async () => {
     const queue = await queueFor("redrive-all");
     const dead = deadEvents(["a.happened", "b.happened", "a.happened"]);

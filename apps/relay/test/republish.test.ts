@@ -1,6 +1,7 @@
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import {
   EXAMPLE_HANDLERS_MODULE,
+  faultClient,
   queueDepth,
   receiveAll,
   runEntryPoint,
@@ -200,6 +201,38 @@ describe("relay republish", () => {
     // At most the batch in flight at the kill went twice (the inbox makes those duplicates).
     expect(received.length - ids.length).toBeLessThanOrEqual(10);
     expect(received.every((message) => message.attributes.replay === "true")).toBe(true);
+  });
+
+  it("a batch the bus refuses in part stops the run before it (exit 1); the resume sends it again", async () => {
+    const topic = await topicWithQueue("republish-refused");
+    const from = await databaseNow();
+    const ids = await publishedEvents(12, 600);
+    const faults = faultClient();
+    if (faults === null) throw new Error("this test needs the embedded stack's fault injection");
+    const refused = ids[5] ?? "";
+    await faults.set({
+      topics: [topic.topicArn],
+      actions: ["PublishBatch"],
+      failBatchEntries: { attribute: "event_id", values: [refused] },
+    });
+    let stopped: Outcome;
+    try {
+      stopped = await republish(topic, ["--from", from, "--topic", "orders", "--rate", "1000"], 1);
+    } finally {
+      await faults.clear({ topics: [topic.topicArn] });
+    }
+    // The first page (10 rows) held the refused one: nothing counted, the cursor before that page.
+    expect(stopped).toMatchObject({ sent: 0, failed: 1, finished: false });
+    expect(await runRow(stopped.run)).toEqual({ sent: "0", cursor_seq: null, finished: false });
+
+    const resumed = await republish(topic, ["--resume", stopped.run]);
+    expect(resumed).toMatchObject({ sent: ids.length, failed: 0, finished: true });
+    const received = await receiveAll(bed.sqs, topic.queueUrl, ids.length + 9);
+    expect([...new Set(received.map((message) => message.attributes.event_id))].sort()).toEqual(
+      [...ids].sort(),
+    );
+    // The 9 the bus took before the stop went twice: duplicates for the inbox, nothing missing.
+    expect(received).toHaveLength(ids.length + 9);
   });
 
   it("a replay reaching a consumer that had the events: duplicates in its inbox, no second effect", async () => {
