@@ -43,7 +43,7 @@ export interface PollerOptions {
   readonly metrics: ConsumerMetrics;
 }
 
-export type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
+type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
 
 /** The system attributes a receive asks for, both ways (see the receive below). */
 export function systemAttributes(names: SystemAttribute[]): {

@@ -1,7 +1,8 @@
-import { type Message, type QueueAttributeName, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_BATCH_ENTRIES } from "@outbox/client";
 import { untilAborted } from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
+import { systemAttributes } from "../poll-messages.js";
 import { type Receipt, receiveCountOf } from "../receipt.js";
 import { releaseMessages } from "../release-messages.js";
 import { DLQ_HOLD_SECONDS } from "../settings.js";
@@ -41,12 +42,8 @@ export async function bounded<T>(timeoutMs: number, call: (signal: AbortSignal) 
   }
 }
 
-// Real SQS reads MessageSystemAttributeNames, local-aws-sqs only the legacy AttributeNames: both.
-const SYSTEM_ATTRIBUTES: ("ApproximateReceiveCount" | "SentTimestamp" | "MessageGroupId")[] = [
-  "ApproximateReceiveCount",
-  "SentTimestamp",
-  "MessageGroupId",
-];
+// What a listing shows and a redrive needs: the count, the age, a FIFO message's group.
+const SYSTEM_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount", "SentTimestamp", "MessageGroupId"]);
 
 async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
   const { Messages = [] } = await bounded(queues.callTimeoutMs + RECEIVE_WAIT_SECONDS * 1_000, (signal) =>
@@ -57,8 +54,7 @@ async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
         WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
         VisibilityTimeout: DLQ_HOLD_SECONDS,
         MessageAttributeNames: ["All"],
-        MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
-        AttributeNames: SYSTEM_ATTRIBUTES as unknown as QueueAttributeName[],
+        ...SYSTEM_ATTRIBUTES,
       }),
       { abortSignal: signal, requestTimeout: queues.requestTimeoutMs + RECEIVE_WAIT_SECONDS * 1_000 },
     ),

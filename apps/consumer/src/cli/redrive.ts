@@ -69,20 +69,32 @@ async function sendBack(queues: DlqQueues, message: Message): Promise<void> {
   );
 }
 
-/** Deletes the sent messages from the DLQ; answers those SQS did not delete. */
+/**
+ * Deletes the sent messages from the DLQ; answers those SQS did not delete. A delete failing as a
+ * whole leaves them all: they are in the queue already, so the run goes on (they come back to the
+ * DLQ after their hold, and a later redrive's copy is a duplicate for the inbox).
+ */
 async function deleteFromDlq(queues: DlqQueues, sent: readonly Message[]): Promise<Message[]> {
   if (sent.length === 0) return [];
-  const output = await bounded(queues.callTimeoutMs, (signal) =>
-    queues.sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queues.dlqUrl,
-        Entries: sent.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
-      }),
-      { abortSignal: signal },
-    ),
-  );
-  const deleted = new Set((output.Successful ?? []).map((entry) => entry.Id));
-  return sent.filter((_, index) => !deleted.has(String(index)));
+  try {
+    const output = await bounded(queues.callTimeoutMs, (signal) =>
+      queues.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queues.dlqUrl,
+          Entries: sent.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+        { abortSignal: signal },
+      ),
+    );
+    const deleted = new Set((output.Successful ?? []).map((entry) => entry.Id));
+    return sent.filter((_, index) => !deleted.has(String(index)));
+  } catch (error) {
+    queues.log.warn({ err: error, messages: sent.length }, "redrive: DeleteMessageBatch failed");
+    return [...sent];
+  }
 }
 
 /**
