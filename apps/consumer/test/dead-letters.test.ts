@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
-import { drainQueue, queueDepth, runEntryPoint, stack } from "@outbox/test-kit";
+import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../../../drills/src/handlers/example-handlers.js";
 import {
@@ -246,6 +246,32 @@ describe("consumer redrive", () => {
     expect(before.map((line) => line.wouldMove.eventId).sort()).toEqual([dead[0]?.id, dead[2]?.id].sort());
     expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 3, inFlight: 0 });
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it("SIGTERM mid-way: stops after the batch in hand, releases what it held, loses nothing", async () => {
+    const queue = await queueFor("redrive-term");
+    const total = 200;
+    await sendRaw(bed.sqs, queue.dlqUrl, deadEvents(Array.from({ length: total }, () => "a.happened")));
+    const run = startDaemonProcess("apps/consumer/src/main.ts", commandEnv(queue), { args: ["redrive"] });
+    await expect
+      .poll(async () => (await queueDepth(bed.sqs, queue.queueUrl)).visible, {
+        timeout: 30_000,
+        interval: 20,
+      })
+      .toBeGreaterThan(0);
+    run.child.kill("SIGTERM");
+    const exit = await run.exited;
+    const summary = run.lines.find((line) => typeof line.moved === "number") as unknown as Summary;
+    const [source, dlq] = await Promise.all([
+      queueDepth(bed.sqs, queue.queueUrl),
+      queueDepth(bed.sqs, queue.dlqUrl),
+    ]);
+    // Stopped early (exit 1) or done before the signal landed (exit 0): either way nothing is held
+    // and every message is in exactly one of the two queues.
+    expect(exit.code === 1 || (exit.code === 0 && summary.moved === total), run.stderr()).toBe(true);
+    expect(dlq.inFlight).toBe(0);
+    expect(source.visible).toBe(summary.moved);
+    expect(source.visible + dlq.visible).toBe(total);
   });
 
   it("into a running consumer: every effect once, the ones it had already counted as duplicates", async () => {

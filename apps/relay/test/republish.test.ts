@@ -203,6 +203,39 @@ describe("relay republish", () => {
     expect(received.every((message) => message.attributes.replay === "true")).toBe(true);
   });
 
+  it("SIGTERM ends the run after the batch in hand, its cursor saved: the resume sends the rest, none twice", async () => {
+    const topic = await topicWithQueue("republish-term");
+    const from = await databaseNow();
+    const ids = await publishedEvents(40, 700);
+    const stopped = startDaemonProcess(RELAY_MAIN, republishEnv(topic), {
+      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10"],
+    });
+    await expect
+      .poll(
+        async () => {
+          const { rows } = await sql<{ sent: string }>`
+            SELECT sent::text AS sent FROM relay_republish WHERE from_published = ${from}::timestamptz
+          `.execute(bed.handle.db);
+          return Number(rows[0]?.sent ?? 0);
+        },
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBeGreaterThanOrEqual(10);
+    stopped.child.kill("SIGTERM");
+    expect((await stopped.exited).code).toBe(1);
+    // Its one stdout line: the totals so far, the same as the stored ones.
+    const summary = stopped.lines.find((line) => typeof line.run === "string") as unknown as Outcome;
+    expect(summary).toMatchObject({ failed: 0, finished: false });
+    expect(summary.sent).toBeLessThan(ids.length);
+    expect(await runRow(summary.run)).toMatchObject({ sent: String(summary.sent), finished: false });
+
+    const resumed = await republish(topic, ["--resume", summary.run, "--rate", "1000"]);
+    expect(resumed).toMatchObject({ sent: ids.length, finished: true });
+    const received = await receiveAll(bed.sqs, topic.queueUrl, ids.length);
+    // A graceful stop re-sends nothing: each event exactly once.
+    expect(received.map((message) => message.attributes.event_id).sort()).toEqual([...ids].sort());
+  });
+
   it("a batch the bus refuses in part stops the run before it (exit 1); the resume sends it again", async () => {
     const topic = await topicWithQueue("republish-refused");
     const from = await databaseNow();

@@ -49,6 +49,7 @@ export {
 } from "./lifecycle/resolve-daemon-config.js";
 export { type DaemonContext, runDaemon } from "./lifecycle/run-daemon.js";
 export { type Periodic, startPeriodic } from "./lifecycle/start-periodic.js";
+export { listenForStopRequests, type StopRequests } from "./lifecycle/stop-requests.js";
 export { createLogger, type Logger } from "./log/logger.js";
 export { coalescedRead, SCRAPE_HOLD_MS } from "./ops/coalesced-read.js";
 export { connectionsCheckingInterval } from "./ops/timeout-checks.js";

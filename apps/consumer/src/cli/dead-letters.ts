@@ -65,11 +65,16 @@ async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
 /**
  * Every message in the DLQ, 10 at a time, each received once: each is held (invisible for
  * DLQ_HOLD_SECONDS) until the caller deletes or releases it. Ends when a receive finds nothing new:
- * the DLQ is empty of messages not held, or a run longer than the hold sees its first ones again.
+ * the DLQ is empty of messages not held, or a run longer than the hold sees its first ones again;
+ * or when `stopping` aborts.
  */
-export async function* deadLetterBatches(queues: DlqQueues): AsyncGenerator<Message[]> {
+export async function* deadLetterBatches(
+  queues: DlqQueues,
+  stopping: AbortSignal,
+): AsyncGenerator<Message[]> {
   const seen = new Set<string>();
-  for (;;) {
+  // A stop (SIGTERM, Ctrl-C) ends the walk before the next receive: the caller then releases what it holds.
+  while (!stopping.aborted) {
     const fresh = (await receiveBatch(queues)).filter((message) => !seen.has(message.MessageId ?? ""));
     if (fresh.length === 0) return;
     for (const message of fresh) seen.add(message.MessageId ?? "");

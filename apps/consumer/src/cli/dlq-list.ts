@@ -1,4 +1,4 @@
-import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
 import { receiptOf } from "../receipt.js";
 import { renderDeadLetters } from "./dead-letter-table.js";
 import { type DeadLetter, deadLetterBatches, describeDeadLetter, releaseHeld } from "./dead-letters.js";
@@ -7,7 +7,8 @@ import { openQueues } from "./open-queues.js";
 /**
  * `consumer dlq list [--json]`: every message in the DLQ with its event, why it is there and its
  * attempts. It consumes nothing: what it received it releases at once at the end (visibility 0),
- * also when a receive fails half-way (exit 1 then, after the release).
+ * also when a receive fails half-way or a stop (SIGTERM, Ctrl-C) ends it early (exit 1 then, after
+ * the release, the list partial).
  */
 export async function runDlqList(options: { readonly json: boolean }): Promise<number> {
   const queues = openQueues("dlq list");
@@ -15,13 +16,16 @@ export async function runDlqList(options: { readonly json: boolean }): Promise<n
   const letters: DeadLetter[] = [];
   const held: ReturnType<typeof receiptOf>[] = [];
   let code = EXIT_OK;
+  // A stop (SIGTERM, Ctrl-C) ends the walk; what was received is released below all the same.
+  const stops = listenForStopRequests(queues.log, () => {});
   try {
-    for await (const batch of deadLetterBatches(queues)) {
+    for await (const batch of deadLetterBatches(queues, stops.stopping)) {
       for (const message of batch) {
         held.push(receiptOf(message));
         letters.push(describeDeadLetter(message));
       }
     }
+    if (stops.stopping.aborted) code = EXIT_CRASH;
   } catch (error) {
     queues.log.error({ err: error, listed: letters.length }, "dlq list: receive failed; the list is partial");
     code = EXIT_CRASH;
@@ -34,6 +38,7 @@ export async function runDlqList(options: { readonly json: boolean }): Promise<n
       "dlq list: release failed; the messages come back after their hold",
     );
   } finally {
+    stops.dispose();
     queues.close();
   }
   process.stdout.write(

@@ -6,7 +6,7 @@ import {
   SendMessageCommand,
 } from "@aws-sdk/client-sqs";
 import { describeError } from "@outbox/client";
-import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
 import { type Receipt, receiptOf } from "../receipt.js";
 import { bounded, deadLetterBatches, describeDeadLetter, releaseHeld } from "./dead-letters.js";
@@ -146,9 +146,10 @@ async function redriveAll(
   options: RedriveOptions,
   counts: RedriveCounts,
   held: Receipt[],
+  stopping: AbortSignal,
 ) {
   let reportedAt = performance.now();
-  for await (const batch of deadLetterBatches(queues)) {
+  for await (const batch of deadLetterBatches(queues, stopping)) {
     counts.received += batch.length;
     const matched: Message[] = [];
     for (const message of batch) {
@@ -178,7 +179,7 @@ async function redriveAll(
  * `consumer redrive [filters] [--dry-run]`: moves the DLQ's messages (all, or those the filter
  * matches) back to the consumer's queue. What it received and did not move is released at once at
  * the end. Prints `{"matched":N,"moved":N,"skipped":N,"failed":N,…}`; exit 1 when a send failed,
- * SQS failed as a whole (after the release), or `--id` matched nothing.
+ * SQS failed as a whole or a stop cut it short (after the release), or `--id` matched nothing.
  */
 export async function runRedrive(options: RedriveOptions): Promise<number> {
   const queues = openQueues("redrive");
@@ -186,8 +187,15 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
   const counts: RedriveCounts = { received: 0, matched: 0, moved: 0, skipped: 0, failed: 0, undeleted: 0 };
   const held: Receipt[] = [];
   let cut = false;
+  // A stop (SIGTERM, Ctrl-C) ends the run after the batch in hand, which is moved whole: what is
+  // held is then released, and the counts printed, like at the end.
+  const stops = listenForStopRequests(queues.log, () => {});
   try {
-    await redriveAll(queues, options, counts, held);
+    await redriveAll(queues, options, counts, held, stops.stopping);
+    if (stops.stopping.aborted) {
+      cut = true;
+      queues.log.warn(counts, "redrive: stopped early; what is left stays in the DLQ");
+    }
   } catch (error) {
     cut = true;
     queues.log.error(
@@ -203,6 +211,7 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
       "redrive: release failed; the messages come back after their hold",
     );
   } finally {
+    stops.dispose();
     queues.close();
   }
   const summary = { ...counts, dryRun: options.dryRun };

@@ -8,6 +8,7 @@ import {
   EXIT_OK,
   endpointFor,
   type Logger,
+  listenForStopRequests,
   packageVersion,
   reportConfigErrors,
   resolveConfig,
@@ -42,6 +43,8 @@ export interface RepublishDeps {
   /** The longest one PublishBatch may take, every SDK attempt included. */
   readonly publishTimeoutMs: number;
   readonly log: Logger;
+  /** Aborts at SIGTERM or Ctrl-C: the run ends after the page in hand, its cursor saved. */
+  readonly stopping: AbortSignal;
 }
 
 /** How a run ended: its totals (the stored ones, so a resumed run counts its earlier part too). */
@@ -70,7 +73,7 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
   // The pace's own view, for the per-page debug line: what this process sent since its first send.
   let firstSentAt: number | undefined;
   let sentThisRun = 0;
-  for (;;) {
+  while (!deps.stopping.aborted) {
     const page = await readRange(db, run, cursor, pageSize);
     const last = page.at(-1);
     if (last === undefined) break;
@@ -124,6 +127,13 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
       log.info({ run: run.id, sent, skipped, cursor }, "republish progress");
     }
   }
+  if (deps.stopping.aborted) {
+    log.warn(
+      { run: run.id, sent, skipped },
+      `republish stopped; resume with: relay republish --resume ${run.id}`,
+    );
+    return { run: run.id, sent, skipped, failed: 0, finished: false };
+  }
   await finishRun(db, run.id);
   return { run: run.id, sent, skipped, failed: 0, finished: true };
 }
@@ -137,8 +147,8 @@ function resolveRepublishConfig(): RepublishConfig | undefined {
 
 /**
  * `relay republish`: a new run over a range, or `--resume RUN`. Prints the run's totals as one JSON
- * line, `{"run":…,"sent":N,"skipped":N,"failed":N,"finished":B}`; exit 1 when it stopped early (resume
- * it) or `--resume` names no run.
+ * line, `{"run":…,"sent":N,"skipped":N,"failed":N,"finished":B}`; exit 1 when it stopped early (a
+ * refused batch, a failed PublishBatch, SIGTERM or Ctrl-C: resume it) or `--resume` names no run.
  */
 export async function runRepublish(request: RepublishRequest): Promise<number> {
   const config = resolveRepublishConfig();
@@ -158,6 +168,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
     requestTimeoutMs: config.awsRequestTimeoutMs,
     maxAttempts: config.awsMaxAttempts,
   });
+  const stops = listenForStopRequests(log, () => {});
   try {
     const run =
       request.kind === "new"
@@ -180,6 +191,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
             resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
             publishTimeoutMs: publishTimeoutMs(config),
             log,
+            stopping: stops.stopping,
           },
           run,
         );
@@ -187,6 +199,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
     process.stdout.write(`${JSON.stringify(outcome)}\n`);
     return outcome.finished ? EXIT_OK : EXIT_CRASH;
   } finally {
+    stops.dispose();
     sns.destroy();
     await database.close(config.dbStatementTimeoutMs);
   }
