@@ -20,6 +20,7 @@ export const consumerProgram: Program = {
           details: `
   --json  one JSON object { total, messages } instead of the table
 Every message received is released at once at the end (visibility 0): the list takes nothing away.
+SIGTERM or Ctrl-C ends it early, released all the same (exit 1, the list partial).
 A message without a reason was moved by the queue's redrive policy (its handler kept failing).`,
           options: { json: { type: "boolean" } },
           settings: async () => (await import("./cli/open-queues.js")).commandSettings,
@@ -42,7 +43,7 @@ FILTERS, all that are given must match (none: every message):
 Each message is sent to the queue first, then deleted from the DLQ: a kill in between leaves a copy in
 both, which the inbox makes a duplicate. What does not match is released at once at the end.
 Prints {"received":N,"matched":N,"moved":N,"skipped":N,"failed":N,"undeleted":N,"dryRun":B};
-exit 1 when a send failed or SQS failed as a whole.`,
+exit 1 when a send failed, SQS failed as a whole, or SIGTERM/Ctrl-C stopped it after its batch in hand.`,
       options: {
         id: { type: "string" },
         "event-type": { type: "string" },

@@ -11,8 +11,8 @@ import { type Kysely, sql } from "kysely";
  *   0009); a key's rows were published in seq order, so this keeps each key's order.
  * - `topic` and `ordering_key`: the optional filters, as given.
  * - The cursor (`cursor_published`, `cursor_seq`): every row of the range up to it has been sent. NULL
- *   before the first send. It moves after each PublishBatch the bus took whole, so a kill re-sends at
- *   most one batch (the inbox makes those duplicates) and skips none.
+ *   before the first send. It moves after each page (≤ 10 rows) the bus took whole, so a kill re-sends
+ *   at most one page (the inbox makes those duplicates) and skips none.
  * - `sent`, `skipped`: counts so far; `finished_at` once the range is done.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
