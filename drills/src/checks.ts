@@ -421,3 +421,33 @@ export function checkFault(o: FaultObservation): Check {
     pass,
   };
 }
+
+export interface ReplayObservation {
+  /** Events published (and processed) before the replay: the range republished. */
+  readonly published: number;
+  /** What `relay republish` said it sent; null when it printed no summary. */
+  readonly replayed: number | null;
+  readonly finished: boolean;
+  /** Deliveries the consumer's inbox recognised as already processed. */
+  readonly duplicates: number;
+  readonly effectsBefore: number;
+  readonly effectsAfter: number;
+  readonly queueDepth: number;
+}
+
+export function checkReplay(o: ReplayObservation): Check {
+  const check = `replay: relay republish of the ${o.published} events published (replay=true), consumer running`;
+  if (o.replayed === null) return { check, result: "republish printed no summary", pass: false };
+  const pass =
+    o.finished &&
+    o.replayed === o.published &&
+    o.duplicates === o.replayed &&
+    o.effectsBefore === o.published &&
+    o.effectsAfter === o.effectsBefore &&
+    o.queueDepth === 0;
+  return {
+    check,
+    result: `republished ${o.replayed} (finished: ${o.finished}); consumer duplicates ${o.duplicates} = replayed; effects ${o.effectsBefore} → ${o.effectsAfter} (unchanged: ${o.effectsAfter === o.effectsBefore}); queue ${o.queueDepth}`,
+    pass,
+  };
+}

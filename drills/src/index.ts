@@ -12,6 +12,7 @@ export { runFaultsDrill } from "./scenarios/faults.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";
 export { drills, runDrills } from "./scenarios/index.js";
 export { runPhotoChain } from "./scenarios/photo-chain.js";
+export { runReplayDrill } from "./scenarios/replay.js";
 export { runRollingRestart } from "./scenarios/rolling-restart.js";
 export { runSigkillDrill } from "./scenarios/sigkill.js";
 export { runSlowDependencyDrill } from "./scenarios/slow-dependency.js";

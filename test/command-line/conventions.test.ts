@@ -127,3 +127,73 @@ describe.each(migrateEntries)("pnpm migrate's configuration ($entry)", { timeout
     ]);
   });
 });
+
+/**
+ * The daemons' one-shot commands, each under the same conventions: `--help` on stdout with exit 0, an
+ * unknown option a usage error (exit 64), a configuration that cannot work one readable line per
+ * problem (exit 78) before anything is touched.
+ */
+const oneShotCommands = [
+  {
+    name: "consumer dlq list",
+    entry: "apps/consumer/src/main.ts",
+    args: ["dlq", "list"],
+    refused:
+      "consumer dlq list: config error: CONSUMER_DLQ_URL: is required: the queue the dead letters are in",
+  },
+  {
+    name: "consumer redrive",
+    entry: "apps/consumer/src/main.ts",
+    args: ["redrive"],
+    refused:
+      "consumer redrive: config error: CONSUMER_DLQ_URL: is required: the queue the dead letters are in",
+  },
+  {
+    name: "relay republish",
+    entry: "apps/relay/src/main.ts",
+    args: ["republish", "--from", "2026-12-01T10:00:00Z"],
+    refused:
+      "relay republish: config error: RELAY_TOPIC_ARNS: neither RELAY_TOPIC_ARNS nor RELAY_DEFAULT_TOPIC_ARN is set: every row would be dead at once (unknown topic); map the outbox topics to SNS topic ARNs",
+  },
+] as const;
+
+/** An environment each command refuses with exactly its `refused` line: no DLQ, no topic routing. */
+const refusedEnv = {
+  CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+  CONSUMER_DLQ_URL: "",
+  DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+  RELAY_TOPIC_ARNS: "",
+  RELAY_DEFAULT_TOPIC_ARN: "",
+};
+
+describe.each(oneShotCommands)("$name", { timeout: 120_000 }, ({ name, entry, args, refused }) => {
+  const usage = new RegExp(`^usage: ${name}\\b`);
+
+  it("--help prints its usage and the variables it reads on stdout, exit 0", async () => {
+    const help = await runEntryPoint(entry, [...args, "--help"]);
+    expectAnswer(help, usage);
+    expect(help.stdout).toMatch(/\nReads only these variables; invalid configuration exits 78/);
+  });
+
+  it("an unknown option is a usage error (exit 64), a configuration that cannot work one line (exit 78)", async () => {
+    const [unknown, lines] = await Promise.all([
+      runEntryPoint(entry, [...args, "--no-such-option"]),
+      configRefusal(entry, refusedEnv, [...args]),
+    ]);
+    expectUsageError(unknown, "Unknown option '--no-such-option'", usage);
+    expect(lines).toEqual([refused]);
+  });
+});
+
+describe("consumer dlq, a group of commands", { timeout: 120_000 }, () => {
+  it("is listed command by command, and wants one named", async () => {
+    const [program, group, bare] = await Promise.all([
+      runEntryPoint("apps/consumer/src/main.ts", ["--help"]),
+      runEntryPoint("apps/consumer/src/main.ts", ["dlq", "--help"]),
+      runEntryPoint("apps/consumer/src/main.ts", ["dlq"]),
+    ]);
+    expectAnswer(program, /\n +consumer dlq list \[--json\] +the DLQ's messages/);
+    expectAnswer(group, /^usage: consumer dlq list \[--json\] +the DLQ's messages/);
+    expectUsageError(bare, "expected a command", /^usage: consumer dlq list/);
+  });
+});

@@ -6,6 +6,7 @@ import {
   checkHttpSigterm,
   checkPhotoChain,
   checkRelaySigterm,
+  checkReplay,
   checkRestartDrain,
   checkRollingRestart,
   checkSigkill,
@@ -290,5 +291,29 @@ describe("photo service checkers", () => {
     expect(formatMs(2_981)).toBe("2 981 ms");
     expect(formatMs(19)).toBe("19 ms");
     expect(formatSeconds(10_112)).toBe("10.1 s");
+  });
+});
+
+describe("replay checker", () => {
+  const good = {
+    published: 150,
+    replayed: 150,
+    finished: true,
+    duplicates: 150,
+    effectsBefore: 150,
+    effectsAfter: 150,
+    queueDepth: 0,
+  };
+
+  it("passes when every replay is a duplicate and no effect happens twice, and fails every other way", () => {
+    expect(checkReplay(good)).toMatchObject({ pass: true });
+    expect(checkReplay(good).result).toContain("consumer duplicates 150 = replayed");
+    expect(checkReplay({ ...good, effectsAfter: 151 }).pass).toBe(false);
+    expect(checkReplay({ ...good, duplicates: 149 }).pass).toBe(false);
+    expect(checkReplay({ ...good, replayed: 140, duplicates: 140 }).pass).toBe(false);
+    expect(checkReplay({ ...good, finished: false }).pass).toBe(false);
+    expect(checkReplay({ ...good, queueDepth: 1 }).pass).toBe(false);
+    expect(checkReplay({ ...good, effectsBefore: 149, effectsAfter: 149 }).pass).toBe(false);
+    expect(checkReplay({ ...good, replayed: null })).toMatchObject({ pass: false });
   });
 });

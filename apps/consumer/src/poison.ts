@@ -4,13 +4,26 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_MESSAGE_ATTRIBUTES } from "@outbox/client";
 import type { PoisonReason } from "./errors.js";
+import { receiveCountOf } from "./receipt.js";
 
 /** The attribute a quarantined message carries in the DLQ: why it was never processed. */
 export const POISON_REASON_ATTRIBUTE = "poison_reason";
+/**
+ * The message's ApproximateReceiveCount in its queue when it was quarantined: the DLQ's copy is a new
+ * message, whose own count starts again (`consumer dlq list` shows it as the attempts).
+ */
+export const POISON_RECEIVE_COUNT_ATTRIBUTE = "poison_receive_count";
 
-// SQS allows 10 message attributes; one is ours.
-const MAX_COPIED_ATTRIBUTES = 9;
+const OWN_ATTRIBUTES = [POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE];
+// SQS allows 10 message attributes; two are ours.
+const MAX_COPIED_ATTRIBUTES = MAX_MESSAGE_ATTRIBUTES - OWN_ATTRIBUTES.length;
+
+/** The event's identity first: if a header must stay behind, it is never the id or the type. */
+function copiedFirst([name]: [string, unknown]): number {
+  return name === EVENT_ID_ATTRIBUTE || name === EVENT_TYPE_ATTRIBUTE ? 0 : 1;
+}
 
 /**
  * Moves a poison message to the DLQ right away, with the reason attached, instead of letting it
@@ -29,16 +42,19 @@ export async function sendToDeadLetterQueue(
   reason: PoisonReason,
 ): Promise<void> {
   const attributes: Record<string, MessageAttributeValue> = {};
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {}).slice(
-    0,
-    MAX_COPIED_ATTRIBUTES,
-  )) {
-    if (name !== POISON_REASON_ATTRIBUTE) attributes[name] = value;
-  }
+  const copied = Object.entries(message.MessageAttributes ?? {})
+    .filter(([name]) => !OWN_ATTRIBUTES.includes(name))
+    .sort((a, b) => copiedFirst(a) - copiedFirst(b))
+    .slice(0, MAX_COPIED_ATTRIBUTES);
+  for (const [name, value] of copied) attributes[name] = value;
   attributes[POISON_REASON_ATTRIBUTE] = {
     DataType: "String",
     // Short already: PoisonReason caps what the message itself put in it.
     StringValue: reason.toString(),
+  };
+  attributes[POISON_RECEIVE_COUNT_ATTRIBUTE] = {
+    DataType: "Number",
+    StringValue: String(receiveCountOf(message)),
   };
   const fifo = dlqUrl.endsWith(".fifo");
   await sqs.send(

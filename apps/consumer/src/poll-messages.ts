@@ -46,7 +46,7 @@ export interface PollerOptions {
 type SystemAttribute = NonNullable<ReceiveMessageCommandInput["MessageSystemAttributeNames"]>[number];
 
 /** The system attributes a receive asks for, both ways (see the receive below). */
-function systemAttributes(names: SystemAttribute[]): {
+export function systemAttributes(names: SystemAttribute[]): {
   MessageSystemAttributeNames: SystemAttribute[];
   AttributeNames: QueueAttributeName[];
 } {

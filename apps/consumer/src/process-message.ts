@@ -13,7 +13,8 @@ import { runInboxTransaction } from "./inbox-transaction.js";
 import type { MessageDelivery } from "./message-delivery.js";
 import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";
-import { type MessageSettler, receiveCountOf } from "./settle-message.js";
+import { receiveCountOf } from "./receipt.js";
+import type { MessageSettler } from "./settle-message.js";
 import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
 export interface MessageSettings {

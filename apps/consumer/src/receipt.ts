@@ -12,3 +12,8 @@ export interface Receipt {
 export function receiptOf(message: Message): Receipt {
   return { messageId: message.MessageId ?? "", receiptHandle: message.ReceiptHandle ?? "" };
 }
+
+/** How many times SQS has handed this message out, this delivery included. */
+export function receiveCountOf(message: Message): number {
+  return Number(message.Attributes?.ApproximateReceiveCount ?? "1");
+}

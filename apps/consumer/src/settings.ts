@@ -175,6 +175,42 @@ export const consumerSettings = {
 
 type ConsumerConfig = ConfigOf<typeof consumerSettings>;
 
+/**
+ * What `consumer dlq list` and `consumer redrive` read: SQS and the two queues, no database and no
+ * handlers, so an operator runs them with the daemon's queue variables alone. Their `--help` lists these.
+ */
+export const dlqCommandSettings = {
+  logLevel: commonSettings.logLevel,
+  awsRegion: awsSettings.awsRegion,
+  awsEndpointUrl: awsSettings.awsEndpointUrl,
+  awsEndpointUrlSqs: awsSettings.awsEndpointUrlSqs,
+  awsConnectionTimeoutMs: awsSettings.awsConnectionTimeoutMs,
+  awsRequestTimeoutMs: awsSettings.awsRequestTimeoutMs,
+  awsMaxAttempts: awsSettings.awsMaxAttempts,
+  queueUrl: consumerSettings.queueUrl,
+  dlqUrl: consumerSettings.dlqUrl,
+};
+
+export type DlqCommandConfig = ConfigOf<typeof dlqCommandSettings>;
+
+/**
+ * How long `consumer dlq list` and `consumer redrive` hold what they received and did not move
+ * (VisibilityTimeout on receive) before releasing it at once at the end: long enough that a message
+ * is not received twice within one run; after a kill, what they held comes back on its own after it.
+ */
+export const DLQ_HOLD_SECONDS = 300;
+
+/** The DLQ commands' rule: the daemon may run without a DLQ, they cannot, nor with the queue as its own DLQ. */
+export function dlqCommandProblems(config: DlqCommandConfig): ConfigProblem[] {
+  const env = consumerSettings.dlqUrl.env;
+  if (config.dlqUrl === "") return [{ env, message: "is required: the queue the dead letters are in" }];
+  if (!URL.canParse(config.dlqUrl)) return [{ env, message: `is not a URL (got "${config.dlqUrl}")` }];
+  if (config.dlqUrl === config.queueUrl) {
+    return [{ env, message: `must differ from ${consumerSettings.queueUrl.env}: it is the queue's DLQ` }];
+  }
+  return [];
+}
+
 /** What the rules every consumer obeys read, daemon and library alike. */
 export type ConsumerRuleValues = Pick<
   ConsumerConfig,

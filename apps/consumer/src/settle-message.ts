@@ -4,7 +4,7 @@ import type { DeleteBuffer } from "./delete-buffer.js";
 import type { PoisonReason } from "./errors.js";
 import type { ConsumerMetrics, MessageResult } from "./metrics.js";
 import { sendToDeadLetterQueue } from "./poison.js";
-import { type Receipt, receiptOf } from "./receipt.js";
+import { type Receipt, receiptOf, receiveCountOf } from "./receipt.js";
 import { releaseForRetry, releaseMessages, retryDelaySeconds } from "./release-messages.js";
 
 /**
@@ -39,10 +39,6 @@ export function sqsSettleQueue(options: {
       ? (message, reason) => sendToDeadLetterQueue(sqs, dlqUrl, message, reason)
       : undefined,
   };
-}
-
-export function receiveCountOf(message: Message): number {
-  return Number(message.Attributes?.ApproximateReceiveCount ?? "1");
 }
 
 export interface SettleOptions {

@@ -1,5 +1,8 @@
 import { daemonCommand, type Program } from "@outbox/shared/command-line";
 
+/** Spelled here (the table loads nothing heavy); settings.ts's REPUBLISH_DEFAULT_RATE is the value. */
+const REPUBLISH_DEFAULT_RATE_TEXT = "100";
+
 // Only this table is loaded before a command runs (`relay --help` answers at once); each command
 // imports what it needs, the daemon after taking over SIGTERM (see daemonCommand).
 export const relayProgram: Program = {
@@ -45,6 +48,36 @@ The rows stay dead; their keys' later events go out without them. Prints {"skipp
       settings: async () => (await import("./cli/open-database.js")).commandSettings,
       async run({ values }, usage) {
         return (await import("./cli/skip-dead.js")).runSkipDead(values.id, usage);
+      },
+    },
+    republish: {
+      synopsis: "--from TIME [--to TIME] [OPTIONS] | --resume RUN",
+      summary: "re-send events already published in a time range, marked replay=true",
+      details: `
+  --from TIME   the range's start: rows published at or after it (ISO 8601 with its zone, e.g.
+                2026-12-01T10:00:00Z)
+  --to TIME     the range's end, excluded; by default the moment the run starts
+  --topic T     only rows of this outbox topic
+  --key K       only rows of this ordering key
+  --rate N      events per second at most (default ${REPUBLISH_DEFAULT_RATE_TEXT}); a resume may change it
+  --resume RUN  continue the run RUN (a UUID, printed when it started) where it stopped
+Reads published rows only and changes none: the live relay is not disturbed. Progress is kept in
+relay_republish after each batch, so a run killed half-way resumes with no gap (at most one batch is
+sent twice; the inbox makes those duplicates). Prints {"run":…,"sent":N,"skipped":N,"failed":N,
+"finished":B}; exit 1 when it stopped early (resume it) or --resume names no run.`,
+      options: {
+        from: { type: "string" },
+        to: { type: "string" },
+        topic: { type: "string" },
+        key: { type: "string" },
+        rate: { type: "string" },
+        resume: { type: "string" },
+      },
+      settings: async () => (await import("./settings.js")).republishSettings,
+      async run({ values }, usage) {
+        const { parseRepublishOptions } = await import("./cli/republish-options.js");
+        const request = parseRepublishOptions(values, usage);
+        return (await import("./cli/republish.js")).runRepublish(request);
       },
     },
   },

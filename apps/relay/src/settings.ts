@@ -5,6 +5,7 @@ import {
   type ConfigProblem,
   commonSettings,
   type DaemonTimeouts,
+  databaseSettings,
   type SettingValue,
   setting,
   type Timeout,
@@ -127,6 +128,26 @@ export const relaySettings = {
 };
 
 export type RelayConfig = ConfigOf<typeof relaySettings>;
+
+/**
+ * What `relay republish` reads: the database (as `relay status` does), SNS and the topic routing, the
+ * same variables as the daemon's, so a run reaches the topics the live relay publishes to.
+ */
+export const republishSettings = {
+  ...databaseSettings,
+  logLevel: commonSettings.logLevel,
+  ...awsSettings,
+  topicArns: relaySettings.topicArns,
+  defaultTopicArn: relaySettings.defaultTopicArn,
+};
+
+export type RepublishConfig = ConfigOf<typeof republishSettings>;
+
+/**
+ * `relay republish --rate`'s default, in events per second: a replay shares SNS's publish quota and
+ * the subscribers' capacity with live traffic, so it goes gently unless told otherwise.
+ */
+export const REPUBLISH_DEFAULT_RATE = 100;
 
 /**
  * The values the relay's rules across settings compare, each named as its reader knows it: the

@@ -44,7 +44,16 @@ const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 process.exit(
   await runDrillSession({
     // The document's order: the HTTP stop rows, the daemons' rows, then the timeout and deadline rows.
-    drills: ["http-sigterm", "relay-sigterm", "sigkill", "rolling-restart", "slow-dependency", "deadline"],
+    // Then the replay: a republished range reaches the consumer as duplicates, no effect twice.
+    drills: [
+      "http-sigterm",
+      "relay-sigterm",
+      "sigkill",
+      "rolling-restart",
+      "slow-dependency",
+      "deadline",
+      "replay",
+    ],
     scale,
     seed,
     ...(values["keep-running"] === true

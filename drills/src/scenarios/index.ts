@@ -5,6 +5,7 @@ import { runDeadlineDrill } from "./deadline.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
 import { runPhotoChain } from "./photo-chain.js";
+import { runReplayDrill } from "./replay.js";
 import { runRollingRestart } from "./rolling-restart.js";
 import { runSigkillDrill } from "./sigkill.js";
 import { runSlowDependencyDrill } from "./slow-dependency.js";
@@ -32,6 +33,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   "photo-chain": runPhotoChain,
   "termination-race": runTerminationRace,
   faults: runFaultsDrill,
+  replay: runReplayDrill,
 };
 
 /** Runs the named drills in order, each underlying drill once. */

@@ -46,6 +46,7 @@ export {
   MAX_TOPIC_MESSAGE_BYTES,
   MAX_VISIBILITY_SECONDS,
   MIN_TOPIC_MESSAGE_BYTES,
+  REPLAY_ATTRIBUTE,
 } from "./outbox/message-contract.js";
 export {
   headersProblem,

@@ -2,7 +2,7 @@ export { createLongPollSqsClient, createSnsClient, createSqsClient, endpointFor 
 export { isTopicArn } from "./aws/topic-arn.js";
 export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
-export { loadConfig } from "./config/load-config.js";
+export { loadConfig, readConfig } from "./config/load-config.js";
 export { numericOption } from "./config/numeric-option.js";
 export { renderConfigTable, withConfigTable } from "./config/render-config-table.js";
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
@@ -52,6 +52,7 @@ export {
 } from "./lifecycle/resolve-daemon-config.js";
 export { type DaemonContext, runDaemon } from "./lifecycle/run-daemon.js";
 export { type Periodic, startPeriodic } from "./lifecycle/start-periodic.js";
+export { listenForStopRequests, type StopRequests } from "./lifecycle/stop-requests.js";
 export { createLogger, type Logger } from "./log/logger.js";
 export { coalescedRead, SCRAPE_HOLD_MS } from "./ops/coalesced-read.js";
 export { connectionsCheckingInterval } from "./ops/timeout-checks.js";

@@ -1,4 +1,5 @@
 import {
+  type ConfigOf,
   configuredConnection,
   createDatabase,
   type DatabaseHandle,
@@ -23,6 +24,15 @@ export async function openDatabase(command: string): Promise<DatabaseHandle | nu
   const program = `relay ${command}`;
   const config = reportConfigErrors(program, () => resolveConfig(commandSettings, () => [], process.env));
   if (config === undefined) return null;
+  return connectDatabase(command, config);
+}
+
+/** One connection to a database whose schema is current; else its line on stderr, null. */
+export async function connectDatabase(
+  command: string,
+  config: ConfigOf<typeof databaseSettings>,
+): Promise<DatabaseHandle | null> {
+  const program = `relay ${command}`;
   const database = createDatabase({
     ...configuredConnection(config),
     service: `relay-${command}`,

@@ -10,6 +10,13 @@ export const EVENT_ID_ATTRIBUTE = "event_id";
 export const EVENT_TYPE_ATTRIBUTE = "event_type";
 
 /**
+ * The message attribute `relay republish` adds, `"true"`: a re-send of an event already published, for
+ * a new subscriber or a lost downstream. A consumer that had the event already counts it as a
+ * duplicate (its inbox), so it needs no special handling; it tells replays apart in logs and metrics.
+ */
+export const REPLAY_ATTRIBUTE = "replay";
+
+/**
  * SNS's limit for one message, body and attributes together, on a topic whose `MaximumMessageSize`
  * was never set; a topic's PublishBatch is bounded by the same limit in total. Also the one the
  * emulator applies to each SQS batch it fans a publish out in.

@@ -94,11 +94,42 @@ export interface Command {
   run(line: CommandLine, usage: string): Promise<number>;
 }
 
+/**
+ * Commands under one name (`consumer dlq list`): `NAME GROUP COMMAND [OPTIONS]`, each listed in the
+ * program's usage as a command of its own; there is no default command inside a group.
+ */
+export interface CommandGroup {
+  readonly commands: Readonly<Record<string, Command>>;
+}
+
 /** A program with commands: `NAME [COMMAND] [OPTIONS]`, `COMMAND` being `defaultCommand` when left out. */
 export interface Program {
   readonly name: string;
-  readonly defaultCommand: string;
-  readonly commands: Readonly<Record<string, Command>>;
+  /** Absent in a group (`consumer dlq`): a command must be named. */
+  readonly defaultCommand?: string;
+  readonly commands: Readonly<Record<string, Command | CommandGroup>>;
+}
+
+function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
+  return "commands" in entry;
+}
+
+/** A group as a program of its own, its name the program's and the group's. */
+function groupProgram(program: Program, name: string, group: CommandGroup): Program {
+  return { name: `${program.name} ${name}`, commands: group.commands };
+}
+
+/** The program's commands, a group's listed one by one under their full names. */
+function listedCommands(program: Program): [Program, string, Command][] {
+  return Object.entries(program.commands).flatMap(([name, entry]): [Program, string, Command][] => {
+    if (!isGroup(entry)) return [[program, name, entry]];
+    const group = groupProgram(program, name, entry);
+    return Object.entries(entry.commands).map(([inner, command]): [Program, string, Command] => [
+      group,
+      inner,
+      command,
+    ]);
+  });
 }
 
 /**
@@ -132,11 +163,11 @@ function usageLine(program: Program, name: string, command: Command): string {
 
 /** The program's usage: one line per command, then the conventions. */
 export function programUsage(program: Program): string {
-  const entries = Object.entries(program.commands);
-  const lines = entries.map(([name, command]) => usageLine(program, name, command));
+  const entries = listedCommands(program);
+  const lines = entries.map(([owner, name, command]) => usageLine(owner, name, command));
   const width = Math.max(...lines.map((line) => line.length));
   const rows = entries.map(
-    ([, command], index) =>
+    ([, , command], index) =>
       `${index === 0 ? "usage:" : "      "} ${lines[index]?.padEnd(width)}  ${command.summary}`,
   );
   return [
@@ -182,8 +213,10 @@ export async function runProgram(
     return usageError(usage, `expected a command, got "${args.join(" ")}"`);
   }
   const name = first ?? program.defaultCommand;
+  if (name === undefined) return usageError(usage, "expected a command");
   const command = Object.hasOwn(program.commands, name) ? program.commands[name] : undefined;
   if (command === undefined) return usageError(usage, `unknown command: ${name}`);
+  if (isGroup(command)) return runProgram(groupProgram(program, name, command), args.slice(1));
   const ownUsage = commandUsage(program, name, command, await command.settings?.());
   const line = parseCommandLine(ownUsage, command.options ?? {}, args.slice(1));
   if (line.positionals.length > 0) usageError(ownUsage, `unexpected argument: ${line.positionals.join(" ")}`);

@@ -9,6 +9,7 @@ import * as dropExampleEffects from "./0008_drop_example_effects.js";
 import * as outboxSeqNotIndexed from "./0009_outbox_seq_not_indexed.js";
 import * as relayDeadHeadsBlockKeys from "./0010_relay_dead_heads_block_keys.js";
 import * as outboxDeliverAt from "./0012_outbox_deliver_at.js";
+import * as relayRepublish from "./0013_relay_republish.js";
 
 /**
  * Every outbox/inbox migration, in order. Listed statically (not read from a folder) so a bundled or
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "0009_outbox_seq_not_indexed": outboxSeqNotIndexed,
   "0010_relay_dead_heads_block_keys": relayDeadHeadsBlockKeys,
   "0012_outbox_deliver_at": outboxDeliverAt,
+  "0013_relay_republish": relayRepublish,
 };

@@ -1,0 +1,112 @@
+import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_BATCH_ENTRIES } from "@outbox/client";
+import { untilAborted } from "@outbox/shared";
+import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
+import { systemAttributes } from "../poll-messages.js";
+import { type Receipt, receiveCountOf } from "../receipt.js";
+import { releaseMessages } from "../release-messages.js";
+import { DLQ_HOLD_SECONDS } from "../settings.js";
+import type { DlqQueues } from "./open-queues.js";
+
+/**
+ * A receive's long-poll wait: short, but not 0 (a short poll samples some of SQS's servers and may
+ * answer "empty" while messages are there; a long poll asks them all), so an empty answer ends the walk.
+ */
+const RECEIVE_WAIT_SECONDS = 1;
+
+/** One message of the DLQ as `consumer dlq list` shows it and `consumer redrive` filters it. */
+export interface DeadLetter {
+  /** The DLQ's MessageId (a poison message's copy has a new one). */
+  readonly messageId: string;
+  readonly eventId: string | null;
+  readonly eventType: string | null;
+  /** Why: the consumer's `poison_reason`; null when the queue's redrive policy moved it (its handler kept failing). */
+  readonly reason: string | null;
+  /**
+   * Deliveries before it landed here: `poison_receive_count` for a poison message (its copy starts a
+   * count of its own); else the ApproximateReceiveCount SQS kept, less this command's own receive.
+   */
+  readonly attempts: number;
+  /** SentTimestamp: when the consumer quarantined it, or, moved by the redrive policy, when it was first sent. */
+  readonly sentAt: string | null;
+  readonly ageSeconds: number | null;
+}
+
+/** The SDK call `call`, cut when `timeoutMs` runs out: the signal aborts the request in flight, retries included. */
+export async function bounded<T>(timeoutMs: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = Deadline.after(timeoutMs);
+  try {
+    return await untilAborted(call(deadline.signal), deadline);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+// What a listing shows and a redrive needs: the count, the age, a FIFO message's group.
+const SYSTEM_ATTRIBUTES = systemAttributes(["ApproximateReceiveCount", "SentTimestamp", "MessageGroupId"]);
+
+async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
+  const { Messages = [] } = await bounded(queues.callTimeoutMs + RECEIVE_WAIT_SECONDS * 1_000, (signal) =>
+    queues.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queues.dlqUrl,
+        MaxNumberOfMessages: MAX_BATCH_ENTRIES,
+        WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
+        VisibilityTimeout: DLQ_HOLD_SECONDS,
+        MessageAttributeNames: ["All"],
+        ...SYSTEM_ATTRIBUTES,
+      }),
+      { abortSignal: signal, requestTimeout: queues.requestTimeoutMs + RECEIVE_WAIT_SECONDS * 1_000 },
+    ),
+  );
+  return Messages;
+}
+
+/**
+ * Every message in the DLQ, 10 at a time, each received once: each is held (invisible for
+ * DLQ_HOLD_SECONDS) until the caller deletes or releases it. Ends when a receive finds nothing new:
+ * the DLQ is empty of messages not held, or a run longer than the hold sees its first ones again;
+ * or when `stopping` aborts.
+ */
+export async function* deadLetterBatches(
+  queues: DlqQueues,
+  stopping: AbortSignal,
+): AsyncGenerator<Message[]> {
+  const seen = new Set<string>();
+  // A stop (SIGTERM, Ctrl-C) ends the walk before the next receive: the caller then releases what it holds.
+  while (!stopping.aborted) {
+    const fresh = (await receiveBatch(queues)).filter((message) => !seen.has(message.MessageId ?? ""));
+    if (fresh.length === 0) return;
+    for (const message of fresh) seen.add(message.MessageId ?? "");
+    yield fresh;
+  }
+}
+
+function attribute(message: Message, name: string): string | null {
+  return message.MessageAttributes?.[name]?.StringValue ?? null;
+}
+
+/** What the DLQ message says of itself, read as `consumer dlq list` shows it. */
+export function describeDeadLetter(message: Message, now = Date.now()): DeadLetter {
+  const sent = Number(message.Attributes?.SentTimestamp ?? Number.NaN);
+  const poisonCount = attribute(message, POISON_RECEIVE_COUNT_ATTRIBUTE);
+  return {
+    messageId: message.MessageId ?? "",
+    eventId: attribute(message, EVENT_ID_ATTRIBUTE),
+    eventType: attribute(message, EVENT_TYPE_ATTRIBUTE),
+    reason: attribute(message, POISON_REASON_ATTRIBUTE),
+    attempts: poisonCount === null ? Math.max(0, receiveCountOf(message) - 1) : Number(poisonCount),
+    sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
+    ageSeconds: Number.isFinite(sent) ? Math.max(0, Math.round((now - sent) / 1_000)) : null,
+  };
+}
+
+/**
+ * Hands held messages back at once (visibility 0): a listing or a filter must not hide what it did
+ * not move. Bounded: one SQS call's budget per 10 messages.
+ */
+export async function releaseHeld(queues: DlqQueues, held: readonly Receipt[]): Promise<number> {
+  if (held.length === 0) return 0;
+  const calls = Math.ceil(held.length / MAX_BATCH_ENTRIES);
+  return bounded(queues.callTimeoutMs * calls, () => releaseMessages(queues.sqs, queues.dlqUrl, held, 0));
+}

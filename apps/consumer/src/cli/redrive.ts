@@ -1,0 +1,222 @@
+import { performance } from "node:perf_hooks";
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  type MessageAttributeValue,
+  SendMessageCommand,
+} from "@aws-sdk/client-sqs";
+import { describeError } from "@outbox/client";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
+import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
+import { type Receipt, receiptOf } from "../receipt.js";
+import { bounded, deadLetterBatches, describeDeadLetter, releaseHeld } from "./dead-letters.js";
+import { type DlqQueues, openQueues } from "./open-queues.js";
+import { matchesFilter, type RedriveFilter } from "./redrive-filter.js";
+
+/** How often a long redrive says how far it got (a log line on stderr). */
+const PROGRESS_EVERY_MS = 5_000;
+
+/** The counts a redrive ends with: its summary on stdout, and its progress lines. */
+export interface RedriveCounts {
+  /** Received from the DLQ, each once. */
+  received: number;
+  /** Matched the filter: moved, failed, or (dry run) would be moved. */
+  matched: number;
+  /** Sent to the queue and deleted from the DLQ; with `undeleted`, sent but still in the DLQ too. */
+  moved: number;
+  /** Did not match the filter: released, left in the DLQ. */
+  skipped: number;
+  /** Matched, but the send failed: released, left in the DLQ for the next run. */
+  failed: number;
+  /** Moved, but their delete from the DLQ failed: a later redrive sends them again, the inbox drops the copy. */
+  undeleted: number;
+}
+
+/** What the consumer added in the DLQ goes; the event's own attributes travel back as they came. */
+function attributesToSend(message: Message): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    if (name === POISON_REASON_ATTRIBUTE || name === POISON_RECEIVE_COUNT_ATTRIBUTE) continue;
+    attributes[name] =
+      value.BinaryValue === undefined
+        ? { DataType: value.DataType, StringValue: value.StringValue }
+        : { DataType: value.DataType, BinaryValue: value.BinaryValue };
+  }
+  return attributes;
+}
+
+/**
+ * One message back to the queue. A FIFO queue gets its group back (else the event's, else its own
+ * id), and the DLQ MessageId as deduplication id: a second send of the same dead letter within SQS's
+ * 5 minutes (a redrive killed between send and delete, run again) is dropped.
+ */
+async function sendBack(queues: DlqQueues, message: Message): Promise<void> {
+  const fifo = queues.queueUrl.endsWith(".fifo");
+  const letter = describeDeadLetter(message);
+  await bounded(queues.callTimeoutMs, (signal) =>
+    queues.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queues.queueUrl,
+        MessageBody: message.Body,
+        MessageAttributes: attributesToSend(message),
+        MessageGroupId: fifo
+          ? (message.Attributes?.MessageGroupId ?? letter.eventId ?? letter.messageId)
+          : undefined,
+        MessageDeduplicationId: fifo ? `redrive-${letter.messageId}` : undefined,
+      }),
+      { abortSignal: signal },
+    ),
+  );
+}
+
+/**
+ * Deletes the sent messages from the DLQ; answers those SQS did not delete. A delete failing as a
+ * whole leaves them all: they are in the queue already, so the run goes on (they come back to the
+ * DLQ after their hold, and a later redrive's copy is a duplicate for the inbox).
+ */
+async function deleteFromDlq(queues: DlqQueues, sent: readonly Message[]): Promise<Message[]> {
+  if (sent.length === 0) return [];
+  try {
+    const output = await bounded(queues.callTimeoutMs, (signal) =>
+      queues.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queues.dlqUrl,
+          Entries: sent.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+        { abortSignal: signal },
+      ),
+    );
+    const deleted = new Set((output.Successful ?? []).map((entry) => entry.Id));
+    return sent.filter((_, index) => !deleted.has(String(index)));
+  } catch (error) {
+    queues.log.warn({ err: error, messages: sent.length }, "redrive: DeleteMessageBatch failed");
+    return [...sent];
+  }
+}
+
+/**
+ * The messages of one receive that match: each sent to the queue, then, once its send succeeded,
+ * deleted from the DLQ. Never the other way round: a kill between the two leaves the message in
+ * both queues (the inbox makes the second delivery a duplicate), never in neither.
+ */
+async function moveBatch(
+  queues: DlqQueues,
+  matched: readonly Message[],
+  counts: RedriveCounts,
+  held: Receipt[],
+): Promise<void> {
+  const outcomes = await Promise.allSettled(matched.map((message) => sendBack(queues, message)));
+  const sent: Message[] = [];
+  outcomes.forEach((outcome, index) => {
+    const message = matched[index] as Message;
+    if (outcome.status === "fulfilled") {
+      sent.push(message);
+      return;
+    }
+    counts.failed += 1;
+    held.push(receiptOf(message));
+    queues.log.warn(
+      { messageId: message.MessageId, err: describeError(outcome.reason) },
+      "redrive: send failed; the message stays in the DLQ",
+    );
+  });
+  const undeleted = await deleteFromDlq(queues, sent);
+  counts.moved += sent.length;
+  counts.undeleted += undeleted.length;
+  for (const message of undeleted) {
+    queues.log.warn(
+      { messageId: message.MessageId },
+      "redrive: sent but not deleted from the DLQ; a later redrive sends it again, the inbox drops the duplicate",
+    );
+  }
+}
+
+export interface RedriveOptions {
+  readonly filter: RedriveFilter;
+  /** Print what would move (one JSON line each), move nothing. */
+  readonly dryRun: boolean;
+}
+
+/** Receives the whole DLQ once, moving (or, dry, printing) what matches and holding the rest. */
+async function redriveAll(
+  queues: DlqQueues,
+  options: RedriveOptions,
+  counts: RedriveCounts,
+  held: Receipt[],
+  stopping: AbortSignal,
+) {
+  let reportedAt = performance.now();
+  for await (const batch of deadLetterBatches(queues, stopping)) {
+    counts.received += batch.length;
+    const matched: Message[] = [];
+    for (const message of batch) {
+      const letter = describeDeadLetter(message);
+      if (!matchesFilter(options.filter, letter)) {
+        counts.skipped += 1;
+        held.push(receiptOf(message));
+        continue;
+      }
+      counts.matched += 1;
+      if (options.dryRun) {
+        held.push(receiptOf(message));
+        process.stdout.write(`${JSON.stringify({ wouldMove: letter })}\n`);
+      } else {
+        matched.push(message);
+      }
+    }
+    if (matched.length > 0) await moveBatch(queues, matched, counts, held);
+    if (performance.now() - reportedAt >= PROGRESS_EVERY_MS) {
+      reportedAt = performance.now();
+      queues.log.info({ ...counts, dryRun: options.dryRun }, "redrive progress");
+    }
+  }
+}
+
+/**
+ * `consumer redrive [filters] [--dry-run]`: moves the DLQ's messages (all, or those the filter
+ * matches) back to the consumer's queue. What it received and did not move is released at once at
+ * the end. Prints `{"matched":N,"moved":N,"skipped":N,"failed":N,…}`; exit 1 when a send failed,
+ * SQS failed as a whole or a stop cut it short (after the release), or `--id` matched nothing.
+ */
+export async function runRedrive(options: RedriveOptions): Promise<number> {
+  const queues = openQueues("redrive");
+  if (!queues) return EXIT_CONFIG;
+  const counts: RedriveCounts = { received: 0, matched: 0, moved: 0, skipped: 0, failed: 0, undeleted: 0 };
+  const held: Receipt[] = [];
+  let cut = false;
+  // A stop (SIGTERM, Ctrl-C) ends the run after the batch in hand, which is moved whole: what is
+  // held is then released, and the counts printed, like at the end.
+  const stops = listenForStopRequests(queues.log, () => {});
+  try {
+    await redriveAll(queues, options, counts, held, stops.stopping);
+    if (stops.stopping.aborted) {
+      cut = true;
+      queues.log.warn(counts, "redrive: stopped early; what is left stays in the DLQ");
+    }
+  } catch (error) {
+    cut = true;
+    queues.log.error(
+      { err: error, ...counts },
+      "redrive: SQS failed; stopped, what is left stays in the DLQ",
+    );
+  }
+  try {
+    await releaseHeld(queues, held);
+  } catch (error) {
+    queues.log.warn(
+      { err: error, held: held.length },
+      "redrive: release failed; the messages come back after their hold",
+    );
+  } finally {
+    stops.dispose();
+    queues.close();
+  }
+  const summary = { ...counts, dryRun: options.dryRun };
+  queues.log.info(summary, "redrive done");
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  const idMissed = options.filter.ids !== undefined && counts.matched === 0;
+  return cut || counts.failed > 0 || idMissed ? EXIT_CRASH : EXIT_OK;
+}

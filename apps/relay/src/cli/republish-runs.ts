@@ -1,0 +1,189 @@
+import type { OutboxTables as Database } from "@outbox/client";
+import { type Kysely, sql } from "kysely";
+import type { ClaimedRow } from "../claim-batch.js";
+
+/** Where a run got to: every row of its range up to here, in (published_at, seq) order, was sent. */
+export interface RepublishCursor {
+  /** Postgres's own text of the timestamp: a JS Date would drop its microseconds. */
+  readonly published: string;
+  readonly seq: string;
+}
+
+/** One `relay republish` run, as `relay_republish` keeps it (migration 0013). */
+export interface RepublishRun {
+  readonly id: string;
+  /** The range: rows published at or after `from`, before `to` (timestamps as Postgres prints them). */
+  readonly from: string;
+  readonly to: string;
+  readonly topic: string | null;
+  readonly orderingKey: string | null;
+  readonly rate: number;
+  readonly cursor: RepublishCursor | null;
+  readonly sent: number;
+  readonly skipped: number;
+  readonly finished: boolean;
+}
+
+interface RunRow {
+  id: string;
+  from_published: string;
+  to_published: string;
+  topic: string | null;
+  ordering_key: string | null;
+  rate: number;
+  cursor_published: string | null;
+  cursor_seq: string | null;
+  sent: string;
+  skipped: string;
+  finished: boolean;
+}
+
+const RUN_COLUMNS = sql`
+  id, from_published::text AS from_published, to_published::text AS to_published, topic, ordering_key,
+  rate, cursor_published::text AS cursor_published, cursor_seq::text AS cursor_seq, sent::text AS sent,
+  skipped::text AS skipped, finished_at IS NOT NULL AS finished
+`;
+
+function runOf(row: RunRow): RepublishRun {
+  return {
+    id: row.id,
+    from: row.from_published,
+    to: row.to_published,
+    topic: row.topic,
+    orderingKey: row.ordering_key,
+    rate: row.rate,
+    cursor:
+      row.cursor_published === null || row.cursor_seq === null
+        ? null
+        : { published: row.cursor_published, seq: row.cursor_seq },
+    sent: Number(row.sent),
+    skipped: Number(row.skipped),
+    finished: row.finished,
+  };
+}
+
+export interface NewRun {
+  readonly id: string;
+  /** ISO 8601 with its zone, handed to Postgres as text: no precision lost on the way. */
+  readonly from: string;
+  /** Absent: the range ends when the run starts (`now()`), fixed from then on. */
+  readonly to: string | undefined;
+  readonly topic: string | undefined;
+  readonly orderingKey: string | undefined;
+  readonly rate: number;
+}
+
+/** Records a new run, its range fixed from now on. */
+export async function createRun(db: Kysely<Database>, run: NewRun): Promise<RepublishRun> {
+  const { rows } = await sql<RunRow>`
+    INSERT INTO relay_republish (id, from_published, to_published, topic, ordering_key, rate)
+    VALUES (${run.id}::uuid, ${run.from}::timestamptz, COALESCE(${run.to ?? null}::timestamptz, now()),
+            ${run.topic ?? null}, ${run.orderingKey ?? null}, ${run.rate})
+    RETURNING ${RUN_COLUMNS}
+  `.execute(db);
+  return runOf(rows[0] as RunRow);
+}
+
+/** The run `id`; undefined when there is none. `rate`, when given, replaces the one it was started with. */
+export async function resumeRun(
+  db: Kysely<Database>,
+  id: string,
+  rate: number | undefined,
+): Promise<RepublishRun | undefined> {
+  const { rows } = await sql<RunRow>`
+    UPDATE relay_republish SET rate = COALESCE(${rate ?? null}::integer, rate), updated_at = now()
+    WHERE id = ${id}::uuid
+    RETURNING ${RUN_COLUMNS}
+  `.execute(db);
+  return rows[0] === undefined ? undefined : runOf(rows[0]);
+}
+
+/** A published row of a run's range, and where it is in the walk. */
+export interface RangeRow {
+  readonly row: ClaimedRow;
+  readonly cursor: RepublishCursor;
+}
+
+interface RawRangeRow {
+  id: string;
+  seq: string;
+  topic: string;
+  ordering_key: string | null;
+  event_type: string;
+  payload: string;
+  headers: Record<string, string>;
+  attempts: number;
+  created_at: Date;
+  published_at: string;
+}
+
+/**
+ * The next `limit` rows of the run's range after `cursor`, in (published_at, seq) order. Reads
+ * published rows only and locks nothing: the live relay's claims never wait on it, and no row it
+ * could still claim (unpublished) is ever in a range.
+ *
+ * - The range and the cursor both bound `published_at`, so the walk is a range scan of the partial
+ *   index `outbox_published_at` (seq has no index since 0009); the row comparison then breaks the ties
+ *   of one mark statement's shared `now()` by seq, which keeps each key's order.
+ * - `payload::text` is the stored JSON text as enqueued, the message the live relay sent (claim-batch.ts).
+ */
+export async function readRange(
+  db: Kysely<Database>,
+  run: RepublishRun,
+  cursor: RepublishCursor | null,
+  limit: number,
+): Promise<RangeRow[]> {
+  const after =
+    cursor === null
+      ? sql``
+      : sql`AND o.published_at >= ${cursor.published}::timestamptz
+            AND (o.published_at, o.seq) > (${cursor.published}::timestamptz, ${cursor.seq}::bigint)`;
+  const { rows } = await sql<RawRangeRow>`
+    SELECT o.id, o.seq::text AS seq, o.topic, o.ordering_key, o.event_type, o.payload::text AS payload,
+           o.headers, o.attempts, o.created_at, o.published_at::text AS published_at
+    FROM outbox o
+    WHERE o.published_at IS NOT NULL
+      AND o.published_at >= ${run.from}::timestamptz AND o.published_at < ${run.to}::timestamptz
+      ${after}
+      ${run.topic === null ? sql`` : sql`AND o.topic = ${run.topic}`}
+      ${run.orderingKey === null ? sql`` : sql`AND o.ordering_key = ${run.orderingKey}`}
+    -- Qualified: bare, ORDER BY would take the output columns, the text forms (seq "10" before "9").
+    ORDER BY o.published_at, o.seq
+    LIMIT ${limit}
+  `.execute(db);
+  return rows.map((raw) => ({
+    row: {
+      id: raw.id,
+      seq: raw.seq,
+      topic: raw.topic,
+      orderingKey: raw.ordering_key,
+      eventType: raw.event_type,
+      payload: raw.payload,
+      headers: raw.headers,
+      attempts: raw.attempts,
+      createdAt: raw.created_at,
+    },
+    cursor: { published: raw.published_at, seq: raw.seq },
+  }));
+}
+
+/** Moves the run's cursor past rows sent (or skipped as unsendable), with their counts, in one statement. */
+export async function advanceRun(
+  db: Kysely<Database>,
+  id: string,
+  cursor: RepublishCursor,
+  counts: { readonly sent: number; readonly skipped: number },
+): Promise<void> {
+  await sql`
+    UPDATE relay_republish
+    SET cursor_published = ${cursor.published}::timestamptz, cursor_seq = ${cursor.seq}::bigint,
+        sent = sent + ${counts.sent}, skipped = skipped + ${counts.skipped}, updated_at = now()
+    WHERE id = ${id}::uuid
+  `.execute(db);
+}
+
+export async function finishRun(db: Kysely<Database>, id: string): Promise<void> {
+  await sql`UPDATE relay_republish SET finished_at = now(), updated_at = now() WHERE id = ${id}::uuid`.execute(
+    db,
+  );
+}

@@ -1,0 +1,227 @@
+import { performance } from "node:perf_hooks";
+import { type OutboxTables as Database, Deadline, MAX_BATCH_ENTRIES, uuidv7 } from "@outbox/client";
+import {
+  createLogger,
+  createSnsClient,
+  EXIT_CONFIG,
+  EXIT_CRASH,
+  EXIT_OK,
+  endpointFor,
+  type Logger,
+  listenForStopRequests,
+  packageVersion,
+  reportConfigErrors,
+  resolveConfig,
+} from "@outbox/shared";
+import type { Kysely } from "kysely";
+import type { TopicResolver } from "../build-entry.js";
+import { planChunks, type ReadyRow } from "../plan-chunks.js";
+import type { Publisher } from "../publisher.js";
+import { publishTimeoutMs, type RepublishConfig, republishSettings } from "../settings.js";
+import { createSnsPublisher } from "../sns-publisher.js";
+import { TopicLimits } from "../topic-limits.js";
+import { topicRoutingProblems } from "../topic-routing.js";
+import { connectDatabase } from "./open-database.js";
+import { buildReplayEntry } from "./replay-entry.js";
+import type { RepublishRequest } from "./republish-options.js";
+import { Pace } from "./republish-pace.js";
+import {
+  advanceRun,
+  createRun,
+  finishRun,
+  type RepublishRun,
+  readRange,
+  resumeRun,
+} from "./republish-runs.js";
+
+/** How often a long run says how far it got (a log line on stderr, the counts as fields). */
+const PROGRESS_EVERY_MS = 5_000;
+
+export interface RepublishDeps {
+  readonly db: Kysely<Database>;
+  readonly publisher: Publisher;
+  readonly resolveTopic: TopicResolver;
+  /** The longest one PublishBatch may take, every SDK attempt included. */
+  readonly publishTimeoutMs: number;
+  readonly log: Logger;
+  /** Aborts at SIGTERM or Ctrl-C: the run ends after the page in hand, its cursor saved. */
+  readonly stopping: AbortSignal;
+}
+
+/** How a run ended: its totals (the stored ones, so a resumed run counts its earlier part too). */
+export interface RepublishOutcome {
+  readonly run: string;
+  readonly sent: number;
+  readonly skipped: number;
+  /** Entries the bus did not take in the batch the run stopped at; 0 when it finished. */
+  readonly failed: number;
+  readonly finished: boolean;
+}
+
+/**
+ * Sends the run's range from its cursor to its end, a page of min(10, rate) rows at a time: each
+ * page's messages (marked `replay=true`), then its cursor and counts in one UPDATE. A page the bus
+ * did not take whole stops the run with its cursor before that page, so a resume sends it again
+ * (the inbox makes the repeats duplicates) and no row is left out; a kill does the same. A row that
+ * can never be sent (its topic no longer routed, no room for the mark) is skipped and logged.
+ */
+export async function republishRange(deps: RepublishDeps, run: RepublishRun): Promise<RepublishOutcome> {
+  const { db, log } = deps;
+  const pageSize = Math.min(MAX_BATCH_ENTRIES, run.rate);
+  const pace = new Pace(run.rate);
+  let { cursor, sent, skipped } = run;
+  let reportedAt = performance.now();
+  // The pace's own view, for the per-page debug line: what this process sent since its first send.
+  let firstSentAt: number | undefined;
+  let sentThisRun = 0;
+  // Each topic's MaximumMessageSize, read once, when its first row comes up: what the live relay
+  // plans its requests with, so a replay fits wherever the original did.
+  const limits = new TopicLimits(deps.publisher.messageLimit?.bind(deps.publisher), {
+    timeoutMs: deps.publishTimeoutMs,
+    log,
+  });
+  const limitsRead = new Set<string>();
+  while (!deps.stopping.aborted) {
+    const page = await readRange(db, run, cursor, pageSize);
+    const last = page.at(-1);
+    if (last === undefined) break;
+    for (const { row } of page) {
+      const topicArn = deps.resolveTopic(row.topic);
+      if (topicArn === undefined || limitsRead.has(topicArn)) continue;
+      limitsRead.add(topicArn);
+      const within = Deadline.after(deps.publishTimeoutMs);
+      await limits.refresh(topicArn, within).finally(() => within.dispose());
+    }
+    const ready: ReadyRow[] = [];
+    let pageSkipped = 0;
+    for (const { row } of page) {
+      const built = buildReplayEntry(row, deps.resolveTopic, (arn) => limits.bytesFor(arn), run.id);
+      if (built.kind === "ready") {
+        ready.push({
+          row,
+          topicArn: built.topicArn,
+          entry: built.entry,
+          bytes: built.bytes,
+          limitBytes: built.limitBytes,
+        });
+        continue;
+      }
+      pageSkipped += 1;
+      log.warn(
+        { run: run.id, eventId: row.id, reason: built.reason },
+        "republish: event skipped, it cannot be sent",
+      );
+    }
+    await pace.take(ready.length);
+    firstSentAt ??= performance.now();
+    const elapsedMs = Math.round(performance.now() - firstSentAt);
+    for (const chunk of planChunks(ready)) {
+      const deadline = Deadline.after(deps.publishTimeoutMs);
+      try {
+        const answer = await deps.publisher.publishBatch(chunk, deadline);
+        const failed = chunk.entries.length - answer.published.length;
+        if (failed > 0) {
+          log.error(
+            { run: run.id, failed, refused: answer.failed.slice(0, 3) },
+            "republish: the bus did not take a whole batch; stopped before it, resume to send it again",
+          );
+          return { run: run.id, sent, skipped, failed, finished: false };
+        }
+      } catch (error) {
+        log.error(
+          { run: run.id, err: error },
+          "republish: PublishBatch failed; stopped before this batch, resume to send it again",
+        );
+        return { run: run.id, sent, skipped, failed: chunk.entries.length, finished: false };
+      } finally {
+        deadline.dispose();
+      }
+    }
+    await advanceRun(db, run.id, last.cursor, { sent: ready.length, skipped: pageSkipped });
+    cursor = last.cursor;
+    sent += ready.length;
+    sentThisRun += ready.length;
+    skipped += pageSkipped;
+    log.debug({ run: run.id, batch: ready.length, sentThisRun, elapsedMs }, "republish page");
+    if (performance.now() - reportedAt >= PROGRESS_EVERY_MS) {
+      reportedAt = performance.now();
+      log.info({ run: run.id, sent, skipped, cursor }, "republish progress");
+    }
+  }
+  if (deps.stopping.aborted) {
+    log.warn(
+      { run: run.id, sent, skipped },
+      `republish stopped; resume with: relay republish --resume ${run.id}`,
+    );
+    return { run: run.id, sent, skipped, failed: 0, finished: false };
+  }
+  await finishRun(db, run.id);
+  return { run: run.id, sent, skipped, failed: 0, finished: true };
+}
+
+/** The daemon's topic routing, refused like the daemon's when it can route nothing (exit 78). */
+function resolveRepublishConfig(): RepublishConfig | undefined {
+  return reportConfigErrors("relay republish", () =>
+    resolveConfig(republishSettings, (config) => topicRoutingProblems(config), process.env),
+  );
+}
+
+/**
+ * `relay republish`: a new run over a range, or `--resume RUN`. Prints the run's totals as one JSON
+ * line, `{"run":…,"sent":N,"skipped":N,"failed":N,"finished":B}`; exit 1 when it stopped early (a
+ * refused batch, a failed PublishBatch, SIGTERM or Ctrl-C: resume it) or `--resume` names no run.
+ */
+export async function runRepublish(request: RepublishRequest): Promise<number> {
+  const config = resolveRepublishConfig();
+  if (config === undefined) return EXIT_CONFIG;
+  const database = await connectDatabase("republish", config);
+  if (!database) return EXIT_CONFIG;
+  const log = createLogger({
+    service: "relay-republish",
+    version: packageVersion(import.meta.url),
+    level: config.logLevel,
+    destination: process.stderr,
+  });
+  const sns = createSnsClient({
+    region: config.awsRegion,
+    endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl),
+    connectionTimeoutMs: config.awsConnectionTimeoutMs,
+    requestTimeoutMs: config.awsRequestTimeoutMs,
+    maxAttempts: config.awsMaxAttempts,
+  });
+  const stops = listenForStopRequests(log, () => {});
+  try {
+    const run =
+      request.kind === "new"
+        ? await createRun(database.db, { ...request, id: uuidv7() })
+        : await resumeRun(database.db, request.id, request.rate);
+    if (run === undefined) {
+      process.stderr.write(`relay republish: no run ${request.kind === "resume" ? request.id : ""}\n`);
+      return EXIT_CRASH;
+    }
+    log.info(
+      { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
+      `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
+    );
+    const outcome = run.finished
+      ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
+      : await republishRange(
+          {
+            db: database.db,
+            publisher: createSnsPublisher(sns),
+            resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+            publishTimeoutMs: publishTimeoutMs(config),
+            log,
+            stopping: stops.stopping,
+          },
+          run,
+        );
+    log.info(outcome, "republish done");
+    process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    return outcome.finished ? EXIT_OK : EXIT_CRASH;
+  } finally {
+    stops.dispose();
+    sns.destroy();
+    await database.close(config.dbStatementTimeoutMs);
+  }
+}
