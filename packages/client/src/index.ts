@@ -1,3 +1,13 @@
+export type { ClaimCheck } from "./claim-check/claim-check.js";
+export {
+  decodePointer,
+  EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
+  encodePointer,
+  LEGACY_PAYLOAD_SIZE_ATTRIBUTE,
+  PAYLOAD_SIZE_ATTRIBUTES,
+  type PayloadPointer,
+  pointerUri,
+} from "./claim-check/payload-pointer.js";
 export {
   type ConsumedEvent,
   defineHandlers,
@@ -35,6 +45,7 @@ export { deadlineFetch, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "./deadl
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";
 export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";
 export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
+export type { EnqueueOptions } from "./outbox/enqueue-options.js";
 export {
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
