@@ -17,10 +17,14 @@ export class ClaimedPayloadTimeoutError extends Error {
   override readonly name = "ClaimedPayloadTimeoutError";
 }
 
-/** What S3 answers for an object that is not there (404; 403 without s3:ListBucket, hence the grant). */
-function isMissing(error: unknown): boolean {
+/**
+ * S3's error code when the object is not there, or undefined: NoSuchKey (404). Without s3:ListBucket
+ * on the bucket S3 answers 403 AccessDenied instead, indistinguishable from a real denial: hence
+ * the consumer's ListBucket grant (infra).
+ */
+function missingCode(error: unknown): string | undefined {
   const name = (error as { name?: unknown } | null)?.name;
-  return name === "NoSuchKey" || name === "NotFound";
+  return name === "NoSuchKey" || name === "NotFound" ? name : undefined;
 }
 
 /** The body's text, or the abort: a body that stops half-way must not outlive the deadline either. */
@@ -79,8 +83,9 @@ export async function fetchClaimedPayload(
     if (object.Body === undefined) throw new Error(`GetObject ${uri} returned no body`);
     text = await bodyText(object.Body, deadline);
   } catch (error) {
-    if (isMissing(error)) {
-      return new PoisonReason("claimed_payload_missing", `no object at ${uri} (${describeError(error)})`);
+    const missing = missingCode(error);
+    if (missing !== undefined) {
+      return new PoisonReason("claimed_payload_missing", `no object at ${uri} (${missing})`);
     }
     if (messageDeadline.aborted) throw messageDeadline.signal.reason;
     if (deadline.aborted) {
