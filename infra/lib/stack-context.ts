@@ -72,6 +72,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   const architecture = cpuArchitecture(context("cpuArchitecture"));
   const traces = flag(context, "traces");
   const traceSampleRatio = ratio(context, "traceSampleRatio");
+  const claimCheckWriterRoleArns = list(context("claimCheckWriterRoleArns"));
   if (!vpcId && (subnetIds || loadBalancerSubnetIds)) {
     throw new Error("subnetIds and loadBalancerSubnetIds need vpcId: the VPC they belong to");
   }
@@ -83,6 +84,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   }
   return {
     fifo: flag(context, "fifo") ?? false,
+    ...(claimCheckWriterRoleArns ? { claimCheckWriterRoleArns } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
     ...(handlersModule ? { consumer: { handlersModule } } : {}),
