@@ -44,7 +44,15 @@ const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 process.exit(
   await runDrillSession({
     // The document's order: the HTTP stop rows, the daemons' rows, then the timeout and deadline rows.
-    drills: ["http-sigterm", "relay-sigterm", "sigkill", "rolling-restart", "slow-dependency", "deadline"],
+    drills: [
+      "http-sigterm",
+      "relay-sigterm",
+      "sigkill",
+      "rolling-restart",
+      "slow-dependency",
+      "deadline",
+      "claim-check",
+    ],
     scale,
     seed,
     ...(values["keep-running"] === true
