@@ -79,7 +79,13 @@ async function startOnce(command: string, startTimeoutMs: number): Promise<Runni
     lastOutput = (lastOutput + chunk).slice(-2_000);
   });
   const spawnFailed = new Promise<never>((_, reject) =>
-    child.once("error", (error) => reject(new Error(`cannot run ${command}: ${error.message}`))),
+    child.once("error", (error) =>
+      reject(
+        new Error(
+          `cannot run ${command}: ${error.message} (the embedded stack's S3; install it with pip install 'moto[server]')`,
+        ),
+      ),
+    ),
   );
   const endpoint = `http://127.0.0.1:${port}`;
   try {
