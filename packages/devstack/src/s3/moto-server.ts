@@ -38,7 +38,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
   running.delete(child);
   const gone = exited(child);
   child.kill("SIGTERM");
-  const timer = delay(STOP_TIMEOUT_MS, "timeout" as const);
+  // Unref'd: a server that exits at once must not hold the process for the rest of the bound.
+  const timer = delay(STOP_TIMEOUT_MS, "timeout" as const, { ref: false });
   if ((await Promise.race([gone.then(() => "exited" as const), timer])) === "timeout") {
     child.kill("SIGKILL");
     await gone;
@@ -55,7 +56,8 @@ async function answering(child: ChildProcess, endpoint: string, timeoutMs: numbe
   while (performance.now() < until) {
     if (exitedEarly) throw new Error(`moto_server exited before answering: ${stderr() || "(no output)"}`);
     try {
-      await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+      const answer = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+      await answer.body?.cancel();
       return;
     } catch {
       // Not listening yet.
