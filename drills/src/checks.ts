@@ -451,3 +451,43 @@ export function checkReplay(o: ReplayObservation): Check {
     pass,
   };
 }
+export interface ClaimCheckObservation {
+  /** Bytes of the large payload enqueued (over SNS's 256 KiB) and of the message body SQS carried for it. */
+  readonly payloadBytes: number;
+  readonly messageBytes: number;
+  /** Inbox rows and effects of the large event, and whether the effect's payload is the one enqueued. */
+  readonly inbox: number;
+  readonly effects: number;
+  readonly exactBytes: boolean;
+  /** The DLQ's `poison_reason` of the event whose object was deleted; null when it never got there. */
+  readonly deletedObjectReason: string | null;
+  /** The deleted object's `s3://bucket/key`. */
+  readonly deletedObject: string;
+  readonly exits: readonly Exit[];
+}
+
+export function checkClaimCheck(o: ClaimCheckObservation): Check {
+  const named =
+    o.deletedObjectReason === `claimed_payload_missing: no object at ${o.deletedObject} (NoSuchKey)`;
+  const exited = o.exits.every((exit) => exit.code === 0);
+  const pass =
+    o.payloadBytes > 256 * 1024 &&
+    o.messageBytes < 1_024 &&
+    o.inbox === 1 &&
+    o.effects === 1 &&
+    o.exactBytes &&
+    named &&
+    exited;
+  return {
+    check: `claim check: a ${formatBytes(o.payloadBytes)} payload through S3, and one whose object was deleted`,
+    result: `SQS body ${o.messageBytes} bytes (the pointer, with ExtendedPayloadSize); handled ${o.inbox}× (effects ${o.effects}), ${o.exactBytes ? "byte for byte" : "bytes differ"}; deleted object → DLQ: ${o.deletedObjectReason ?? "not in the DLQ"}; ${exited ? "exit 0" : o.exits.map(exitText).join(", ")}`,
+    pass,
+  };
+}
+
+/** Bytes the way the table prints them: "5.0 MiB", "300 KiB". */
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024
+    ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
+    : `${Math.round(bytes / 1024)} KiB`;
+}

@@ -80,6 +80,10 @@ export async function runStack(options: RunStackOptions): Promise<void> {
       RELAY_DEFAULT_TOPIC_ARN: demo.topicArn,
       CONSUMER_QUEUE_URL: demo.queueUrl,
       CONSUMER_DLQ_URL: demo.dlqUrl,
+      // The S3 claim check's bucket, on the stack's S3 (AWS_ENDPOINT_URL_S3).
+      ...(stack.claimCheckBucket === undefined
+        ? {}
+        : { CONSUMER_CLAIM_CHECK_BUCKET: stack.claimCheckBucket }),
       // The daemon has no default handlers: the demo's write example_effects (migrated above).
       CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./handlers/example-handlers.ts", import.meta.url)),
       API_EQUIPMENT_URL: equipment.url,

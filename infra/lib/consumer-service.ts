@@ -3,6 +3,7 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
 import { settingsFor } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
+import type { ClaimCheckBucket } from "./claim-check-bucket.js";
 import { scaleConsumerOnQueue } from "./consumer-scaling.js";
 import type { DaemonService } from "./daemon-service.js";
 import { daemonTelemetry } from "./daemon-telemetry.js";
@@ -15,13 +16,14 @@ export interface ConsumerServiceProps {
   readonly shared: SharedServiceProps;
   readonly budgets: ServiceBudgets;
   readonly messaging: Messaging;
+  readonly claimCheck: ClaimCheckBucket;
   readonly startServices: boolean;
 }
 
 /** The consumer's service (with its collector sidecar), allowed onto the stack's queue and DLQ only, scaled on the queue. */
 export function consumerService(
   scope: Construct,
-  { stackProps, shared, budgets, messaging, startServices }: ConsumerServiceProps,
+  { stackProps, shared, budgets, messaging, claimCheck, startServices }: ConsumerServiceProps,
 ): DaemonService {
   const consumerOptions = stackProps.consumer ?? {};
   const { consumer: budget, minTaskCount, maxTaskCount } = budgets;
@@ -42,6 +44,7 @@ export function consumerService(
       CONSUMER_DELIVERY: messaging.delivery,
       CONSUMER_QUEUE_URL: queue.queueUrl,
       CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
+      CONSUMER_CLAIM_CHECK_BUCKET: claimCheck.bucket.bucketName,
       ...(consumerOptions.handlersModule ? { CONSUMER_HANDLERS_MODULE: consumerOptions.handlersModule } : {}),
     },
     desiredCount: startServices ? minTaskCount : 0,
@@ -58,6 +61,8 @@ export function consumerService(
   daemon.taskDefinition.addToTaskRolePolicy(
     new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [deadLetterQueue.queueArn] }),
   );
+  // Claim-checked payloads: read only, from the claim check's bucket only.
+  claimCheck.grantRead(daemon.taskDefinition.taskRole);
   if (startServices) {
     scaleConsumerOnQueue(daemon.service, queue, {
       minTaskCount,

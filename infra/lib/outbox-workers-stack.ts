@@ -1,5 +1,6 @@
 import { Stack } from "aws-cdk-lib";
 import * as ecs from "aws-cdk-lib/aws-ecs";
+import * as iam from "aws-cdk-lib/aws-iam";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
 import type { OutboxAlarms } from "./alarms.js";
@@ -8,6 +9,7 @@ import { assertApiReachable } from "./api-reachability.js";
 import { apiService } from "./api-service.js";
 import type { ApiBudget, ConsumerBudget, RelayBudget } from "./budget.js";
 import type { SharedServiceProps } from "./checked-daemon-service.js";
+import { ClaimCheckBucket } from "./claim-check-bucket.js";
 import { consumerService } from "./consumer-service.js";
 import { DEFAULT_CPU_ARCHITECTURE } from "./cpu-architecture.js";
 import { daemonImages } from "./daemon-images.js";
@@ -38,6 +40,8 @@ import type { TelemetrySidecar } from "./telemetry-sidecar.js";
  */
 export class OutboxWorkersStack extends Stack {
   readonly messaging: Messaging;
+  /** The S3 claim check's bucket: the consumer reads it, `claimCheckWriterRoleArns` write it. */
+  readonly claimCheck: ClaimCheckBucket;
   readonly relay: DaemonService;
   readonly consumer: DaemonService;
   readonly relayBudget: RelayBudget;
@@ -75,6 +79,12 @@ export class OutboxWorkersStack extends Stack {
       budget: this.consumerBudget,
       ...(props.maximumMessageSize === undefined ? {} : { maximumMessageSize: props.maximumMessageSize }),
     });
+    this.claimCheck = new ClaimCheckBucket(this, "ClaimCheck", { budget: this.consumerBudget });
+    // The applications that enqueue live outside the stack (the photo service sends small events
+    // only): each role named gets PutObject on the bucket's objects, nothing more.
+    (props.claimCheckWriterRoleArns ?? []).forEach((arn, index) => {
+      this.claimCheck.grantPut(iam.Role.fromRoleArn(this, `ClaimCheckWriter${index}`, arn));
+    });
 
     const shared: Omit<SharedServiceProps, "image"> = {
       cluster,
@@ -99,6 +109,7 @@ export class OutboxWorkersStack extends Stack {
       shared: { ...shared, image: images.consumer },
       budgets,
       messaging: this.messaging,
+      claimCheck: this.claimCheck,
       startServices,
     });
     const apiOptions = props.api;
@@ -165,6 +176,7 @@ export class OutboxWorkersStack extends Stack {
     stackOutputs(this, {
       apiLoadBalancer: this.apiLoadBalancer,
       messaging: this.messaging,
+      claimCheck: this.claimCheck,
       alarmTopic: this.alarmTopic,
       relayBudget: this.relayBudget,
       consumerBudget: this.consumerBudget,

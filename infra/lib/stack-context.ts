@@ -78,6 +78,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
       `maximumMessageSize must be a whole number of bytes (1024 to 1048576), got ${JSON.stringify(maximumMessageSize)}`,
     );
   }
+  const claimCheckWriterRoleArns = list(context("claimCheckWriterRoleArns"));
   if (!vpcId && (subnetIds || loadBalancerSubnetIds)) {
     throw new Error("subnetIds and loadBalancerSubnetIds need vpcId: the VPC they belong to");
   }
@@ -90,6 +91,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   return {
     fifo: flag(context, "fifo") ?? false,
     ...(maximumMessageSize ? { maximumMessageSize: Number(maximumMessageSize) } : {}),
+    ...(claimCheckWriterRoleArns ? { claimCheckWriterRoleArns } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
     ...(handlersModule ? { consumer: { handlersModule } } : {}),

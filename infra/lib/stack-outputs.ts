@@ -3,12 +3,14 @@ import type * as sns from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
 import type { ApiLoadBalancer } from "./api-load-balancer.js";
 import type { ConsumerBudget, RelayBudget } from "./budget.js";
+import type { ClaimCheckBucket } from "./claim-check-bucket.js";
 import type { Messaging } from "./messaging.js";
 import type { MigrationTask } from "./migration-task.js";
 
 export interface StackOutputsProps {
   readonly apiLoadBalancer: ApiLoadBalancer | undefined;
   readonly messaging: Messaging;
+  readonly claimCheck: ClaimCheckBucket;
   readonly alarmTopic: sns.ITopic;
   readonly relayBudget: RelayBudget;
   readonly consumerBudget: ConsumerBudget;
@@ -28,6 +30,10 @@ export function stackOutputs(scope: Construct, props: StackOutputsProps): void {
   new CfnOutput(scope, "DeadLetterQueueUrl", { value: messaging.deadLetterQueue.queueUrl });
   new CfnOutput(scope, "SubscriptionDeadLetterQueueUrl", {
     value: messaging.subscriptionDeadLetterQueue.queueUrl,
+  });
+  new CfnOutput(scope, "ClaimCheckBucketName", {
+    description: "S3ClaimCheck's bucket, for the applications that enqueue (claimCheckWriterRoleArns)",
+    value: props.claimCheck.bucket.bucketName,
   });
   new CfnOutput(scope, "AlarmTopicArn", { value: props.alarmTopic.topicArn });
   new CfnOutput(scope, "RelayStopTimeoutSeconds", { value: String(props.relayBudget.stopTimeoutSeconds) });

@@ -87,6 +87,11 @@ export interface OutboxWorkersStackProps extends StackProps {
    */
   readonly maximumMessageSize?: number;
   /**
+   * IAM roles of the applications that enqueue with the S3 claim check (`S3ClaimCheck` on the
+   * stack's ClaimCheckBucketName): each gets s3:PutObject on the bucket's objects. Default none.
+   */
+  readonly claimCheckWriterRoleArns?: readonly string[];
+  /**
    * Default: a new VPC (2 AZs, private subnets behind `natGateways` NAT gateways, VPC endpoints for
    * every AWS API the tasks call; see worker-vpc.ts). Yours must give the tasks a way to SNS, SQS,
    * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.

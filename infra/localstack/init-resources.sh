@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LocalStack "ready" hook (docker-compose.yml mounts it into /etc/localstack/init/ready.d): creates
-# what the CDK stack creates in AWS — topic, DLQ, queue with its redrive, raw-delivery subscription —
-# with the same numbers, passed in by docker-compose.yml.
+# what the CDK stack creates in AWS — topic, DLQ, queue with its redrive, raw-delivery subscription,
+# the S3 claim check's bucket — with the same numbers, passed in by docker-compose.yml.
 set -euo pipefail
 
 name="${OUTBOX_RESOURCE_NAME:?}"
@@ -28,4 +28,10 @@ topic_arn=$(awslocal sns create-topic --name "$name" --query TopicArn --output t
 awslocal sns subscribe --topic-arn "$topic_arn" --protocol sqs --notification-endpoint "$queue_arn" \
   --attributes RawMessageDelivery=true >/dev/null
 
-echo "outbox resources ready: topic=${topic_arn} queue=${queue_url} dlq=${dlq_url}"
+# The claim check's bucket; its objects expire after the DLQ's retention plus a day, as in the stack.
+awslocal s3api create-bucket --bucket "${name}-claim-check" >/dev/null
+expire_days=$(((OUTBOX_DLQ_RETENTION_SECONDS + 86399) / 86400 + 1))
+awslocal s3api put-bucket-lifecycle-configuration --bucket "${name}-claim-check" --lifecycle-configuration \
+  "{\"Rules\":[{\"ID\":\"expire-claimed-payloads\",\"Status\":\"Enabled\",\"Filter\":{},\"Expiration\":{\"Days\":${expire_days}}}]}"
+
+echo "outbox resources ready: topic=${topic_arn} queue=${queue_url} dlq=${dlq_url} bucket=${name}-claim-check"

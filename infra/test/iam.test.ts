@@ -116,7 +116,7 @@ describe("least privilege", () => {
     ]);
   });
 
-  it("lets the consumer receive, delete and extend on its queue, and send to its DLQ only", () => {
+  it("lets the consumer receive, delete and extend on its queue, send to its DLQ, and read the claim check only", () => {
     const statements = statementsOfRole(template, id(stack.consumer.taskRole));
     expect(statements).toEqual([
       ...collectorStatements(/^ConsumerMetricsEmfLogs/),
@@ -125,6 +125,9 @@ describe("least privilege", () => {
         Resource: { "Fn::GetAtt": [queue, "Arn"] },
       }),
       expect.objectContaining({ Action: "sqs:SendMessage", Resource: { "Fn::GetAtt": [dlq, "Arn"] } }),
+      // The claim check's payloads (claim-check.test.ts has the details).
+      expect.objectContaining({ Action: "s3:GetObject" }),
+      expect.objectContaining({ Action: "s3:ListBucket" }),
     ]);
   });
 

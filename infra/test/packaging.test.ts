@@ -111,6 +111,11 @@ describe("docker-compose.yml", () => {
     expect(script).toContain("RawMessageDelivery=true");
     expect(consumer.CONSUMER_DELIVERY).toBe("raw");
     expect(script).toContain("maxReceiveCount");
+    // The claim check: the bucket the consumer reads is the one the script makes, with LocalStack's S3.
+    expect(consumer.CONSUMER_CLAIM_CHECK_BUCKET).toBe(`${name}-claim-check`);
+    // The script's own shell variable, written as it is in the script.
+    expect(script).toContain(`create-bucket --bucket "\${name}-claim-check"`);
+    expect(service("localstack").environment?.SERVICES).toBe("sns,sqs,s3");
   });
 });
 

@@ -127,6 +127,7 @@ describe("pnpm stack", () => {
         "RELAY_DEFAULT_TOPIC_ARN",
         "CONSUMER_QUEUE_URL",
         "CONSUMER_DLQ_URL",
+        "CONSUMER_CLAIM_CHECK_BUCKET",
         "API_EQUIPMENT_URL",
       ]),
     );
@@ -153,6 +154,8 @@ describe("pnpm stack", () => {
       });
       expect(await portRefuses(databaseUrl)).toBe(true);
       expect(await portRefuses(stack.exported.get("AWS_ENDPOINT_URL_SNS") as string)).toBe(true);
+      // The S3 (moto_server, a Python child process) went with it.
+      expect(await portRefuses(stack.exported.get("AWS_ENDPOINT_URL_S3") as string)).toBe(true);
       expect(await portRefuses(stack.exported.get("API_EQUIPMENT_URL") as string)).toBe(true);
       expect(fs.existsSync(dataDir as string)).toBe(false);
     },

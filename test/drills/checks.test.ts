@@ -1,5 +1,6 @@
 import {
   checkChaos,
+  checkClaimCheck,
   checkConsumerSigterm,
   checkDeadline,
   checkHttpSigkill,
@@ -291,6 +292,36 @@ describe("photo service checkers", () => {
     expect(formatMs(2_981)).toBe("2 981 ms");
     expect(formatMs(19)).toBe("19 ms");
     expect(formatSeconds(10_112)).toBe("10.1 s");
+  });
+
+  it("claim-check: the large payload handled once byte for byte, the deleted object's message in the DLQ naming it", () => {
+    const object = "s3://outbox-claim-check/drill/abc";
+    const good = {
+      payloadBytes: 5 * 1024 * 1024,
+      messageBytes: 173,
+      inbox: 1,
+      effects: 1,
+      exactBytes: true,
+      deletedObjectReason: `claimed_payload_missing: no object at ${object} (NoSuchKey)`,
+      deletedObject: object,
+      exits: [clean, clean],
+    };
+    expect(checkClaimCheck(good)).toMatchObject({
+      pass: true,
+      check: "claim check: a 5.0 MiB payload through S3, and one whose object was deleted",
+      result: `SQS body 173 bytes (the pointer, with ExtendedPayloadSize); handled 1× (effects 1), byte for byte; deleted object → DLQ: claimed_payload_missing: no object at ${object} (NoSuchKey); exit 0`,
+    });
+    // Not offloaded: the payload itself travelled (or was too small to need it).
+    expect(checkClaimCheck({ ...good, messageBytes: 300_000 }).pass).toBe(false);
+    expect(checkClaimCheck({ ...good, payloadBytes: 1_000 }).pass).toBe(false);
+    // Not once, or not the same bytes.
+    expect(checkClaimCheck({ ...good, inbox: 0, effects: 0 }).pass).toBe(false);
+    expect(checkClaimCheck({ ...good, effects: 2 }).pass).toBe(false);
+    expect(checkClaimCheck({ ...good, exactBytes: false }).pass).toBe(false);
+    // The deleted object's message skipped, or quarantined for another reason.
+    expect(checkClaimCheck({ ...good, deletedObjectReason: null }).pass).toBe(false);
+    expect(checkClaimCheck({ ...good, deletedObjectReason: "rejected_by_handler: x" }).pass).toBe(false);
+    expect(checkClaimCheck({ ...good, exits: [clean, killed] }).pass).toBe(false);
   });
 });
 

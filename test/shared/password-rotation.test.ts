@@ -5,7 +5,7 @@ import {
   PutSecretValueCommand,
   SecretsManagerClient,
 } from "@aws-sdk/client-secrets-manager";
-import { type MotoServer, startMotoServer } from "@outbox/devstack";
+import { type RunningMotoServer, startMotoServer } from "@outbox/devstack";
 import { ConfigError, createDatabase, type DatabaseHandle, rotatingPassword, sleep } from "@outbox/shared";
 import { createTestDatabase, waitUntil } from "@outbox/test-kit";
 import { sql } from "kysely";
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 const region = "us-east-1";
 const role = `rotating_${randomBytes(4).toString("hex")}`;
 
-let moto: MotoServer;
+let moto: RunningMotoServer;
 let secrets: SecretsManagerClient;
 let admin: DatabaseHandle;
 let databaseUrl: string;

@@ -1,3 +1,4 @@
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { HandlerSet } from "@outbox/client";
 import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
@@ -27,6 +28,8 @@ const tuningSettings = {
   statementTimeoutMs: "dbStatementTimeoutMs",
   /** AWS_REQUEST_TIMEOUT_MS: a long poll may stay silent this much longer than its wait time. */
   requestTimeoutMs: "awsRequestTimeoutMs",
+  /** Of each claim-checked message's deadline, the most its payload's fetch takes. */
+  claimCheckFetchTimeoutMs: "claimCheckFetchTimeoutMs",
 } as const satisfies Record<string, keyof typeof consumerSettings>;
 
 type TuningName = keyof typeof tuningSettings;
@@ -66,6 +69,11 @@ export interface ConsumerOptions<DB> extends ConsumerTuning {
   readonly topicArns?: readonly string[];
   /** Key of this consumer in the inbox (CONSUMER_NAME). */
   readonly name?: string;
+  /**
+   * Where claim-checked payloads are fetched from (CONSUMER_CLAIM_CHECK_BUCKET): only `bucket` is
+   * read. Without it a claim-checked message is poison.
+   */
+  readonly claimCheck?: { readonly s3: S3Client; readonly bucket: string };
   readonly log: Logger;
   /** Where the metrics are registered; a private registry by default. */
   readonly metrics?: Registry;

@@ -96,7 +96,20 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     handlerTimeoutMs,
     statementTimeoutMs: numbers.statementTimeoutMs,
   };
-  const deps = { pool: options.pool, handlers: options.handlers, heartbeat, settle, drain, counts, log };
+  const claimCheck =
+    options.claimCheck === undefined
+      ? undefined
+      : { ...options.claimCheck, fetchTimeoutMs: numbers.claimCheckFetchTimeoutMs };
+  const deps = {
+    pool: options.pool,
+    handlers: options.handlers,
+    heartbeat,
+    settle,
+    drain,
+    counts,
+    log,
+    claimCheck,
+  };
   const dispatcher = new MessageDispatcher({
     fifo,
     visibilityTimeoutSeconds,

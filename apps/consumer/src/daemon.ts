@@ -1,5 +1,6 @@
 import {
   createLongPollSqsClient,
+  createS3Client,
   createSqsClient,
   endpointFor,
   packageVersion,
@@ -38,6 +39,15 @@ export function runConsumerDaemon(): Promise<never> {
         { ...awsSettings, maxSockets: config.pollers },
         config.waitTimeSeconds,
       );
+      // The claim check's reads: a client of their own, so its endpoint can be S3's.
+      const s3 =
+        config.claimCheckBucket === ""
+          ? undefined
+          : createS3Client({
+              ...awsSettings,
+              endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl),
+              maxSockets: config.concurrency,
+            });
       const consumer = createConsumer({
         handlers,
         pool: database.pool,
@@ -48,6 +58,7 @@ export function runConsumerDaemon(): Promise<never> {
         delivery: config.delivery,
         topicArns: config.topicArns,
         name: config.name,
+        claimCheck: s3 === undefined ? undefined : { s3, bucket: config.claimCheckBucket },
         log,
         metrics,
         ...tuningOf(config),
@@ -70,6 +81,7 @@ export function runConsumerDaemon(): Promise<never> {
           const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);
           sqs.destroy();
           receiveSqs.destroy();
+          s3?.destroy();
           return summary;
         },
       };

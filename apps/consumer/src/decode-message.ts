@@ -1,5 +1,12 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { describeError, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
+import {
+  decodePointer,
+  describeError,
+  EVENT_ID_ATTRIBUTE,
+  EVENT_TYPE_ATTRIBUTE,
+  PAYLOAD_SIZE_ATTRIBUTES,
+  type PayloadPointer,
+} from "@outbox/client";
 import { PoisonReason } from "./errors.js";
 import type { MessageDelivery } from "./message-delivery.js";
 
@@ -9,6 +16,12 @@ export interface DecodedMessage {
   readonly eventType: string;
   readonly payload: unknown;
   readonly headers: Record<string, string>;
+  /**
+   * Where the payload is when the message is claim-checked (it has an `ExtendedPayloadSize` or
+   * `SQSLargePayloadSize` attribute): `payload` is then the pointer, and fetchClaimedPayload
+   * replaces it with the object's JSON before any handler sees it.
+   */
+  readonly claimed?: PayloadPointer;
 }
 
 // The inbox column is uuid: a malformed id must be poison here, not a failing INSERT retried forever.
@@ -153,7 +166,16 @@ export function decodeMessage(message: Message, delivery: MessageDelivery): Deco
   for (const [name, attribute] of attributes) {
     if (name === EVENT_ID_ATTRIBUTE || name === EVENT_TYPE_ATTRIBUTE || attribute.value === undefined)
       continue;
+    if (PAYLOAD_SIZE_ATTRIBUTES.includes(name)) continue;
     if (attribute.type === "String" || attribute.type.startsWith("String.")) headers[name] = attribute.value;
   }
-  return { eventId: eventId.toLowerCase(), eventType, payload, headers };
+  const decoded = { eventId: eventId.toLowerCase(), eventType, payload, headers };
+  // Marked by the attribute's name whatever its type, as the extended clients read it: they write
+  // it as Number, our relay as String.
+  if (!PAYLOAD_SIZE_ATTRIBUTES.some((name) => attributes.has(name))) return decoded;
+  const claimed = decodePointer(payload);
+  if (typeof claimed === "string") {
+    return new PoisonReason("invalid_claim_pointer", `claim-checked message, but ${claimed}`);
+  }
+  return { ...decoded, claimed };
 }

@@ -10,7 +10,12 @@ export type PoisonKind =
   | "wrong_attribute_type"
   | "unknown_event_type"
   | "payload_rejected"
-  | "rejected_by_handler";
+  | "rejected_by_handler"
+  | "invalid_claim_pointer"
+  | "claim_check_not_configured"
+  | "claim_check_bucket_not_allowed"
+  | "claimed_payload_missing"
+  | "claimed_payload_not_json";
 
 /**
  * The most characters of a message's own content (an id, an event type, a parse or handler error)

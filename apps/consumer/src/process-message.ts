@@ -5,9 +5,10 @@ import { type ConsumedEvent, describeError, type HandlerSet, PoisonMessageError 
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
-import { decodeMessage } from "./decode-message.js";
+import { type DecodedMessage, decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
 import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
+import { type ClaimCheckReader, fetchClaimedPayload } from "./fetch-claimed-payload.js";
 import { findHandler } from "./find-handler.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
 import type { MessageDelivery } from "./message-delivery.js";
@@ -38,6 +39,8 @@ export interface MessageDeps<DB> {
   readonly drain: DrainDeadline;
   readonly counts: ResultCounts;
   readonly log: Logger;
+  /** Where claim-checked payloads are fetched from; without it such a message is poison. */
+  readonly claimCheck?: ClaimCheckReader;
 }
 
 /**
@@ -55,9 +58,9 @@ function howItEnded(error: unknown): "poison" | "drain expired" | "failed" {
 }
 
 /**
- * One received message, start to end: decode it, find its handler, run the inbox transaction, then
- * settle it (delete after the commit, retry, release or quarantine). Resolves how it ended; rejects
- * only on a bug, every failing message has an outcome.
+ * One received message, start to end: decode it, fetch its claim-checked payload if it has one, find
+ * its handler, run the inbox transaction, then settle it (delete after the commit, retry, release or
+ * quarantine). Resolves how it ended; rejects only on a bug, every failing message has an outcome.
  */
 export async function processMessage<DB>(
   settings: MessageSettings,
@@ -71,17 +74,9 @@ export async function processMessage<DB>(
   if (deps.drain.tooLateToStart()) return settle.release(message);
   const decoded = decodeMessage(message, settings.delivery);
   if (decoded instanceof PoisonReason) return settle.quarantine(message, decoded);
-  const found = findHandler(deps.handlers, decoded);
-  if (found instanceof PoisonReason) return settle.quarantine(message, found);
-  const event: ConsumedEvent = {
-    id: decoded.eventId,
-    type: decoded.eventType,
-    payload: found.payload,
-    headers: decoded.headers,
-    messageId: message.MessageId ?? "",
-    receiveCount: receiveCountOf(message),
-  };
 
+  // The deadline and the lease start before a claim-checked payload is fetched: the fetch is part of
+  // the time the message gets, and its lease is kept ahead of it meanwhile.
   const deadline = deps.drain.messageDeadline(settings.handlerTimeoutMs);
   const lease: Lease = {
     messageId: message.MessageId ?? "",
@@ -90,6 +85,35 @@ export async function processMessage<DB>(
     expiresAt: leaseExpiresAt,
   };
   deps.heartbeat.track(lease);
+  const endEarly = (end: () => Promise<MessageResult>): Promise<MessageResult> => {
+    deps.heartbeat.untrack(lease);
+    deadline.dispose();
+    return end();
+  };
+  let ready: DecodedMessage | PoisonReason = decoded;
+  if (decoded.claimed !== undefined) {
+    try {
+      ready = await fetchClaimedPayload(deps.claimCheck, decoded, deadline);
+    } catch (error) {
+      return endEarly(() =>
+        howItEnded(error) === "drain expired" ? settle.release(message) : settle.retry(message, error),
+      );
+    }
+  }
+  if (ready instanceof PoisonReason) {
+    const reason = ready;
+    return endEarly(() => settle.quarantine(message, reason));
+  }
+  const found = findHandler(deps.handlers, ready);
+  if (found instanceof PoisonReason) return endEarly(() => settle.quarantine(message, found));
+  const event: ConsumedEvent = {
+    id: ready.eventId,
+    type: ready.eventType,
+    payload: found.payload,
+    headers: ready.headers,
+    messageId: message.MessageId ?? "",
+    receiveCount: receiveCountOf(message),
+  };
   const started = performance.now();
   // Continues the trace the message carries. Only the handler and the retry's log line run in its
   // context: a flush timer the delete buffer starts (settle.delete, quarantine) serves many messages

@@ -164,6 +164,28 @@ export const consumerSettings = {
     default: 96,
     description: "The queue's MessageRetentionPeriod (SQS default 4 days): the oldest redelivery possible.",
   }),
+  claimCheckBucket: setting.string({
+    env: "CONSUMER_CLAIM_CHECK_BUCKET",
+    default: "",
+    defaultLabel: "*(none)*",
+    description:
+      "The S3 bucket of the claim check: a message with an `ExtendedPayloadSize` (or `SQSLargePayloadSize`) attribute has its payload fetched from it before the handler runs. Only this bucket is read; without it such a message is poison.",
+  }),
+  awsEndpointUrlS3: setting.string({
+    env: "AWS_ENDPOINT_URL_S3",
+    default: "",
+    defaultLabel: "*(AWS_ENDPOINT_URL)*",
+    description:
+      "Endpoint override for S3 only (the claim check); wins over AWS_ENDPOINT_URL, and is addressed path-style.",
+  }),
+  claimCheckFetchTimeoutMs: setting.milliseconds({
+    env: "CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS",
+    min: 100,
+    max: MAX_VISIBILITY_SECONDS * 1_000,
+    default: 10_000,
+    description:
+      "The most a claim-checked payload's fetch takes of its message's deadline; less than CONSUMER_HANDLER_TIMEOUT_MS, so the handler keeps the rest.",
+  }),
   inboxCleanupIntervalMs: setting.milliseconds({
     env: "CONSUMER_INBOX_CLEANUP_INTERVAL_MS",
     min: 1_000,
@@ -333,6 +355,13 @@ export function consumerTimeouts(config: ConsumerConfig): {
       why: "a redelivery arriving after its inbox row was deleted would be processed twice",
     },
   ];
+  if (config.claimCheckBucket !== "") {
+    rules.push({
+      inner: [{ env: "CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS", ms: config.claimCheckFetchTimeoutMs }],
+      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
+      why: "a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
+    });
+  }
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
   return { drain, rules, problems: daemonProblems(config) };
 }

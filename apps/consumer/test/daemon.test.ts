@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { awsEnvironment, type BootstrappedResources, s3Client } from "@outbox/devstack";
 import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
 import {
   configRefusal,
@@ -19,7 +20,15 @@ import { describe, expect, it } from "vitest";
 import type { ExampleEffectsTable } from "../../../drills/src/handlers/example-handlers.js";
 import { consumerSettings, consumerTimeouts } from "../src/settings.js";
 import { hostileThrows } from "./fixtures/hostile-handlers.js";
-import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
+import {
+  effectCount,
+  exampleEvent,
+  inboxRowsOf,
+  queueFor,
+  sendBody,
+  sendRaw,
+  useConsumerTestBed,
+} from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_daemon");
 
@@ -113,6 +122,47 @@ describe("the consumer daemon as a real process", () => {
     expect(restarted).toMatchObject({ clean: true, duplicates: 0, failed: 0 });
     expect(Number(stopped.processed) + Number(restarted.processed)).toBe(events.length);
     expect(await effectsOf("term")).toBe(events.length);
+  });
+
+  it("fetches a claim-checked payload from the stack's S3 (AWS_ENDPOINT_URL_S3, CONSUMER_CLAIM_CHECK_BUCKET) before its handler", async () => {
+    const queue = await queueFor("daemon-claim");
+    const bucket = stack().claimCheckBucket ?? "";
+    const key = `daemon/${randomUUID()}`;
+    const s3 = s3Client(stack().aws);
+    const payload = JSON.stringify({ name: "x".repeat(300 * 1024) });
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: payload }));
+    } finally {
+      s3.destroy();
+    }
+    const event = exampleEvent();
+    await sendBody(
+      bed.sqs,
+      queue.queueUrl,
+      JSON.stringify([
+        "software.amazon.payloadoffloading.PayloadS3Pointer",
+        { s3BucketName: bucket, s3Key: key },
+      ]),
+      {
+        event_id: { DataType: "String", StringValue: event.id },
+        event_type: { DataType: "String", StringValue: event.type },
+        ExtendedPayloadSize: { DataType: "Number", StringValue: String(Buffer.byteLength(payload)) },
+      },
+    );
+    const drained = await drainEverything(
+      daemonEnv(queue, "claim", { CONSUMER_CLAIM_CHECK_BUCKET: bucket }),
+      "claim",
+      1,
+      queue,
+    );
+    expect(drained).toMatchObject({ clean: true, processed: 1, failed: 0, poison: 0 });
+    const [effect] = await bed.database.db
+      .withTables<{ example_effects: ExampleEffectsTable }>()
+      .selectFrom("example_effects")
+      .select("payload")
+      .where("event_id", "=", event.id)
+      .execute();
+    expect(JSON.stringify(effect?.payload) === payload).toBe(true);
   });
 
   it("after SIGKILL the redeliveries of committed-but-undeleted messages are caught by the inbox", async () => {
@@ -259,6 +309,20 @@ describe("the consumer daemon as a real process", () => {
     expect(notAnArn).toEqual(
       refused('expected SNS topic ARNs (arn:aws:sns:<region>:<account>:<topic>), got "events"'),
     );
+  });
+
+  it("refuses a claim-check fetch timeout that would leave the handler nothing, only with a bucket set", async () => {
+    const tight = { CONSUMER_HANDLER_TIMEOUT_MS: "5000", DB_STATEMENT_TIMEOUT_MS: "2000" };
+    expect(await refusal({ ...tight, CONSUMER_CLAIM_CHECK_BUCKET: "claims" })).toEqual([
+      "consumer: config error: CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS (10000 ms) = 10000 ms must be less than CONSUMER_HANDLER_TIMEOUT_MS (5000 ms): a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
+    ]);
+    // Without a bucket the fetch never happens, and its timeout is not checked.
+    const config = loadConfig(consumerSettings, {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      CONSUMER_QUEUE_URL: "http://127.0.0.1:1/000000000000/q",
+      ...tight,
+    });
+    expect(findBudgetProblems(consumerTimeouts(config).rules)).toEqual([]);
   });
 
   it("has defaults that pass its own budget check and the common one", () => {

@@ -147,3 +147,59 @@ describe("Capacity", () => {
     expect(await waiting).toBe(0);
   });
 });
+
+describe("decodeMessage: claim-checked messages", () => {
+  const pointer =
+    '["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"claims","s3Key":"k/1"}]';
+  const identity: Record<string, [string, string]> = {
+    event_id: ["String", id],
+    event_type: ["String", "example.created"],
+  };
+
+  it("takes the pointer of a message marked ExtendedPayloadSize, String (our relay) or Number (the extended clients), and keeps the marker out of the headers", () => {
+    for (const type of ["String", "Number"]) {
+      const decoded = decodeMessage(
+        rawMessage(pointer, { ...identity, ExtendedPayloadSize: [type, "300000"] }),
+        raw,
+      );
+      expect(decoded).toMatchObject({ claimed: { bucket: "claims", key: "k/1" }, headers: {} });
+    }
+  });
+
+  it("reads the legacy marker SQSLargePayloadSize and the legacy pointer class", () => {
+    const legacy = pointer.replace(
+      "software.amazon.payloadoffloading.PayloadS3Pointer",
+      "com.amazon.sqs.javamessaging.MessageS3Pointer",
+    );
+    const decoded = decodeMessage(
+      rawMessage(legacy, { ...identity, SQSLargePayloadSize: ["Number", "300000"] }),
+      raw,
+    );
+    expect(decoded).toMatchObject({ claimed: { bucket: "claims", key: "k/1" } });
+  });
+
+  it("leaves a message without the marker alone, even when its body looks like a pointer", () => {
+    const decoded = decodeMessage(rawMessage(pointer, identity), raw);
+    expect(decoded).not.toBeInstanceOf(PoisonReason);
+    expect(decoded).not.toHaveProperty("claimed");
+  });
+
+  it("calls a marked message whose body is no pointer poison, saying why", () => {
+    const cases: [string, string][] = [
+      ['{"name":"x"}', "the body is not a [class, pointer] pair"],
+      ['["com.example.Other",{"s3BucketName":"b","s3Key":"k"}]', 'unknown pointer class "com.example.Other"'],
+      [
+        '["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"b"}]',
+        "the pointer has no s3Key string",
+      ],
+    ];
+    for (const [body, why] of cases) {
+      const decoded = decodeMessage(
+        rawMessage(body, { ...identity, ExtendedPayloadSize: ["Number", "1"] }),
+        raw,
+      );
+      expect(decoded).toBeInstanceOf(PoisonReason);
+      expect(String(decoded)).toContain(`invalid_claim_pointer: claim-checked message, but ${why}`);
+    }
+  });
+});

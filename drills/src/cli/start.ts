@@ -44,7 +44,8 @@ const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 process.exit(
   await runDrillSession({
     // The document's order: the HTTP stop rows, the daemons' rows, then the timeout and deadline rows.
-    // Then the replay: a republished range reaches the consumer as duplicates, no effect twice.
+    // Then what the peers lack: a payload past SNS's limit through the S3 claim check, and a replay
+    // (a republished range reaches the consumer as duplicates, no effect twice).
     drills: [
       "http-sigterm",
       "relay-sigterm",
@@ -52,6 +53,7 @@ process.exit(
       "rolling-restart",
       "slow-dependency",
       "deadline",
+      "claim-check",
       "replay",
     ],
     scale,

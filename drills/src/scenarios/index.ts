@@ -1,6 +1,7 @@
 import type { DrillContext } from "../drill-context.js";
 import type { ScenarioResult } from "../report.js";
 import { runChaos } from "./chaos.js";
+import { runClaimCheckDrill } from "./claim-check.js";
 import { runDeadlineDrill } from "./deadline.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
@@ -34,6 +35,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   "termination-race": runTerminationRace,
   faults: runFaultsDrill,
   replay: runReplayDrill,
+  "claim-check": runClaimCheckDrill,
 };
 
 /** Runs the named drills in order, each underlying drill once. */

@@ -72,8 +72,22 @@ function isXrayWrite(statement: Record<string, Json>): boolean {
 }
 
 /**
+ * The other wildcard granted on purpose (claim-check-bucket.ts): the objects of one of the stack's
+ * buckets, `<bucket ARN>/*`. Object keys are the payloads' SHA-256, unknowable in advance; the
+ * bucket itself is named exactly.
+ */
+function isObjectsOfStackBucket(resource: Json): boolean {
+  const join = (resource as { "Fn::Join"?: [string, Json[]] } | null)?.["Fn::Join"];
+  if (!Array.isArray(join) || join[0] !== "" || !Array.isArray(join[1]) || join[1].length !== 2) return false;
+  const [bucketArn, objects] = join[1];
+  const getAtt = (bucketArn as { "Fn::GetAtt"?: [string, string] } | null)?.["Fn::GetAtt"];
+  return objects === "/*" && Array.isArray(getAtt) && getAtt[1] === "Arn";
+}
+
+/**
  * Statements that allow with a wildcard action, resource or principal, and any that uses
- * NotAction/NotResource/NotPrincipal; the X-Ray write statement aside (isXrayWrite). A Deny's
+ * NotAction/NotResource/NotPrincipal; the X-Ray write statement and a bucket's objects aside
+ * (isXrayWrite, isObjectsOfStackBucket). A Deny's
  * wildcards only widen what is refused (enforceSSL denies every action to everyone without TLS),
  * so they grant nothing.
  */
@@ -88,7 +102,8 @@ export function wildcardProblems(template: Template): string[] {
     for (const action of stringsIn(statement.Action)) {
       if (action.includes("*")) problems.push(`${where}: action ${action}`);
     }
-    for (const resource of stringsIn(statement.Resource)) {
+    const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+    for (const resource of stringsIn(resources.filter((one) => !isObjectsOfStackBucket(one)))) {
       if (resource.includes("*")) problems.push(`${where}: resource ${resource}`);
     }
     for (const principal of stringsIn(statement.Principal)) {

@@ -1,3 +1,13 @@
+export type { ClaimCheck } from "./claim-check/claim-check.js";
+export {
+  decodePointer,
+  EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
+  encodePointer,
+  LEGACY_PAYLOAD_SIZE_ATTRIBUTE,
+  PAYLOAD_SIZE_ATTRIBUTES,
+  type PayloadPointer,
+  pointerUri,
+} from "./claim-check/payload-pointer.js";
 export {
   type ConsumedEvent,
   defineHandlers,

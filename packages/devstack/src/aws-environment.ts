@@ -11,5 +11,6 @@ export function awsEnvironment(aws: AwsEndpoints): Record<string, string> {
     AWS_SECRET_ACCESS_KEY: aws.credentials.secretAccessKey,
     AWS_ENDPOINT_URL_SNS: aws.snsEndpoint,
     AWS_ENDPOINT_URL_SQS: aws.sqsEndpoint,
+    ...(aws.s3Endpoint === undefined ? {} : { AWS_ENDPOINT_URL_S3: aws.s3Endpoint }),
   };
 }

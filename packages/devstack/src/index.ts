@@ -1,4 +1,4 @@
-export { snsClient, sqsClient } from "./aws-clients.js";
+export { s3Client, snsClient, sqsClient } from "./aws-clients.js";
 export { awsEnvironment } from "./aws-environment.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
 export {
@@ -16,7 +16,7 @@ export type {
   StackPostgres,
   StartStackOptions,
 } from "./local-stack.js";
-export { type MotoServer, startMotoServer } from "./moto/moto-server.js";
+export { type MotoServerOptions, type RunningMotoServer, startMotoServer } from "./moto/moto-server.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,
@@ -27,6 +27,7 @@ export {
   type RunningPostgres,
   startEmbeddedPostgres,
 } from "./postgres/embedded.js";
+export { CLAIM_CHECK_BUCKET, createClaimCheckBucket } from "./s3/claim-check-bucket.js";
 export { FaultClient } from "./sns/faults/client.js";
 export type { FaultConfig, FaultRules, FaultScope, OkBody } from "./sns/faults/config.js";
 export { type SnsEmulator, type SnsEmulatorOptions, startSnsEmulator } from "./sns/server.js";

@@ -12,6 +12,11 @@ export interface AwsEndpoints {
   snsEndpoint: string;
   sqsEndpoint: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * The stack's S3 (moto on the embedded backend, LocalStack's on containers): path-style only.
+   * Absent from `startLocalAws`, which runs SNS and SQS alone.
+   */
+  s3Endpoint?: string;
 }
 
 /** The JSON-serialisable part of a {@link LocalStack}: what a vitest globalSetup can `provide`. */
@@ -26,6 +31,11 @@ export interface StackInfo {
    * Optional only so that StackInfo objects serialised by older code still type-check.
    */
   statsUrl?: string | null;
+  /**
+   * The bucket the stack created for the S3 claim check (CONSUMER_CLAIM_CHECK_BUCKET), on
+   * `aws.s3Endpoint`. Optional only so that StackInfo objects serialised by older code still type-check.
+   */
+  claimCheckBucket?: string;
 }
 
 /**

@@ -28,6 +28,7 @@ export function stackInfo(stack: LocalStack): StackInfo {
     aws: stack.aws,
     faultControlUrl: stack.faultControlUrl,
     statsUrl: stack.statsUrl ?? null,
+    ...(stack.claimCheckBucket === undefined ? {} : { claimCheckBucket: stack.claimCheckBucket }),
   };
 }
 

@@ -29,11 +29,11 @@ describe("container images", () => {
 describe("LOCALSTACK_AUTH_TOKEN", () => {
   it("reaches the backend's LocalStack container when set, and only then", () => {
     expect(localstackEnvironment({ LOCALSTACK_AUTH_TOKEN: "ls-token" })).toEqual({
-      SERVICES: "sns,sqs",
+      SERVICES: "sns,sqs,s3",
       LOCALSTACK_AUTH_TOKEN: "ls-token",
     });
-    expect(localstackEnvironment({})).toEqual({ SERVICES: "sns,sqs" });
-    expect(localstackEnvironment({ LOCALSTACK_AUTH_TOKEN: "" })).toEqual({ SERVICES: "sns,sqs" });
+    expect(localstackEnvironment({})).toEqual({ SERVICES: "sns,sqs,s3" });
+    expect(localstackEnvironment({ LOCALSTACK_AUTH_TOKEN: "" })).toEqual({ SERVICES: "sns,sqs,s3" });
   });
 
   it("is passed through from the shell by docker-compose.yml (no value: left out when unset)", () => {

@@ -2,11 +2,13 @@ import { access } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname } from "node:path";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { PublishCommand } from "@aws-sdk/client-sns";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import {
   bootstrapResources,
   type RunningPostgres,
+  s3Client,
   snsClient,
   sqsClient,
   startEmbeddedPostgres,
@@ -45,7 +47,9 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
   expect(dirname(dataDir)).toBe(tmpdir());
   await expect(access(dataDir)).resolves.toBeUndefined();
 
-  const ports = [stack.postgres.adminUrl, stack.aws.snsEndpoint, stack.aws.sqsEndpoint].map((u) =>
+  const { s3Endpoint } = stack.aws;
+  if (s3Endpoint === undefined) throw new Error("the embedded backend must run S3 (moto)");
+  const ports = [stack.postgres.adminUrl, stack.aws.snsEndpoint, stack.aws.sqsEndpoint, s3Endpoint].map((u) =>
     Number(new URL(u).port),
   );
   try {
@@ -58,8 +62,15 @@ it("starts, serves, and stops without leaving ports or temp dirs behind", async 
       new ReceiveMessageCommand({ QueueUrl: r.queueUrl, WaitTimeSeconds: 1 }),
     );
     expect(Messages?.[0]?.Body).toBe("alive");
+    // The claim check's bucket exists: an object goes in and comes back.
+    const s3 = s3Client(stack.aws);
+    const Bucket = stack.claimCheckBucket;
+    await s3.send(new PutObjectCommand({ Bucket, Key: "lifecycle", Body: "stored" }));
+    const stored = await s3.send(new GetObjectCommand({ Bucket, Key: "lifecycle" }));
+    expect(await stored.Body?.transformToString()).toBe("stored");
     sns.destroy();
     sqs.destroy();
+    s3.destroy();
   } finally {
     await stack.stop();
   }

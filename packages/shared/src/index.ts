@@ -1,4 +1,10 @@
-export { createLongPollSqsClient, createSnsClient, createSqsClient, endpointFor } from "./aws/aws-clients.js";
+export {
+  createLongPollSqsClient,
+  createS3Client,
+  createSnsClient,
+  createSqsClient,
+  endpointFor,
+} from "./aws/aws-clients.js";
 export { isTopicArn } from "./aws/topic-arn.js";
 export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";

@@ -14,4 +14,5 @@ export {
   runEntryPoint,
   versionOf,
 } from "./run-entry-point.js";
+export { type SilentServer, startSilentServer } from "./silent-server.js";
 export { startTlsPostgres, type TlsPostgres } from "./tls-postgres.js";

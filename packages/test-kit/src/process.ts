@@ -11,5 +11,6 @@ export {
 } from "./daemon-process.js";
 export { type FrozenBackends, freezeBackends, thawAllBackends } from "./frozen-backend.js";
 export { collectLogLines, type LogLine } from "./log-lines.js";
+export { type DrainedMessage, drainQueue } from "./queues.js";
 export { repoPath, TSX_IMPORT } from "./repo-path.js";
 export { type WaitOptions, waitUntil } from "./wait-until.js";

@@ -1,3 +1,5 @@
+import type { ClaimCheck } from "../claim-check/claim-check.js";
+
 /** What `enqueue` and `enqueueWith` take besides the events; every field is optional. */
 export interface EnqueueOptions {
   /**
@@ -7,4 +9,11 @@ export interface EnqueueOptions {
    * topic to (1 024–1 048 576): an event over the real limit is accepted here and dies at the relay.
    */
   readonly maxMessageBytes?: number | Readonly<Record<string, number>>;
+  /**
+   * Where a payload goes when its message would be over its topic's limit (the claim check): the
+   * payload is stored there, inside your transaction and before the outbox row is written, and the
+   * message carries a pointer in the format of AWS's extended clients instead. Without it, such an
+   * event is refused.
+   */
+  readonly claimCheck?: ClaimCheck;
 }

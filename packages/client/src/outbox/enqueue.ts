@@ -1,4 +1,11 @@
 import type { Kysely, Transaction } from "kysely";
+import type { ClaimCheck } from "../claim-check/claim-check.js";
+import {
+  type ClaimedPayload,
+  claimedMessage,
+  reservedHeaderProblem,
+  storeClaimed,
+} from "../claim-check/claimed-message.js";
 import type { NewOutboxRow, OutboxTables } from "../db/schema.js";
 import { describeError } from "../log/describe-error.js";
 import { type DeliveryTime, deliveryColumns, deliveryTimeProblem } from "./delivery-time.js";
@@ -83,9 +90,18 @@ function storedUuid(id: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** What an event's row stores: its message text and headers, and the payload to claim-check, if any. */
+interface CheckedEvent {
+  readonly json: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly claimed?: ClaimedPayload;
+}
+
 /**
- * Checks an event the way the relay will, so an accepted event is one it can publish; returns its text.
- * `headers` are the ones stored, trace headers included: they count against SNS's limits too.
+ * Checks an event the way the relay will, so an accepted event is one it can publish; returns what
+ * its row stores. `headers` are the ones stored, trace headers included: they count against SNS's
+ * limits too. Over the size limit, with a claim check, the message is the pointer instead, checked
+ * the same way.
  */
 function validate(
   event: NewEvent,
@@ -93,7 +109,8 @@ function validate(
   headers: Readonly<Record<string, string>>,
   index: number,
   limit: MessageLimit,
-): string {
+  claimCheck: ClaimCheck | undefined,
+): CheckedEvent {
   if (!topicPattern.test(event.topic)) {
     throw new OutboxValidationError(
       index,
@@ -109,15 +126,23 @@ function validate(
   const json = payloadText(event, index);
   const badDeliveryTime = deliveryTimeProblem(event);
   if (badDeliveryTime !== undefined) throw new OutboxValidationError(index, badDeliveryTime);
+  const reserved = reservedHeaderProblem(event.headers ?? {});
+  if (reserved !== undefined) throw new OutboxValidationError(index, reserved);
   const badHeaders = headersProblem(headers);
   if (badHeaders !== undefined) throw new OutboxValidationError(index, badHeaders);
-  const { problem } = measureMessage(
-    json,
-    messageAttributes(eventId, event.eventType, headers),
-    limit(event.topic),
-  );
-  if (problem !== undefined) throw new OutboxValidationError(index, problem);
-  return json;
+  const topicLimit = limit(event.topic);
+  const { problem } = measureMessage(json, messageAttributes(eventId, event.eventType, headers), topicLimit);
+  if (problem === undefined) return { json, headers };
+  if (claimCheck === undefined) throw new OutboxValidationError(index, problem);
+  const claimed = claimedMessage(claimCheck, json, headers);
+  const pointerProblem =
+    headersProblem(claimed.headers) ??
+    measureMessage(claimed.json, messageAttributes(eventId, event.eventType, claimed.headers), topicLimit)
+      .problem;
+  if (pointerProblem !== undefined) {
+    throw new OutboxValidationError(index, `claim-checked, the message is still refused: ${pointerProblem}`);
+  }
+  return claimed;
 }
 
 /**
@@ -132,19 +157,19 @@ function checked(
   traced: EnqueueSpan,
   index: number,
   limit: MessageLimit,
-): { json: string; headers: Readonly<Record<string, string>> } {
-  if (!traced.traced)
-    return { json: validate(event, eventId, traced.headers, index, limit), headers: traced.headers };
+  claimCheck: ClaimCheck | undefined,
+): CheckedEvent {
+  if (!traced.traced) return validate(event, eventId, traced.headers, index, limit, claimCheck);
   try {
-    return { json: validate(event, eventId, traced.headers, index, limit), headers: traced.headers };
+    return validate(event, eventId, traced.headers, index, limit, claimCheck);
   } catch (error) {
     const given = event.headers ?? {};
     // Throws again if the event does not fit even without the trace headers: the caller's problem.
-    const json = validate(event, eventId, given, index, limit);
+    const withoutTrace = validate(event, eventId, given, index, limit, claimCheck);
     traced.span.addEvent("trace context not stored", {
       reason: describeError(error),
     });
-    return { json, headers: given };
+    return withoutTrace;
   }
 }
 
@@ -173,7 +198,9 @@ export async function enqueue<DB extends OutboxTables>(
  * part of a CTE that also writes the business rows makes the whole change one round trip, e.g.
  * `trx.with("photo", (db) => db.insertInto("photos").values(photo)).insertInto("outbox").values(rows)`.
  * The events are checked and their spans started before `write` runs; nothing is written when a
- * check fails.
+ * check fails. With `options.claimCheck`, the payloads over the limit are stored before `write` runs:
+ * a row never commits without its object (an object whose row rolls back is garbage the bucket's
+ * lifecycle expires).
  */
 export async function enqueueWith(
   events: readonly NewEvent[],
@@ -183,12 +210,15 @@ export async function enqueueWith(
   const limit = messageLimit(options?.maxMessageBytes);
   if (events.length === 0) return [];
   const tracing = await enqueueTracing();
+  const claimCheck = options?.claimCheck;
   try {
+    const claimed: ClaimedPayload[] = [];
     const rows = events.map((event, index): NewOutboxRow => {
       const id = event.id ?? uuidv7();
       const eventId = storedUuid(id);
       const traced = tracing.start(event, eventId);
-      const { json, headers } = checked(event, eventId, traced, index, limit);
+      const { json, headers, claimed: payload } = checked(event, eventId, traced, index, limit, claimCheck);
+      if (payload !== undefined) claimed.push(payload);
       return {
         id,
         topic: event.topic,
@@ -200,6 +230,7 @@ export async function enqueueWith(
         ...deliveryColumns(event),
       };
     });
+    if (claimCheck !== undefined && claimed.length > 0) await storeClaimed(claimCheck, claimed);
     await write(rows);
     tracing.end();
     return rows.map((row) => row.id);

@@ -1,6 +1,7 @@
 import { LocalstackContainer } from "@testcontainers/localstack";
 import { PostgreSqlContainer } from "@testcontainers/postgresql";
 import type { LocalStack, StartStackOptions } from "../local-stack.js";
+import { CLAIM_CHECK_BUCKET, createClaimCheckBucket } from "../s3/claim-check-bucket.js";
 import { LOCALSTACK_IMAGE, POSTGRES_IMAGE } from "./images.js";
 import { localstackEnvironment } from "./localstack-environment.js";
 
@@ -17,7 +18,7 @@ const notSupported = (): Promise<never> =>
   );
 
 /**
- * Postgres and LocalStack (SNS + SQS) in containers. No fault injection here: LocalStack has no
+ * Postgres and LocalStack (SNS, SQS and S3) in containers. No fault injection here: LocalStack has no
  * hook for it and a proxy would have to rewrite PublishBatch responses, so `faults` is null and
  * fault suites skip themselves.
  */
@@ -33,6 +34,19 @@ export async function startContainersStack(options: StartStackOptions): Promise<
     new LocalstackContainer(LOCALSTACK_IMAGE).withEnvironment(localstackEnvironment()).start(),
   ]);
   const endpoint = localstack.getConnectionUri();
+  const aws = {
+    region: "us-east-1",
+    snsEndpoint: endpoint,
+    sqsEndpoint: endpoint,
+    s3Endpoint: endpoint,
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  };
+  try {
+    await createClaimCheckBucket(aws);
+  } catch (error) {
+    await Promise.all([postgres.stop(), localstack.stop()]);
+    throw error;
+  }
   return {
     backend: "containers",
     postgres: {
@@ -43,12 +57,8 @@ export async function startContainersStack(options: StartStackOptions): Promise<
       startServer: notSupported,
       restart: notSupported,
     },
-    aws: {
-      region: "us-east-1",
-      snsEndpoint: endpoint,
-      sqsEndpoint: endpoint,
-      credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    },
+    aws,
+    claimCheckBucket: CLAIM_CHECK_BUCKET,
     faultControlUrl: null,
     statsUrl: null,
     faults: null,

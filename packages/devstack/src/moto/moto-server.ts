@@ -1,67 +1,118 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { freePort } from "../net/free-port.js";
 
-/**
- * Python moto's `moto_server`: an AWS emulator nobody here wrote, for the services the local stack has
- * no server of its own for (Secrets Manager, S3) and as a second opinion on ours. One process answers
- * every service on one endpoint; the region and account are moto's defaults (us-east-1, 123456789012).
- */
-export interface MotoServer {
-  /** `http://127.0.0.1:PORT`: the endpoint for any SDK client. */
+export interface MotoServerOptions {
+  /** Default `moto_server` on the PATH (Python's moto, `pip install 'moto[server]'`). */
+  readonly command?: string;
+  /** How long the server may take to answer its first request; default 30 s (a cold Python start). */
+  readonly startTimeoutMs?: number;
+}
+
+/** A moto server on 127.0.0.1, serving S3 (and every other service moto mocks) on one port. */
+export interface RunningMotoServer {
   readonly endpoint: string;
-  /** Stops the process (SIGTERM, then SIGKILL after 3 s). */
+  readonly port: number;
   stop(): Promise<void>;
 }
 
-const STARTUP_TIMEOUT_MS = 20_000;
-const STOP_GRACE_MS = 3_000;
+const STOP_TIMEOUT_MS = 5_000;
+const PROBE_TIMEOUT_MS = 1_000;
+const PROBE_INTERVAL_MS = 100;
+/** Another process may take the free port before moto binds it: a few tries with fresh ports. */
+const BIND_ATTEMPTS = 3;
 
-async function answers(endpoint: string): Promise<boolean> {
-  try {
-    await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1_000) });
-    return true;
-  } catch {
-    return false;
+const running = new Set<ChildProcess>();
+// A process that ends without stopping its stack (a crash, process.exit) must not leave a Python
+// server behind; only synchronous work is possible then, hence a plain kill.
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  running.delete(child);
+  const gone = exited(child);
+  child.kill("SIGTERM");
+  // Unref'd: a server that exits at once must not hold the process for the rest of the bound.
+  const timer = delay(STOP_TIMEOUT_MS, "timeout" as const, { ref: false });
+  if ((await Promise.race([gone.then(() => "exited" as const), timer])) === "timeout") {
+    child.kill("SIGKILL");
+    await gone;
   }
 }
 
-async function ended(child: ChildProcess, withinMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return true;
-  const exit = once(child, "exit").then(() => true);
-  return Promise.race([exit, delay(withinMs).then(() => false)]);
+/** Resolves once the server answers any HTTP request; rejects if it exits or the time runs out. */
+async function answering(child: ChildProcess, endpoint: string, timeoutMs: number, stderr: () => string) {
+  const until = performance.now() + timeoutMs;
+  let exitedEarly = false;
+  child.once("exit", () => {
+    exitedEarly = true;
+  });
+  while (performance.now() < until) {
+    if (exitedEarly) throw new Error(`moto_server exited before answering: ${stderr() || "(no output)"}`);
+    try {
+      const answer = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+      await answer.body?.cancel();
+      return;
+    } catch {
+      // Not listening yet.
+    }
+    await delay(PROBE_INTERVAL_MS);
+  }
+  throw new Error(
+    `moto_server did not answer on ${endpoint} within ${timeoutMs} ms: ${stderr() || "(no output)"}`,
+  );
 }
 
-/** Starts `moto_server` on a free port of 127.0.0.1 and waits until it answers. */
-export async function startMotoServer(): Promise<MotoServer> {
+async function startOnce(command: string, startTimeoutMs: number): Promise<RunningMotoServer> {
   const port = await freePort();
-  const child = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
+  const child = spawn(command, ["-H", "127.0.0.1", "-p", String(port)], {
     stdio: ["ignore", "ignore", "pipe"],
   });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-2_000);
+  running.add(child);
+  // Kept for the error message only: the server logs every request on stderr.
+  let lastOutput = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    lastOutput = (lastOutput + chunk).slice(-2_000);
   });
-  const spawnFailed = once(child, "error").then(([error]) => error as Error);
+  const spawnFailed = new Promise<never>((_, reject) =>
+    child.once("error", (error) =>
+      reject(
+        new Error(
+          `cannot run ${command}: ${error.message} (the embedded stack's S3; install it with pip install 'moto[server]')`,
+        ),
+      ),
+    ),
+  );
   const endpoint = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    child.kill("SIGTERM");
-    if (!(await ended(child, STOP_GRACE_MS))) child.kill("SIGKILL");
-  };
-  const giveUpAt = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!(await answers(endpoint))) {
-    const failure = await Promise.race([spawnFailed, delay(100).then(() => undefined)]);
-    if (failure !== undefined || child.exitCode !== null) {
-      await stop();
-      throw new Error(
-        `moto_server did not start (${failure?.message ?? `exit ${child.exitCode}`}): is Python moto installed? ${stderr}`,
-      );
-    }
-    if (Date.now() > giveUpAt) {
-      await stop();
-      throw new Error(`moto_server did not answer on ${endpoint} within ${STARTUP_TIMEOUT_MS} ms: ${stderr}`);
+  try {
+    await Promise.race([answering(child, endpoint, startTimeoutMs, () => lastOutput.trim()), spawnFailed]);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  // Its request log is noise once it runs; a full pipe would block it.
+  child.stderr?.removeAllListeners("data").resume();
+  return { endpoint, port, stop: () => stopChild(child) };
+}
+
+/** Starts `moto_server` as a child process and waits until it answers. */
+export async function startMotoServer(options: MotoServerOptions = {}): Promise<RunningMotoServer> {
+  const command = options.command ?? "moto_server";
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= BIND_ATTEMPTS; attempt += 1) {
+    try {
+      return await startOnce(command, startTimeoutMs);
+    } catch (error) {
+      lastError = error;
+      if (error instanceof Error && error.message.startsWith("cannot run")) break;
     }
   }
-  return { endpoint, stop };
+  throw lastError;
 }

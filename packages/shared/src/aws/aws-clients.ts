@@ -1,5 +1,6 @@
 import http from "node:http";
 import https from "node:https";
+import { S3Client } from "@aws-sdk/client-s3";
 import { SNSClient } from "@aws-sdk/client-sns";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { traceAwsCalls } from "../telemetry/aws-call-spans.js";
@@ -64,6 +65,14 @@ export function createLongPollSqsClient(settings: AwsClientSettings, waitTimeSec
     ...settings,
     requestTimeoutMs: waitTimeSeconds * 1_000 + settings.requestTimeoutMs,
   });
+}
+
+/**
+ * S3 client, configured like `createSnsClient`. An endpoint override (LocalStack, moto) gets
+ * path-style addressing: a local endpoint has no per-bucket host names.
+ */
+export function createS3Client(settings: AwsClientSettings): S3Client {
+  return new S3Client({ ...clientConfig(settings), forcePathStyle: settings.endpoint !== "" });
 }
 
 /** The endpoint a service uses: its own override, else the shared one, else AWS. */

@@ -1,0 +1,106 @@
+import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { Deadline, describeError, pointerUri } from "@outbox/client";
+import type { DecodedMessage } from "./decode-message.js";
+import { PoisonReason } from "./errors.js";
+
+/** Where claim-checked payloads are read from (CONSUMER_CLAIM_CHECK_BUCKET and its S3 client). */
+export interface ClaimCheckReader {
+  readonly s3: S3Client;
+  /** The one bucket pointers may name: a message cannot make the consumer read anything else. */
+  readonly bucket: string;
+  /** CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: the most one fetch takes of its message's deadline. */
+  readonly fetchTimeoutMs: number;
+}
+
+/** The fetch ran out of its own time (not the message's): retried later like any failure. */
+export class ClaimedPayloadTimeoutError extends Error {
+  override readonly name = "ClaimedPayloadTimeoutError";
+}
+
+/**
+ * S3's error code when the object is not there, or undefined: NoSuchKey (404). Without s3:ListBucket
+ * on the bucket S3 answers 403 AccessDenied instead, indistinguishable from a real denial: hence
+ * the consumer's ListBucket grant (infra).
+ */
+function missingCode(error: unknown): string | undefined {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === "NoSuchKey" || name === "NotFound" ? name : undefined;
+}
+
+/** The body's text, or the abort: a body that stops half-way must not outlive the deadline either. */
+async function bodyText(
+  body: { transformToString(encoding?: string): Promise<string>; destroy?: () => void },
+  deadline: Deadline,
+): Promise<string> {
+  let unlink = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    unlink = deadline.onAbort((reason) => {
+      body.destroy?.();
+      reject(reason);
+    });
+  });
+  try {
+    return await Promise.race([body.transformToString("utf-8"), aborted]);
+  } finally {
+    unlink();
+  }
+}
+
+/**
+ * The message with its claim-checked payload in place, fetched from S3 under the message's
+ * deadline (and at most CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS of it), or why it is poison: a
+ * pointer we may not follow, an object that is gone (deleted, or expired by the bucket's lifecycle:
+ * retrying cannot bring it back), a payload that is not JSON. A message that is not claim-checked
+ * comes back as it is. Throws on what a retry may fix (S3 unreachable, the time ran out): when the
+ * message's own deadline aborted, with its reason, so a drain's expiry releases the message.
+ */
+export async function fetchClaimedPayload(
+  reader: ClaimCheckReader | undefined,
+  decoded: DecodedMessage,
+  messageDeadline: Deadline,
+): Promise<DecodedMessage | PoisonReason> {
+  const pointer = decoded.claimed;
+  if (pointer === undefined) return decoded;
+  const uri = pointerUri(pointer);
+  if (reader === undefined) {
+    return new PoisonReason(
+      "claim_check_not_configured",
+      `the payload is at ${uri} and CONSUMER_CLAIM_CHECK_BUCKET is not set`,
+    );
+  }
+  if (pointer.bucket !== reader.bucket) {
+    return new PoisonReason(
+      "claim_check_bucket_not_allowed",
+      `the payload is at ${uri}, outside CONSUMER_CLAIM_CHECK_BUCKET (${reader.bucket})`,
+    );
+  }
+  const deadline = Deadline.after(reader.fetchTimeoutMs, messageDeadline);
+  let text: string;
+  try {
+    const object = await reader.s3.send(new GetObjectCommand({ Bucket: pointer.bucket, Key: pointer.key }), {
+      abortSignal: deadline.signal,
+    });
+    if (object.Body === undefined) throw new Error(`GetObject ${uri} returned no body`);
+    text = await bodyText(object.Body, deadline);
+  } catch (error) {
+    const missing = missingCode(error);
+    if (missing !== undefined) {
+      return new PoisonReason("claimed_payload_missing", `no object at ${uri} (${missing})`);
+    }
+    if (messageDeadline.aborted) throw messageDeadline.signal.reason;
+    if (deadline.aborted) {
+      throw new ClaimedPayloadTimeoutError(
+        `GetObject ${uri} did not finish within CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS (${reader.fetchTimeoutMs} ms)`,
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    deadline.dispose();
+  }
+  try {
+    return { ...decoded, payload: JSON.parse(text) };
+  } catch (error) {
+    return new PoisonReason("claimed_payload_not_json", `${uri}: ${describeError(error)}`);
+  }
+}

@@ -1,0 +1,124 @@
+import type { CfnElement } from "aws-cdk-lib";
+import { Match } from "aws-cdk-lib/assertions";
+import type { IConstruct } from "constructs";
+import { describe, expect, it } from "vitest";
+import { DLQ_RETENTION_SECONDS } from "../lib/budget.js";
+import { container, environmentOf, policyStatements, synth, wildcardProblems } from "./support/synth.js";
+
+const { stack, template } = synth();
+const id = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const bucket = id(stack.claimCheck.bucket);
+const objects = { "Fn::Join": ["", [{ "Fn::GetAtt": [bucket, "Arn"] }, "/*"]] };
+
+/** Statements of the policies attached to the role with this logical id, or to this imported role's name. */
+function statementsOf(role: string): Record<string, unknown>[] {
+  return Object.values(template.findResources("AWS::IAM::Policy"))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+}
+
+const s3Statements = (statements: Record<string, unknown>[]) =>
+  statements.filter((statement) => JSON.stringify(statement.Action).includes("s3:"));
+
+describe("the claim check's bucket", () => {
+  it("is private, encrypted, TLS only, and retained with the queues", () => {
+    const resources = template.findResources("AWS::S3::Bucket");
+    expect(Object.keys(resources)).toEqual([bucket]);
+    expect(resources[bucket]).toMatchObject({ DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      OwnershipControls: { Rules: [{ ObjectOwnership: "BucketOwnerEnforced" }] },
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      Bucket: { Ref: bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: "Deny",
+            Action: "s3:*",
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it("expires objects once no message can point at one: the DLQ's retention (past the queue's) plus a day", () => {
+    const days = DLQ_RETENTION_SECONDS / 86_400 + 1;
+    expect(stack.consumerBudget.dlqRetentionSeconds).toBeGreaterThanOrEqual(
+      stack.consumerBudget.queueRetentionSeconds,
+    );
+    expect(stack.claimCheck.expirationDays).toBe(days);
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: [
+          {
+            Id: "expire-claimed-payloads",
+            Status: "Enabled",
+            ExpirationInDays: days,
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          },
+        ],
+      },
+    });
+  });
+
+  it("tells the consumer its name (CONSUMER_CLAIM_CHECK_BUCKET) and outputs it for the applications", () => {
+    expect(environmentOf(container(template, "consumer")).CONSUMER_CLAIM_CHECK_BUCKET).toEqual({
+      Ref: bucket,
+    });
+    template.hasOutput("ClaimCheckBucketName", { Value: { Ref: bucket } });
+  });
+});
+
+describe("who may touch it", () => {
+  it("lets the consumer get objects and list the bucket (a missing object reads as 404, not 403), nothing more", () => {
+    expect(s3Statements(statementsOf(id(stack.consumer.taskRole)))).toEqual([
+      { Effect: "Allow", Action: "s3:GetObject", Resource: objects },
+      { Effect: "Allow", Action: "s3:ListBucket", Resource: { "Fn::GetAtt": [bucket, "Arn"] } },
+    ]);
+  });
+
+  it("lets no other role of the stack at it: the relay publishes pointers, the photo service sends small events", () => {
+    const withApi = synth({ api: { equipmentUrl: "http://equipment.internal:8080" } });
+    const consumerRole = withApi.stack.getLogicalId(
+      withApi.stack.consumer.taskRole.node.defaultChild as CfnElement,
+    );
+    const onS3 = Object.values(withApi.template.findResources("AWS::IAM::Policy")).filter((policy) =>
+      JSON.stringify(policy.Properties.PolicyDocument.Statement).includes('"s3:'),
+    );
+    expect(onS3.map((policy) => policy.Properties.Roles)).toEqual([[{ Ref: consumerRole }]]);
+    // Nor a role policy, nor a bucket policy that allows anything.
+    const allowedByBucketPolicy = policyStatements(withApi.template).filter(
+      ({ where, statement }) => where.startsWith("ClaimCheckBucketPolicy") && statement.Effect === "Allow",
+    );
+    expect(allowedByBucketPolicy).toEqual([]);
+  });
+
+  it("gives each role in claimCheckWriterRoleArns PutObject on the objects only", () => {
+    const writer = "arn:aws:iam::123456789012:role/orders-app";
+    const withWriter = synth({ claimCheckWriterRoleArns: [writer] });
+    const writerBucket = withWriter.stack.getLogicalId(
+      withWriter.stack.claimCheck.bucket.node.defaultChild as CfnElement,
+    );
+    const policies = Object.values(withWriter.template.findResources("AWS::IAM::Policy")).filter((policy) =>
+      JSON.stringify(policy.Properties.Roles).includes("orders-app"),
+    );
+    expect(policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement)).toEqual([
+      {
+        Effect: "Allow",
+        Action: "s3:PutObject",
+        Resource: { "Fn::Join": ["", [{ "Fn::GetAtt": [writerBucket, "Arn"] }, "/*"]] },
+      },
+    ]);
+    expect(wildcardProblems(withWriter.template)).toEqual([]);
+  });
+});

@@ -1,0 +1,89 @@
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { Deadline } from "../deadline/deadline.js";
+import { describeError } from "../log/describe-error.js";
+import type { ClaimCheck } from "./claim-check.js";
+import { contentKey } from "./content-key.js";
+import { type PayloadPointer, pointerUri } from "./payload-pointer.js";
+
+export type { ClaimCheck } from "./claim-check.js";
+export { contentKey } from "./content-key.js";
+export {
+  decodePointer,
+  EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
+  encodePointer,
+  LEGACY_PAYLOAD_POINTER_CLASS,
+  LEGACY_PAYLOAD_SIZE_ATTRIBUTE,
+  PAYLOAD_POINTER_CLASS,
+  PAYLOAD_SIZE_ATTRIBUTES,
+  type PayloadPointer,
+  pointerUri,
+} from "./payload-pointer.js";
+
+/** What the default bound of one PutObject is: a 5 MiB payload over a slow link, not a hung endpoint. */
+const DEFAULT_PUT_TIMEOUT_MS = 10_000;
+
+export interface S3ClaimCheckOptions {
+  /** Your S3 client (region, credentials; `forcePathStyle` for a local endpoint). */
+  readonly s3: S3Client;
+  readonly bucket: string;
+  /** Prepended to every key, e.g. `"outbox/"`; default none. */
+  readonly keyPrefix?: string;
+  /** The most one PutObject may take, retries included; default 10 000 ms. */
+  readonly putTimeoutMs?: number;
+}
+
+/** A PutObject that failed or ran out of time: `enqueue` rejects with it and writes no row. */
+export class ClaimCheckError extends Error {
+  override readonly name = "ClaimCheckError";
+}
+
+/**
+ * The claim check on S3: each payload under its SHA-256 (`contentKey`) in one bucket. Objects are
+ * never deleted by the consumer (events with the same payload share one); the bucket's lifecycle
+ * rule expires them after the queue's retention, which also removes those a rolled-back transaction
+ * left unreferenced.
+ */
+export class S3ClaimCheck implements ClaimCheck {
+  readonly #s3: S3Client;
+  readonly #bucket: string;
+  readonly #keyPrefix: string;
+  readonly #putTimeoutMs: number;
+
+  constructor(options: S3ClaimCheckOptions) {
+    const putTimeoutMs = options.putTimeoutMs ?? DEFAULT_PUT_TIMEOUT_MS;
+    if (!Number.isFinite(putTimeoutMs) || putTimeoutMs <= 0) {
+      throw new RangeError(`putTimeoutMs must be a positive number of milliseconds, got ${putTimeoutMs}`);
+    }
+    if (options.bucket === "") throw new RangeError("bucket must not be empty");
+    this.#s3 = options.s3;
+    this.#bucket = options.bucket;
+    this.#keyPrefix = options.keyPrefix ?? "";
+    this.#putTimeoutMs = putTimeoutMs;
+  }
+
+  pointerFor(payloadJson: string): PayloadPointer {
+    return { bucket: this.#bucket, key: contentKey(payloadJson, this.#keyPrefix) };
+  }
+
+  async put(pointer: PayloadPointer, payloadJson: string): Promise<void> {
+    const deadline = Deadline.after(this.#putTimeoutMs);
+    try {
+      await this.#s3.send(
+        new PutObjectCommand({
+          Bucket: pointer.bucket,
+          Key: pointer.key,
+          Body: payloadJson,
+          ContentType: "application/json; charset=utf-8",
+        }),
+        { abortSignal: deadline.signal },
+      );
+    } catch (error) {
+      const why = deadline.aborted
+        ? `did not finish within ${this.#putTimeoutMs} ms`
+        : `failed: ${describeError(error)}`;
+      throw new ClaimCheckError(`PutObject ${pointerUri(pointer)} ${why}`, { cause: error });
+    } finally {
+      deadline.dispose();
+    }
+  }
+}
