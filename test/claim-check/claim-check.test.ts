@@ -79,21 +79,25 @@ function payloadOf(bytes: number): { json: string; payload: { id: string; blob: 
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
-async function enqueueClaimed(event: NewEvent): Promise<string> {
+async function enqueueClaimed(
+  event: NewEvent,
+  maxMessageBytes?: Readonly<Record<string, number>>,
+): Promise<string> {
+  const options = maxMessageBytes === undefined ? { claimCheck } : { claimCheck, maxMessageBytes };
   const [id] = await database.db
     .transaction()
-    .execute((trx) => enqueue(trx as unknown as Kysely<OutboxTables>, [event], { claimCheck }));
+    .execute((trx) => enqueue(trx as unknown as Kysely<OutboxTables>, [event], options));
   if (id === undefined) throw new Error("enqueue returned no id");
   return id;
 }
 
 /** Publishes everything in the outbox with the real relay, then drains it. */
-async function relayAll(): Promise<void> {
+async function relayAll(to: BootstrappedResources = resources): Promise<void> {
   const relay = createRelay({
     db: database.db,
     publisher: createSnsPublisher(sns),
     listenUrl: databaseUrl,
-    topicArns: { blobs: resources.topicArn },
+    topicArns: { blobs: to.topicArn },
     backoff: { baseMs: 50, maxMs: 200 },
     outageBackoffMaxMs: 200,
   });
@@ -108,7 +112,7 @@ async function relayAll(): Promise<void> {
   await relay.drain();
 }
 
-function consumerOf(handled: ConsumedEvent[]): Consumer {
+function consumerOf(handled: ConsumedEvent[], from: BootstrappedResources = resources): Consumer {
   return createConsumer({
     handlers: defineHandlers<{ [eventType]: unknown }>({
       [eventType]: async (event) => {
@@ -117,8 +121,8 @@ function consumerOf(handled: ConsumedEvent[]): Consumer {
     }),
     pool: database.pool,
     sqs,
-    queueUrl: resources.queueUrl,
-    dlqUrl: resources.dlqUrl,
+    queueUrl: from.queueUrl,
+    dlqUrl: from.dlqUrl,
     claimCheck: { s3, bucket },
     waitTimeSeconds: 1,
     log: quiet(),
@@ -126,6 +130,35 @@ function consumerOf(handled: ConsumedEvent[]): Consumer {
 }
 
 describe("the S3 claim check", () => {
+  it("leaves a 900 KiB payload on a topic raised to 1 MiB as it is: no object, the message is the payload, handled once", async () => {
+    const large = await bootstrapResources(stack().aws, {
+      name: uniqueName("claim-large"),
+      rawDelivery: true,
+      maximumMessageSize: 1_048_576,
+    });
+    const { json } = payloadOf(900 * 1024);
+    const id = await enqueueClaimed({ topic: "blobs", eventType, payloadJson: json }, { blobs: 1_048_576 });
+    const before = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `test/${sha256(json)}` }),
+    );
+    expect(before.KeyCount ?? 0).toBe(0);
+
+    await relayAll(large);
+    const handled: ConsumedEvent[] = [];
+    const consumer = consumerOf(handled, large);
+    consumer.start();
+    await waitUntil("the 900 KiB event to be handled", () => handled.length > 0, { timeoutMs: 30_000 });
+    expect(await consumer.drain()).toMatchObject({ clean: true, processed: 1, poison: 0, failed: 0 });
+    expect(handled.map((event) => event.id)).toEqual([id]);
+    expect(JSON.stringify(handled[0]?.payload) === json).toBe(true);
+    const inbox = await database.db
+      .selectFrom("inbox")
+      .select("event_id")
+      .where("event_id", "=", id)
+      .execute();
+    expect(inbox).toHaveLength(1);
+  });
+
   it("offloads a 5 MiB payload: the object holds its exact bytes, SQS carries the extended clients' pointer and ExtendedPayloadSize", async () => {
     const { json } = payloadOf(FIVE_MIB);
     const id = await enqueueClaimed({ topic: "blobs", eventType, payloadJson: json });
