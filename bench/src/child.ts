@@ -34,9 +34,12 @@ type Line =
 
 export interface ChildOptions {
   env?: Record<string, string>;
-  /** Directory for `node --cpu-prof`. */
+  /** Directory for a CPU profile of the measured part of the job (see `measure`). */
   cpuProfDir?: string;
 }
+
+/** The child's environment variable naming `ChildOptions.cpuProfDir`. */
+export const CPU_PROFILE_DIR_ENV = "BENCH_CPU_PROFILE_DIR";
 
 export class MeasuredChild {
   readonly process: ChildProcess;
@@ -49,12 +52,18 @@ export class MeasuredChild {
 
   constructor(job: object, options: ChildOptions = {}) {
     const quiet = ["--disable-warning=NodeVersionSupportWarning"];
-    const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+    const profile = options.cpuProfDir ? { [CPU_PROFILE_DIR_ENV]: options.cpuProfDir } : {};
     this.process = spawn(
       process.execPath,
-      [...quiet, ...profile, "--conditions=development", "--import", TSX_IMPORT, WORKER],
+      [...quiet, "--conditions=development", "--import", TSX_IMPORT, WORKER],
       {
-        env: { ...process.env, NODE_NO_WARNINGS: "1", ...options.env, BENCH_JOB: JSON.stringify(job) },
+        env: {
+          ...process.env,
+          NODE_NO_WARNINGS: "1",
+          ...options.env,
+          ...profile,
+          BENCH_JOB: JSON.stringify(job),
+        },
         stdio: ["pipe", "pipe", "inherit"],
       },
     );

@@ -25,9 +25,14 @@ async function runRelay(job: RelayJob): Promise<void> {
   const sns = createSnsClient(awsSettings(job.aws.region, job.aws.snsEndpoint, 64));
   const subject =
     job.impl === "ours" ? await ourRelay(job, sns, counter, times) : ptoRelay(job, sns, counter, times);
-  const result = await measure(control, counter, job.capMs, subject, () => ({
-    times: job.recordTimes ? [...times] : undefined,
-  }));
+  const result = await measure(
+    control,
+    counter,
+    job.capMs,
+    subject,
+    () => ({ times: job.recordTimes ? [...times] : undefined }),
+    `relay-${job.impl}-${job.sink}`,
+  );
   sns.destroy();
   await emit({ t: "result", ...result });
 }
@@ -55,9 +60,14 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
       : job.impl === "bare-sdk"
         ? { ...bareSdkConsumer(job, sqs, counter), duplicates: () => 0 }
         : sqsConsumer(job, database, sqs, counter);
-  const result = await measure(control, counter, job.capMs, subject, () => ({
-    duplicates: subject.duplicates(),
-  }));
+  const result = await measure(
+    control,
+    counter,
+    job.capMs,
+    subject,
+    () => ({ duplicates: subject.duplicates() }),
+    `consumer-${job.impl}-c${job.concurrency}`,
+  );
   sqs.destroy();
   await database.close(2_000).catch(() => {});
   await emit({ t: "result", ...result });

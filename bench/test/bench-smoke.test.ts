@@ -12,6 +12,10 @@ const TABLE_SAYS: Partial<Record<ScenarioName, RegExp[]>> = {
     /pto replication \((mutex|full concurrency)/,
     /controller picked by/,
   ],
+  consumer: [
+    /CPU µs\/message above the bare SDK/,
+    /the bare SDK's -?\d+ µs\/message \(receive \d+ \+ DeleteMessageBatch/,
+  ],
   "relay-latency-sns": [
     /Little's-law bound: \d+ in flight × 10 \/ 20 ms/,
     /\d+ % of the bound \d+ events\/s/,

@@ -1,6 +1,8 @@
 /**
- * Self time of `.cpuprofile` files (from `node --cpu-prof`, e.g. BENCH_CPU_PROF=dir): by package
- * (node_modules/<pkg>, node: internals, ours by workspace package), then the top functions.
+ * Self time of `.cpuprofile` files (from `node --cpu-prof`, or BENCH_CPU_PROF=dir): by package
+ * (node_modules/<pkg>, node: internals, ours by workspace package); by package again with native and
+ * node: frames charged to the nearest package frame above them (a socket write pg makes is pg's, not
+ * "native"); then the top functions.
  *
  *   pnpm exec tsx bench/tools/profile-summary.ts dir-or-file… [--top 30]
  */
@@ -10,6 +12,7 @@ import { join } from "node:path";
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -47,11 +50,24 @@ const files = paths.flatMap((path) =>
 );
 const byFunction = new Map<string, number>();
 const byPackage = new Map<string, number>();
+const byCaller = new Map<string, number>();
 let total = 0;
 let idle = 0;
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  /** The package of the nearest frame from `id` up that has one; idle, GC and bare event-loop work keep their own name. */
+  const caller = (id: number, leaf: ProfileNode): string => {
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const url = byId.get(at)?.callFrame.url ?? "";
+      if (url !== "" && !url.startsWith("node:")) return packageOf(url);
+    }
+    return IDLE.includes(leaf.callFrame.functionName)
+      ? leaf.callFrame.functionName
+      : "(node runtime, no package on the stack)";
+  };
   profile.samples.forEach((id, index) => {
     const node = byId.get(id);
     const delta = profile.timeDeltas[index] ?? 0;
@@ -61,6 +77,8 @@ for (const file of files) {
     byFunction.set(key, (byFunction.get(key) ?? 0) + delta);
     const group = IDLE.includes(functionName) ? functionName : packageOf(url);
     byPackage.set(group, (byPackage.get(group) ?? 0) + delta);
+    const charged = caller(id, node);
+    byCaller.set(charged, (byCaller.get(charged) ?? 0) + delta);
     total += delta;
     if (IDLE.includes(functionName)) idle += delta;
   });
@@ -71,6 +89,8 @@ console.log(
   `${files.length} profile(s), ${(total / 1e3).toFixed(0)} ms sampled, ${((total - idle) / 1e3).toFixed(0)} ms busy`,
 );
 for (const [name, micros] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(line(micros, name));
+console.log("--- native and node: frames charged to the nearest package above them");
+for (const [name, micros] of [...byCaller].sort((a, b) => b[1] - a[1])) console.log(line(micros, name));
 console.log("---");
 for (const [name, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   console.log(line(micros, name));

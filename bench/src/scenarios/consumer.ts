@@ -1,5 +1,6 @@
 /** Scenario 3 (consumer throughput): our consumer vs sqs-consumer 14 with the same inbox transaction. */
 import { randomUUID } from "node:crypto";
+import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { bootstrapResources } from "@outbox/devstack";
 import { createSqsClient } from "@outbox/shared";
 import { runJob } from "../child.js";
@@ -20,6 +21,11 @@ export interface ConsumerRun {
   postgresCpuSeconds: number;
   duplicates: number;
   capped: boolean;
+  /**
+   * CPU µs/message minus the bare SDK's in the same round (receive + delete at the same batch size, no
+   * Postgres): what the library and its handler add on top of the SQS calls every consumer makes.
+   */
+  cpuMicrosAboveBareSdk?: number;
 }
 
 export function setupSqs(ctx: BenchContext) {
@@ -82,16 +88,18 @@ async function consumerRun(
   url: string,
   impl: ConsumerImpl,
   concurrency: number,
+  bareSdk?: ConsumerRun,
 ): Promise<ConsumerRun> {
   const messages = concurrency === 1 ? ctx.sizes.consumerMessagesAtOne : ctx.sizes.consumerMessages;
   const queueUrl = await filledQueue(ctx, messages);
   const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
   const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-  // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
+  // BENCH_CPU_PROF=dir: a CPU profile of each subject's measured part (adds overhead: not for the figures).
   const result = await runJob(
     job,
     process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
   );
+  const cpuMicrosPerMessage = Math.round((result.cpuSeconds / Math.max(1, result.count)) * 1e6);
   const run: ConsumerRun = {
     impl,
     concurrency,
@@ -99,15 +107,18 @@ async function consumerRun(
     messages: result.count,
     seconds: result.seconds,
     messagesPerSecond: Math.round(result.count / result.seconds),
-    cpuMicrosPerMessage: Math.round((result.cpuSeconds / Math.max(1, result.count)) * 1e6),
+    cpuMicrosPerMessage,
     maxRssMiB: result.maxRssMiB,
     postgresCpuSeconds: Number((postgresCpuSeconds(ctx.postmasterPid) - pgBefore).toFixed(2)),
     duplicates: Number(result.duplicates ?? 0),
     capped: result.capped === true,
+    ...(bareSdk ? { cpuMicrosAboveBareSdk: cpuMicrosPerMessage - bareSdk.cpuMicrosPerMessage } : {}),
   };
   ctx.record("consumer-throughput", { ...run });
+  const above =
+    run.cpuMicrosAboveBareSdk === undefined ? "" : ` (${run.cpuMicrosAboveBareSdk} above the bare SDK)`;
   ctx.log(
-    `  consumer ${impl.padEnd(18)} c=${String(concurrency).padStart(2)} pollers=${job.pollers}: ${run.messages} msgs in ${run.seconds.toFixed(2)} s = ${run.messagesPerSecond} msg/s, ${run.cpuMicrosPerMessage} µs CPU/msg, RSS ${run.maxRssMiB} MiB`,
+    `  consumer ${impl.padEnd(18)} c=${String(concurrency).padStart(2)} pollers=${job.pollers}: ${run.messages} msgs in ${run.seconds.toFixed(2)} s = ${run.messagesPerSecond} msg/s, ${run.cpuMicrosPerMessage} µs CPU/msg${above}, RSS ${run.maxRssMiB} MiB`,
   );
   return run;
 }
@@ -120,16 +131,26 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
   await handle.close(5_000);
   try {
     for (const concurrency of ctx.sizes.concurrencies) {
-      const runs: Record<Exclude<ConsumerImpl, "bare-sdk">, ConsumerRun[]> = {
+      const runs: Record<ConsumerImpl, ConsumerRun[]> = {
         ours: [],
         "sqs-consumer": [],
         "sqs-consumer-batch": [],
+        "bare-sdk": [],
       };
       for (let run = 0; run < ctx.runs; run += 1) {
+        // The bare SDK first: each consumer run of the round is told its CPU above it.
+        const bareSdk = await consumerRun(ctx, url, "bare-sdk", concurrency);
+        runs["bare-sdk"].push(bareSdk);
         for (const impl of ["ours", "sqs-consumer", "sqs-consumer-batch"] as const) {
-          runs[impl].push(await consumerRun(ctx, url, impl, concurrency));
+          runs[impl].push(await consumerRun(ctx, url, impl, concurrency, bareSdk));
         }
       }
+      const aboveBareSdk = (impl: ConsumerImpl) =>
+        summarize(runs[impl].map((r) => r.cpuMicrosAboveBareSdk ?? Number.NaN));
+      const bareSdkCpu = summarize(runs["bare-sdk"].map((r) => r.cpuMicrosPerMessage)).median;
+      ctx.log(
+        `  c=${concurrency} CPU µs/msg above the bare SDK (${bareSdkCpu} µs/msg), medians: ours ${aboveBareSdk("ours").median}, sqs-consumer ${aboveBareSdk("sqs-consumer").median}, sqs-consumer-batch ${aboveBareSdk("sqs-consumer-batch").median}`,
+      );
       const shape = sqsConsumerShape(concurrency);
       const scenario = `3 consumer, concurrency ${concurrency} (ours ${ourPollers(concurrency)} poller(s); sqs-consumer ${shape.instances}× batch ${shape.batchSize})`;
       for (const peer of ["sqs-consumer", "sqs-consumer-batch"] as const) {
@@ -142,6 +163,14 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
             better: "lower",
             ours: summarize(runs.ours.map((r) => r.cpuMicrosPerMessage)),
             peer: { name, summary: summarize(runs[peer].map((r) => r.cpuMicrosPerMessage)) },
+          },
+          {
+            scenario,
+            metric: "CPU µs/message above the bare SDK",
+            better: "lower",
+            ours: aboveBareSdk("ours"),
+            peer: { name, summary: aboveBareSdk(peer) },
+            note: `what each library and its handler add to the bare SDK's ${bareSdkCpu} µs/message (receive ${Math.min(MAX_BATCH_ENTRIES, concurrency)} + DeleteMessageBatch, no Postgres), run by run`,
           },
           {
             scenario,

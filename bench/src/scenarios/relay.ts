@@ -69,7 +69,7 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
       ...(ptoController ? { ptoController } : {}),
     };
     const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-    // BENCH_CPU_PROF=dir: a CPU profile of each subject process (adds overhead: not for the figures).
+    // BENCH_CPU_PROF=dir: a CPU profile of each subject's measured part (adds overhead: not for the figures).
     const result = await runJob(
       job,
       process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},

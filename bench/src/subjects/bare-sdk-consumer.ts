@@ -4,9 +4,10 @@ import type { ConsumerJob } from "../jobs.js";
 import type { Counter, Subject } from "./measure-subject.js";
 
 /**
- * No consumer at all: `pollers` loops of ReceiveMessage (10) then DeleteMessageBatch, on the same
- * client, with no Postgres and no handler. What the SQS server and the SDK allow by themselves, the
- * ceiling any consumer on this machine works under.
+ * No consumer at all: `pollers` loops of ReceiveMessage (10, fewer below concurrency 10, as the
+ * consumers ask for) then DeleteMessageBatch, on the same client, with no Postgres and no handler.
+ * What the SQS server and the SDK allow by themselves, the ceiling any consumer on this machine works
+ * under, and the floor of its CPU per message.
  */
 export function bareSdkConsumer(job: ConsumerJob, sqs: SQSClient, counter: Counter): Subject {
   let running = true;
@@ -15,7 +16,7 @@ export function bareSdkConsumer(job: ConsumerJob, sqs: SQSClient, counter: Count
       const { Messages: messages = [] } = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: job.queueUrl,
-          MaxNumberOfMessages: MAX_BATCH_ENTRIES,
+          MaxNumberOfMessages: Math.min(MAX_BATCH_ENTRIES, job.concurrency),
           WaitTimeSeconds: 1,
           MessageAttributeNames: ["All"],
         }),

@@ -1,5 +1,8 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type childControl, emit } from "../child.js";
+import { CPU_PROFILE_DIR_ENV, type childControl, emit } from "../child.js";
 
 type Control = ReturnType<typeof childControl>;
 
@@ -70,9 +73,34 @@ function maxRssMiB(): number {
 }
 
 /**
+ * A V8 CPU profile of what runs between `start` and `stop`, written as `<dir>/<name>-<pid>.cpuprofile`
+ * when the parent asked for one (ChildOptions.cpuProfDir), else nothing. Only the measured part: a
+ * whole-process profile (`node --cpu-prof`) is mostly start-up (tsx compiling, modules loading) at
+ * the quick sizes, which would drown the shares of the work measured.
+ */
+async function startProfile(name: string): Promise<{ stop(): Promise<void> }> {
+  const dir = process.env[CPU_PROFILE_DIR_ENV];
+  if (!dir) return { stop: async () => {} };
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  // 200 µs: a quick run's measured part is about a second, enough samples to rank functions.
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return {
+    async stop() {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${name}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    },
+  };
+}
+
+/**
  * The measured part of a job: tells the parent it is ready, waits for its go, runs the subject until
  * the counter's target (or `capMs`, or the parent's finish), then stops it (10 s at most). `extra`
- * adds the job's own figures, taken before the stop.
+ * adds the job's own figures, taken before the stop. `name` names its CPU profile, if one is asked for.
  */
 export async function measure<Extra extends object>(
   control: Control,
@@ -80,15 +108,18 @@ export async function measure<Extra extends object>(
   capMs: number,
   subject: Subject,
   extra: () => Extra,
+  name: string,
 ) {
   await emit({ t: "ready" });
   await control.go;
+  const profile = await startProfile(name);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   subject.start();
   const how = await counter.done(capMs);
   const ended = counter.reachedAt ?? performance.now();
   const cpu = process.cpuUsage(cpuBefore);
+  await profile.stop();
   const result = {
     count: counter.count,
     seconds: (ended - started) / 1_000,
