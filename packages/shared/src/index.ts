@@ -6,6 +6,7 @@ export {
   endpointFor,
 } from "./aws/aws-clients.js";
 export { isTopicArn } from "./aws/topic-arn.js";
+export { renderTable } from "./cli/render-table.js";
 export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
 export { loadConfig, readConfig } from "./config/load-config.js";

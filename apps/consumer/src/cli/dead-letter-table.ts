@@ -1,3 +1,4 @@
+import { renderTable } from "@outbox/shared";
 import type { DeadLetter } from "./dead-letters.js";
 
 /** The most characters of a reason a table row shows; `--json` carries it whole. */
@@ -19,16 +20,5 @@ export function renderDeadLetters(letters: readonly DeadLetter[]): string {
       (letter.reason ?? "(redrive policy: the handler kept failing)").slice(0, REASON_SHOWN),
     ]),
   ];
-  const numeric = new Set([3, 4]);
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, column) =>
-          numeric.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0),
-        )
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n")}\n`;
+  return renderTable(rows, new Set([3, 4]));
 }

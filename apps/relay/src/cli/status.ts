@@ -1,4 +1,4 @@
-import { EXIT_CONFIG, EXIT_OK } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_OK, renderTable } from "@outbox/shared";
 import { sql } from "kysely";
 import { holdsItsKey } from "../dead-heads.js";
 import { notDueYet } from "../scheduled-rows.js";
@@ -165,19 +165,4 @@ function renderTables(
     ],
     new Set([3]),
   )}${listed}`;
-}
-
-/** Columns padded to their widest cell: numbers (`numeric` columns) right-aligned, text left-aligned. */
-function renderTable(rows: readonly string[][], numeric: ReadonlySet<number>): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, column) =>
-          numeric.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0),
-        )
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n")}\n`;
 }
