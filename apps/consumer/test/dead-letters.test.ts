@@ -3,6 +3,7 @@ import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../../../drills/src/handlers/example-handlers.js";
+import type { RedriveCounts } from "../src/cli/redrive.js";
 import {
   effectCount,
   exampleEvent,
@@ -47,15 +48,8 @@ async function listDlq(queue: BootstrappedResources): Promise<Listed> {
   return JSON.parse(run.stdout) as Listed;
 }
 
-interface Summary {
-  received: number;
-  matched: number;
-  moved: number;
-  skipped: number;
-  failed: number;
-  undeleted: number;
-  dryRun: boolean;
-}
+/** The summary line redrive prints: its counts, and whether it was a dry run. */
+type Summary = RedriveCounts & { dryRun: boolean };
 
 /** The summary line (the last on stdout) and the lines before it. */
 async function redrive(queue: BootstrappedResources, args: string[], code = 0) {

@@ -18,7 +18,8 @@ export interface ClaimedRow {
   readonly createdAt: Date;
 }
 
-interface RawRow {
+/** An outbox row as the claim's RETURNING (and republish's read) selects it, before `claimedRow`. */
+export interface RawOutboxRow {
   id: string;
   seq: string;
   topic: string;
@@ -76,7 +77,7 @@ export async function claimBatch(
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedRow[]> {
-  const { rows } = await sql<RawRow>`
+  const { rows } = await sql<RawOutboxRow>`
     WITH candidates AS (
       SELECT o.id, o.seq, o.ordering_key
       FROM outbox o
@@ -130,19 +131,22 @@ export async function claimBatch(
     RETURNING o.id, o.seq, o.topic, o.ordering_key, o.event_type, o.payload::text AS payload, o.headers,
               o.attempts, o.created_at
   `.execute(db);
-  return rows
-    .map((row) => ({
-      id: row.id,
-      seq: row.seq,
-      topic: row.topic,
-      orderingKey: row.ordering_key,
-      eventType: row.event_type,
-      payload: row.payload,
-      headers: row.headers,
-      attempts: row.attempts,
-      createdAt: row.created_at,
-    }))
-    .sort(bySeq);
+  return rows.map(claimedRow).sort(bySeq);
+}
+
+/** The row in the relay's own names. */
+export function claimedRow(raw: RawOutboxRow): ClaimedRow {
+  return {
+    id: raw.id,
+    seq: raw.seq,
+    topic: raw.topic,
+    orderingKey: raw.ordering_key,
+    eventType: raw.event_type,
+    payload: raw.payload,
+    headers: raw.headers,
+    attempts: raw.attempts,
+    createdAt: raw.created_at,
+  };
 }
 
 /**

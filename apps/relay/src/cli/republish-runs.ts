@@ -1,6 +1,6 @@
 import type { OutboxTables as Database } from "@outbox/client";
 import { type Kysely, sql } from "kysely";
-import type { ClaimedRow } from "../claim-batch.js";
+import { type ClaimedRow, claimedRow, type RawOutboxRow } from "../claim-batch.js";
 
 /** Where a run got to: every row of its range up to here, in (published_at, seq) order, was sent. */
 export interface RepublishCursor {
@@ -104,16 +104,7 @@ export interface RangeRow {
   readonly cursor: RepublishCursor;
 }
 
-interface RawRangeRow {
-  id: string;
-  seq: string;
-  topic: string;
-  ordering_key: string | null;
-  event_type: string;
-  payload: string;
-  headers: Record<string, string>;
-  attempts: number;
-  created_at: Date;
+interface RawRangeRow extends RawOutboxRow {
   published_at: string;
 }
 
@@ -152,17 +143,7 @@ export async function readRange(
     LIMIT ${limit}
   `.execute(db);
   return rows.map((raw) => ({
-    row: {
-      id: raw.id,
-      seq: raw.seq,
-      topic: raw.topic,
-      orderingKey: raw.ordering_key,
-      eventType: raw.event_type,
-      payload: raw.payload,
-      headers: raw.headers,
-      attempts: raw.attempts,
-      createdAt: raw.created_at,
-    },
+    row: claimedRow(raw),
     cursor: { published: raw.published_at, seq: raw.seq },
   }));
 }
