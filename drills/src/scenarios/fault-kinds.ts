@@ -33,6 +33,8 @@ export interface FaultSpec {
 
 /** Long enough for a daemon that bounds its waits (at the drill's 1 s statement bound) to replace the connection. */
 const FREEZE_MS = 8_000;
+/** Every backend busy at the fault's start is frozen once idle within this (a message's transaction is ms). */
+const BUSY_BACKENDS_FROZEN_WITHIN_MS = 1_000;
 const POSTGRES_DOWN_MS = 5_000;
 /** The issue's "10 minutes of outage", which is beyond what RELAY_MAX_ATTEMPTS spans at default timing. */
 const SNS_DOWN_SIMULATED_MS = 600_000;
@@ -66,9 +68,12 @@ function frozenBackend(daemon: FaultedDaemon): FaultSpec {
       // Idle ones only: a backend stopped inside a transaction holds its locks (the NOTIFY queue's
       // at commit) until it runs again, and every other session waits on them however the daemon
       // behaves. A failed-over or cut-off server releases them; a frozen process never does.
+      // Busy ones too, as each turns idle: the pool hands out the connection released last, so a
+      // daemon at low concurrency could keep reusing the ones busy at the freeze and never feel it.
       const frozen = await freezeBackends(observer.db, {
         applicationNames: APPLICATION_NAMES[daemon],
         idleOnly: true,
+        busyOnesWithinMs: BUSY_BACKENDS_FROZEN_WITHIN_MS,
       }).finally(() => observer.close(OBSERVER_STATEMENT_TIMEOUT_MS));
       return {
         notInjected: frozen.pids.length === 0 ? `no ${daemon} backend in pg_stat_activity` : null,

@@ -40,35 +40,44 @@ interface Backend {
   readonly clientPort: number;
 }
 
+/** How often a backend busy at the freeze is looked at again to catch it idle. */
+const IDLE_POLL_MS = 50;
+
+export interface FreezeOptions {
+  readonly applicationNames: readonly string[];
+  /** Only backends in state `idle`: an idle backend holds no lock other backends could wait on. */
+  readonly idleOnly?: boolean;
+  /**
+   * With `idleOnly`: the backends busy at the call are frozen too, each as soon as it turns idle,
+   * for up to this long. Without it a pool that keeps reusing the connections that were busy (pg's
+   * pool hands out the most recently released first) may never touch a frozen one.
+   */
+  readonly busyOnesWithinMs?: number;
+}
+
 /**
  * SIGSTOPs the backends of `db`'s database whose `application_name` is one of `applicationNames`,
- * those `idle` only if asked (an idle backend holds no lock other backends could wait on). Resolves
- * once they are stopped, with no pid when there was none. Connections opened later are not frozen,
- * as after a failover. Needs to run as the server's user or root, on the server's machine.
+ * those `idle` only if asked. Resolves once they are stopped (after `busyOnesWithinMs` at most), with
+ * no pid when there was none. Connections opened later are not frozen, as after a failover. Needs to
+ * run as the server's user or root, on the server's machine.
  */
 export async function freezeBackends(
   // biome-ignore lint/suspicious/noExplicitAny: any schema; only catalog views are read.
   db: Kysely<any>,
-  { applicationNames, idleOnly = false }: { applicationNames: readonly string[]; idleOnly?: boolean },
+  { applicationNames, idleOnly = false, busyOnesWithinMs = 0 }: FreezeOptions,
 ): Promise<FrozenBackends> {
-  const { rows } = await sql<{ pid: number; server_port: number; client_port: number }>`
-    SELECT pid, inet_server_port() AS server_port, client_port FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name IN (${sql.join([...applicationNames])})
-      AND pid <> pg_backend_pid() AND (NOT ${idleOnly} OR state = 'idle')
-  `.execute(db);
-  const backends: Backend[] = rows.map((row) => ({
-    pid: row.pid,
-    serverPort: row.server_port,
-    clientPort: row.client_port,
-  }));
-  for (const { pid } of backends) {
-    frozen.add(pid);
-    try {
-      process.kill(pid, "SIGSTOP");
-    } catch {
-      // Ended meanwhile (its client went away): nothing left to freeze.
-      frozen.delete(pid);
-    }
+  const present = await daemonBackends(db, applicationNames);
+  const backends: Backend[] = [];
+  const giveUpAt = Date.now() + busyOnesWithinMs;
+  let waiting = present;
+  for (;;) {
+    const ready = idleOnly ? waiting.filter((backend) => backend.idle) : waiting;
+    for (const backend of ready) if (stop(backend.pid)) backends.push(backend);
+    const stillBusy = new Set(waiting.filter((backend) => !ready.includes(backend)).map((b) => b.pid));
+    if (stillBusy.size === 0 || Date.now() >= giveUpAt) break;
+    await new Promise((resolve) => setTimeout(resolve, IDLE_POLL_MS));
+    // Only the backends there at the call: one opened since is a connection made after the "failover".
+    waiting = (await daemonBackends(db, applicationNames)).filter((backend) => stillBusy.has(backend.pid));
   }
   return {
     pids: backends.map((backend) => backend.pid),
@@ -80,6 +89,36 @@ export async function freezeBackends(
       for (const { pid } of backends) resume(pid);
     },
   };
+}
+
+interface SeenBackend extends Backend {
+  readonly idle: boolean;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any schema; only catalog views are read.
+async function daemonBackends(db: Kysely<any>, applicationNames: readonly string[]): Promise<SeenBackend[]> {
+  const { rows } = await sql<{ pid: number; server_port: number; client_port: number; idle: boolean }>`
+    SELECT pid, inet_server_port() AS server_port, client_port, state = 'idle' AS idle FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name IN (${sql.join([...applicationNames])})
+      AND pid <> pg_backend_pid()
+  `.execute(db);
+  return rows.map((row) => ({
+    pid: row.pid,
+    serverPort: row.server_port,
+    clientPort: row.client_port,
+    idle: row.idle,
+  }));
+}
+
+/** SIGSTOPs one backend; false when it ended meanwhile (its client went away). */
+function stop(pid: number): boolean {
+  try {
+    process.kill(pid, "SIGSTOP");
+    frozen.add(pid);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface TcpSocket {
