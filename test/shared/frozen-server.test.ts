@@ -71,4 +71,46 @@ describe("a pool whose server stops answering", () => {
     expect(nextPid).not.toBe(frozenPid);
     frozen.thaw();
   });
+
+  it("after one unanswered query, replaces every idle connection not answered since, instead of meeting each frozen one", async () => {
+    const url = await createTestDatabase("frozen_server_pool");
+    const pooled = "frozen-server-pool-test";
+    const pool = createDatabase({
+      url,
+      service: pooled,
+      poolMax: 3,
+      statementTimeoutMs,
+      connectTimeoutMs,
+      idleInTransactionTimeoutMs: 10_000,
+    });
+    const watcher = createDatabase({
+      url,
+      service: "frozen-server-pool-observer",
+      statementTimeoutMs: 5_000,
+      idleInTransactionTimeoutMs: 10_000,
+    });
+    try {
+      const pidOf = async () =>
+        (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(pool.db)).rows[0]?.pid;
+      // Three connections at once, then all three idle in the pool, as after a busy moment.
+      const opened = await Promise.all(
+        [1, 2, 3].map(
+          async () =>
+            (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.05)`.execute(pool.db))
+              .rows[0]?.pid,
+        ),
+      );
+      expect(new Set(opened).size).toBe(3);
+      const frozen = await freezeBackends(watcher.db, { applicationNames: [pooled], idleOnly: true });
+      expect(frozen.pids).toHaveLength(3);
+
+      await expect(pidOf()).rejects.toThrow(/^Query read timeout/);
+      // The other two idle connections were sent nothing: each query gets a fresh connection at once.
+      const after = [await pidOf(), await pidOf()];
+      expect(after.every((pid) => typeof pid === "number" && !frozen.pids.includes(pid))).toBe(true);
+      frozen.thaw();
+    } finally {
+      await Promise.all([pool.close(5_000), watcher.close(5_000)]);
+    }
+  });
 });

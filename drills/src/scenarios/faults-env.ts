@@ -36,8 +36,16 @@ export function defaultAttemptSpanMs(): number {
   return span;
 }
 
+/**
+ * An unanswered query is given up at DB_STATEMENT_TIMEOUT_MS + DB_CONNECT_TIMEOUT_MS: 1 s + 2 s
+ * leaves a frozen connection's replacement well inside the 8 s freeze, as at 1 s + the default 5 s
+ * it would not on a loaded machine.
+ */
+const DB_CONNECT_TIMEOUT_MS = "2000";
+
 export const faultRelayEnv: Record<string, string> = {
   ...quickRelayLeases,
+  DB_CONNECT_TIMEOUT_MS,
   RELAY_BACKOFF_BASE_MS: String(defaultBackoff.baseMs / TIME_SCALE),
   RELAY_BACKOFF_MAX_MS: String(defaultBackoff.maxMs / TIME_SCALE),
   // One SDK attempt per publish: the SDK's own retry delays are not scaled, the relay's are.
@@ -48,6 +56,7 @@ export const faultRelayEnv: Record<string, string> = {
 export const faultConsumerEnv: Record<string, string> = {
   ...quickConsumerVisibility,
   DB_STATEMENT_TIMEOUT_MS: "1000",
+  DB_CONNECT_TIMEOUT_MS,
   CONSUMER_HANDLER_TIMEOUT_MS: "4000",
   CONSUMER_DRAIN_TIMEOUT_MS: "5000",
   CONSUMER_RETRY_BASE_SECONDS: "1",
@@ -58,6 +67,7 @@ export const faultConsumerEnv: Record<string, string> = {
 
 export const faultApiEnv: Record<string, string> = {
   DB_STATEMENT_TIMEOUT_MS: "1000",
+  DB_CONNECT_TIMEOUT_MS,
   API_EQUIPMENT_TIMEOUT_MS: "1000",
   API_HEADERS_TIMEOUT_MS: "2000",
   API_HANDLER_TIMEOUT_MS: "3000",

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
+import { performance } from "node:perf_hooks";
 import type { ConnectionOptions } from "node:tls";
 import type { OutboxTables as Database } from "@outbox/client";
 import { Kysely, PostgresDialect } from "kysely";
@@ -350,16 +351,42 @@ export function newDatabaseClient(
 }
 
 /**
+ * What a pool learns from a query left unanswered past `query_timeout`: the server, or the path to
+ * it, may be gone. A failover or a frozen server leaves every connection hanging and none erroring,
+ * so each idle one would be found out one `query_timeout` at a time. Every connection not answered
+ * since that query was sent is suspect instead, and is replaced before the pool hands it out.
+ */
+class ConnectionHealth {
+  #suspectBefore = Number.NEGATIVE_INFINITY;
+  readonly #answeredAt = new WeakMap<pg.Client, number>();
+
+  /** The server answered on `client` (or, for a new client, it was just made). */
+  answered(client: pg.Client): void {
+    this.#answeredAt.set(client, performance.now());
+  }
+
+  /** A query sent at `sentAt` was never answered. */
+  unanswered(sentAt: number): void {
+    this.#suspectBefore = Math.max(this.#suspectBefore, sentAt);
+  }
+
+  isSuspect(client: pg.Client): boolean {
+    return (this.#answeredAt.get(client) ?? Number.NEGATIVE_INFINITY) < this.#suspectBefore;
+  }
+}
+
+/**
  * pg's client, with connection errors that name the TLS setting to change ({@link resolveSsl}),
  * every parameterised statement prepared once per connection (Postgres then skips parsing and
  * analysing it again, which for a statement writing three tables costs as much as running it), and
- * a connection that left a query unanswered past `query_timeout` closed, and a refused rotating
- * password read again before the next connection.
+ * a connection that left a query unanswered past `query_timeout` closed (and its pool told, see
+ * {@link ConnectionHealth}), and a refused rotating password read again before the next connection.
  */
 function explainingClient(
   explain: (error: Error) => Error,
   prepare: boolean,
   bounds: DatabaseClientConfig,
+  health: ConnectionHealth,
 ): typeof pg.Client {
   return class DatabaseClient extends pg.Client {
     readonly #prepared = new Map<string, string>();
@@ -367,6 +394,7 @@ function explainingClient(
 
     constructor(config: pg.ClientConfig) {
       super(config);
+      health.answered(this);
       if (bounds.rotatingPassword !== undefined) authenticateWith(this, bounds.rotatingPassword);
     }
 
@@ -377,11 +405,22 @@ function explainingClient(
       if (callback !== undefined || typeof values === "function" || typeof config?.submit === "function")
         return super.query(config, values, callback);
       const text: string = typeof config === "string" ? config : String(config?.text ?? "");
+      const sentAt = performance.now();
       return inQuerySpan(text, this.database, () =>
-        this.#send(config, values).catch((error: unknown) => {
-          if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) this.#abandon(error);
-          throw error;
-        }),
+        this.#send(config, values).then(
+          (result) => {
+            health.answered(this);
+            return result;
+          },
+          (error: unknown) => {
+            if (error instanceof pg.DatabaseError) health.answered(this);
+            if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) {
+              health.unanswered(sentAt);
+              this.#abandon(error);
+            }
+            throw error;
+          },
+        ),
       );
     }
 
@@ -436,6 +475,51 @@ function explainingClient(
   };
 }
 
+/** pg's pool, handing out no connection its {@link ConnectionHealth} suspects: it is closed and another taken. */
+class HealthCheckedPool extends pg.Pool {
+  readonly #health: ConnectionHealth;
+
+  constructor(health: ConnectionHealth, config: pg.PoolConfig) {
+    super(config);
+    this.#health = health;
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (
+      error: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void;
+  override connect(
+    callback?: (
+      error: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): Promise<pg.PoolClient> | undefined {
+    const connecting = this.#connectHealthy();
+    if (callback === undefined) return connecting;
+    // pg-pool's own pool.query connects this way.
+    connecting.then(
+      (client) =>
+        callback(undefined, client, (release) => client.release(release as boolean | Error | undefined)),
+      (error: Error) => callback(error, undefined, () => {}),
+    );
+    return undefined;
+  }
+
+  async #connectHealthy(): Promise<pg.PoolClient> {
+    for (;;) {
+      const client = await super.connect();
+      if (!this.#health.isSuspect(client as unknown as pg.Client)) return client;
+      // Destroyed, not returned: the pool opens a new connection in its place.
+      client.release(true);
+    }
+  }
+}
+
 /**
  * A pool and Kysely on it (pg returns bigint, int8, as a string by default: kept, seq values can
  * exceed 2^53). TLS (`settings.ssl`): `verify-full` trusts only the CA bundle and checks
@@ -458,9 +542,10 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     ...connectionBounds(settings),
     ...(settings.password === undefined ? {} : { rotatingPassword: settings.password }),
   };
-  const pool = new pg.Pool({
+  const health = new ConnectionHealth();
+  const pool = new HealthCheckedPool(health, {
     ...clientConfig,
-    Client: explainingClient(explain, settings.preparedStatements ?? true, clientConfig),
+    Client: explainingClient(explain, settings.preparedStatements ?? true, clientConfig, health),
     ...poolBounds(settings),
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
