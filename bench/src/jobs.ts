@@ -31,8 +31,11 @@ export interface RelayJob {
   ptoController?: PtoController;
 }
 
-/** "bare-sdk": receive and delete only, no Postgres (the SQS server's ceiling, see scale). */
-export type ConsumerImpl = "ours" | "sqs-consumer" | "sqs-consumer-batch" | "bare-sdk";
+/**
+ * "ours-batch": ours with the same effect as a batch handler (defineBatchHandler). "bare-sdk":
+ * receive and delete only, no Postgres (the SQS server's ceiling, see scale).
+ */
+export type ConsumerImpl = "ours" | "ours-batch" | "sqs-consumer" | "sqs-consumer-batch" | "bare-sdk";
 
 export interface ConsumerJob {
   kind: "consumer";

@@ -55,7 +55,7 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
     Array.from({ length: Math.min(job.concurrency, 20) }, () => database.pool.query("SELECT 1")),
   );
   const subject =
-    job.impl === "ours"
+    job.impl === "ours" || job.impl === "ours-batch"
       ? ourConsumer(job, database, sqs, counter)
       : job.impl === "bare-sdk"
         ? { ...bareSdkConsumer(job, sqs, counter), duplicates: () => 0 }

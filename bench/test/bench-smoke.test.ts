@@ -15,6 +15,8 @@ const TABLE_SAYS: Partial<Record<ScenarioName, RegExp[]>> = {
   consumer: [
     /CPU µs\/message above the bare SDK/,
     /the bare SDK's -?\d+ µs\/message \(receive \d+ \+ DeleteMessageBatch/,
+    /CPU µs\/message, batch handler .*\| ours, one message per transaction \|/,
+    /Postgres CPU µs\/message, batch handler/,
   ],
   "relay-latency-sns": [
     /Little's-law bound: \d+ in flight × 10 \/ 20 ms/,

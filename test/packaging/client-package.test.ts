@@ -32,7 +32,7 @@ let tarball: string;
 const projectOf = (kysely: string) => path.join(temp, `app-kysely-${kysely}`);
 
 /** The fixtures that are the package README's ```ts blocks, in the README's order. */
-const README_FIXTURES = ["orders.ts", "claim-check.ts", "handlers.ts"];
+const README_FIXTURES = ["orders.ts", "claim-check.ts", "handlers.ts", "batch-handlers.ts"];
 
 /** The README's ```ts blocks, in order. */
 function readmeExamples(): string[] {
@@ -74,8 +74,9 @@ async function installProject(project: string, kyselyFrom: string): Promise<void
         types: ["node"],
         outDir: "dist",
       },
-      // app.ts runs (and imports the other examples); claim-check.ts is type-checked only: it needs S3.
-      files: ["app.ts", "claim-check.ts"],
+      // app.ts runs (and imports the other examples); claim-check.ts and batch-handlers.ts are
+      // type-checked only: the first needs S3, the second a consumer to run it.
+      files: ["app.ts", "claim-check.ts", "batch-handlers.ts"],
     }),
   );
   for (const file of ["app.ts", ...README_FIXTURES]) {

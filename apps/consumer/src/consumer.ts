@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
-import { Deadline, MAX_BATCH_ENTRIES } from "@outbox/client";
+import type { Message } from "@aws-sdk/client-sqs";
+import { Deadline, type HandlerSet, isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
@@ -9,6 +10,7 @@ import { MessageDispatcher } from "./dispatch-messages.js";
 import { DrainDeadline } from "./drain.js";
 import { createConsumerMetrics } from "./metrics.js";
 import { startPollers } from "./poll-messages.js";
+import { processReceived } from "./process-batch.js";
 import { processMessage } from "./process-message.js";
 import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
 import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
@@ -40,6 +42,14 @@ export interface Consumer {
   readonly failure: Promise<never>;
   inFlight(): { messages: number; deletes: number };
   stats(): ConsumerStats;
+}
+
+/** Whether some event type's handler takes batches (a fallback that does runs one event at a time). */
+function takesBatches<DB>(handlers: HandlerSet<DB>): boolean {
+  return handlers.types.some((type) => {
+    const entry = handlers.find(type);
+    return entry !== undefined && isBatchHandler(entry);
+  });
 }
 
 /**
@@ -116,6 +126,12 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     handlerTimeoutMs,
     requestTimeoutMs,
     process: (message, leaseExpiresAt) => processMessage(settings, deps, message, leaseExpiresAt),
+    ...(takesBatches(options.handlers)
+      ? {
+          processReceived: (messages: readonly Message[], leaseExpiresAt: number) =>
+            processReceived(settings, deps, messages, leaseExpiresAt),
+        }
+      : {}),
     settle,
     capacity,
     heartbeat,

@@ -18,6 +18,14 @@ export interface DispatchOptions {
   readonly requestTimeoutMs: number;
   /** Handles one message to its end (processMessage). */
   readonly process: (message: Message, leaseExpiresAt: number) => Promise<MessageResult>;
+  /**
+   * Handles a receive's messages together (processReceived), one promise per message; given when
+   * some handler takes batches. Not on FIFO queues: there each group's messages run one by one.
+   */
+  readonly processReceived?: (
+    messages: readonly Message[],
+    leaseExpiresAt: number,
+  ) => readonly Promise<MessageResult>[];
   readonly settle: MessageSettler;
   readonly capacity: Capacity;
   readonly heartbeat: VisibilityHeartbeat;
@@ -76,7 +84,18 @@ export class MessageDispatcher {
       );
       return;
     }
-    for (const message of batch.messages) this.#dispatch(message, batch.sentAt);
+    const { processReceived, fifo } = this.#options;
+    if (processReceived === undefined || fifo) {
+      for (const message of batch.messages) this.#dispatch(message, batch.sentAt);
+      return;
+    }
+    this.#handling += batch.messages.length;
+    this.#options.metrics.inFlight.inc(batch.messages.length);
+    const leaseExpiresAt = batch.sentAt + this.#options.visibilityTimeoutSeconds * 1_000;
+    const outcomes = processReceived(batch.messages, leaseExpiresAt);
+    outcomes.forEach((outcome, index) => {
+      this.#track(this.#count(batch.messages[index], outcome));
+    });
   }
 
   /** Resolves once every message dispatched, including any dispatched meanwhile, has settled. */
@@ -103,14 +122,22 @@ export class MessageDispatcher {
   }
 
   /** Handles and counts one message; resolves undefined (never rejects) when handling crashed. */
-  async #processAndCount(message: Message, leaseExpiresAt: number): Promise<MessageResult | undefined> {
+  #processAndCount(message: Message, leaseExpiresAt: number): Promise<MessageResult | undefined> {
+    return this.#count(message, this.#options.process(message, leaseExpiresAt));
+  }
+
+  /** Counts how a message ended; resolves undefined (never rejects) when handling crashed. */
+  async #count(
+    message: Message | undefined,
+    handling: Promise<MessageResult>,
+  ): Promise<MessageResult | undefined> {
     try {
-      const result = await this.#options.process(message, leaseExpiresAt);
+      const result = await handling;
       this.#options.counts.count(result);
       return result;
     } catch (error) {
       // Every expected failure is handled by processMessage; this is a bug, and the lease returns the message.
-      this.#options.log.error({ err: error, messageId: message.MessageId }, "message handling crashed");
+      this.#options.log.error({ err: error, messageId: message?.MessageId }, "message handling crashed");
       this.#options.fail(error);
       return undefined;
     } finally {

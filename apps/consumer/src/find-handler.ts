@@ -1,11 +1,20 @@
-import { describeError, type EventHandler, type HandlerSet } from "@outbox/client";
+import {
+  type BatchHandler,
+  describeError,
+  type EventHandler,
+  type HandlerSet,
+  isBatchHandler,
+} from "@outbox/client";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
 
 /** The handler an event goes to, with its payload as that handler's `parse` returned it. */
 export interface FoundHandler<DB> {
+  /** One event at a time: a batch handler's is a one-event batch (its fallback, and on FIFO queues). */
   readonly handle: EventHandler<string, unknown, DB>;
   readonly payload: unknown;
+  /** Set when the event's handler takes batches: events sharing it may run in one transaction. */
+  readonly batch?: BatchHandler<string, unknown, DB>;
 }
 
 /**
@@ -22,9 +31,12 @@ export function findHandler<DB>(
     return new PoisonReason("unknown_event_type", `no handler for the event type "${decoded.eventType}"`);
   }
   if (typeof entry === "function") return { handle: entry, payload: decoded.payload };
+  let payload: unknown;
   try {
-    return { handle: entry.handle, payload: entry.parse(decoded.payload) };
+    payload = entry.parse === undefined ? decoded.payload : entry.parse(decoded.payload);
   } catch (error) {
     return new PoisonReason("payload_rejected", describeError(error));
   }
+  if (!isBatchHandler(entry)) return { handle: entry.handle, payload };
+  return { handle: (event, context) => entry.handleBatch([event], context), payload, batch: entry };
 }

@@ -33,10 +33,10 @@ export class TransactionFinishedError extends Error {
 const transactionControl = /^\s*(begin|commit|rollback|start\s+transaction|end)\b/i;
 
 /**
- * A SQL string literal (what pg's escapeLiteral does). Only for the claim statement below, whose
- * values are our consumer name, a UUID we validated and an SQS message id.
+ * A SQL string literal (what pg's escapeLiteral does). Only for the claim statements, whose values
+ * are our consumer name, UUIDs we validated and SQS message ids.
  */
-function literal(value: string): string {
+export function literal(value: string): string {
   const quoted = `'${value.replaceAll("'", "''").replaceAll("\\", "\\\\")}'`;
   return value.includes("\\") ? `E${quoted}` : quoted;
 }
@@ -70,35 +70,60 @@ class TransactionLane extends ClientConnection {
  * claim, the handler's own statements, COMMIT.
  */
 export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Promise<TransactionOutcome> {
-  const { consumer, event, deadline } = options;
+  const { consumer, event } = options;
+  // ON CONFLICT DO NOTHING inserts no row (a count of 0, no RETURNING row for pg to parse) when
+  // another delivery of the same event already committed: a duplicate, and the handler must not run
+  // again. The key is our event id, never the SQS MessageId, which changes when the relay re-publishes.
+  const claimed = await runClaimedTransaction<DB, true>({
+    ...options,
+    claim: `INSERT INTO inbox (consumer, event_id, message_id)
+       VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
+       ON CONFLICT (consumer, event_id) DO NOTHING`,
+    claimed: (result) => (result.rowCount === 0 ? undefined : true),
+    handle: (_, context) => options.handle(event, context),
+  });
+  return claimed === undefined ? "duplicate" : "processed";
+}
+
+export interface ClaimedTransaction<DB, Claimed> {
+  readonly pool: PostgresPool;
+  readonly deadline: Deadline;
+  readonly statementTimeoutMs: number;
+  readonly log: () => Logger;
+  /** The INSERT of the inbox rows, ON CONFLICT DO NOTHING; sent behind BEGIN in one round trip. */
+  readonly claim: string;
+  /** What the claim's result leaves to handle; undefined when nothing (all duplicates): rolled back. */
+  readonly claimed: (result: PostgresQueryResult<unknown>) => Claimed | undefined;
+  readonly handle: (claimed: Claimed, context: HandlerContext<DB>) => Promise<void>;
+}
+
+/**
+ * One inbox transaction, for one message or a batch: claim the inbox rows, run the handler on what
+ * was claimed, COMMIT. Resolves what was claimed once committed, undefined when nothing was.
+ */
+export async function runClaimedTransaction<DB, Claimed>(
+  options: ClaimedTransaction<DB, Claimed>,
+): Promise<Claimed | undefined> {
+  const { deadline } = options;
   deadline.throwIfExpired();
   const client = await options.pool.connect();
   const lane = new TransactionLane(client);
   let committed = false;
   try {
     // One simple-protocol round trip (no parameters, hence the literals) instead of three:
-    //  - BEGIN: the inbox row and the effect commit together or not at all.
-    //  - SET LOCAL statement_timeout: what is left of the message's deadline bounds every statement
-    //    on the server, even if this process stalls; a statement running when the deadline fires is
+    //  - BEGIN: the inbox rows and the effect commit together or not at all.
+    //  - SET LOCAL statement_timeout: what is left of the deadline bounds every statement on the
+    //    server, even if this process stalls; a statement running when the deadline fires is
     //    cancelled, so the ROLLBACK queued behind it runs at once.
-    //  - The claim. ON CONFLICT DO NOTHING inserts no row (a count of 0, no RETURNING row for pg to
-    //    parse) when another delivery of the same event already committed: a duplicate, and the
-    //    handler must not run again. If that delivery is still in flight, the INSERT waits on its
-    //    uncommitted key and then sees its outcome, so two consumers never both run the handler. The
-    //    key is our event id, never the SQS MessageId, which changes when the relay re-publishes.
+    //  - The claim. If another delivery of one of its events is still in flight, the INSERT waits on
+    //    its uncommitted key and then sees its outcome, so two consumers never both run the handler.
     const begin = beginWithStatementTimeout(Math.min(options.statementTimeoutMs, deadline.remainingMs()));
-    const results: unknown = await client.query(
-      `${begin};
-       INSERT INTO inbox (consumer, event_id, message_id)
-       VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
-       ON CONFLICT (consumer, event_id) DO NOTHING`,
-      [],
-    );
-    const claim = claimResult(results);
-    if (claim.rowCount === 0) return "duplicate";
+    const results: unknown = await client.query(`${begin};\n       ${options.claim}`, []);
+    const claimed = options.claimed(claimResult(results));
+    if (claimed === undefined) return undefined;
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
-    // rollback removes the inbox row too and a redelivery runs the handler again.
+    // rollback removes the inbox rows too and a redelivery runs the handler again.
     const trx = kyselyOn<DB>(lane);
     let log: Logger | undefined;
     const context: HandlerContext<DB> = {
@@ -111,7 +136,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     };
     // The handler cannot be stopped from outside: past the deadline its transaction is rolled back
     // and its later queries are refused (TransactionLane).
-    await untilAborted(options.handle(event, context), deadline);
+    await untilAborted(options.handle(claimed, context), deadline);
     deadline.throwIfExpired();
     lane.close();
     const commit = await client.query("COMMIT", []);
@@ -119,7 +144,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
     // that caught its own error): nothing was written, so this is a failure, not a success.
     if (commit.command !== "COMMIT") throw new Error(`transaction ended with ${commit.command}, not COMMIT`);
     committed = true;
-    return "processed";
+    return claimed;
   } finally {
     lane.close();
     // Duplicates, failures and timeouts all end here; a duplicate's rollback undoes nothing.

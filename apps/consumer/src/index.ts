@@ -1,5 +1,7 @@
 export {
+  type BatchHandler,
   type ConsumedEvent,
+  defineBatchHandler,
   defineHandlers,
   type EventHandler,
   type EventMap,

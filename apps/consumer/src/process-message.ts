@@ -1,7 +1,13 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
-import { context } from "@opentelemetry/api";
-import { type ConsumedEvent, describeError, type HandlerSet, PoisonMessageError } from "@outbox/client";
+import { type Context, context } from "@opentelemetry/api";
+import {
+  type ConsumedEvent,
+  type Deadline,
+  describeError,
+  type HandlerSet,
+  PoisonMessageError,
+} from "@outbox/client";
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
@@ -9,7 +15,7 @@ import { type DecodedMessage, decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
 import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
 import { type ClaimCheckReader, fetchClaimedPayload } from "./fetch-claimed-payload.js";
-import { findHandler } from "./find-handler.js";
+import { type FoundHandler, findHandler } from "./find-handler.js";
 import { runInboxTransaction } from "./inbox-transaction.js";
 import type { MessageDelivery } from "./message-delivery.js";
 import type { MessageResult } from "./metrics.js";
@@ -57,10 +63,19 @@ function howItEnded(error: unknown): "poison" | "drain expired" | "failed" {
   return "failed";
 }
 
+/** A message ready for its inbox transaction: decoded, its payload in hand, its handler found. */
+export interface PreparedMessage<DB> {
+  readonly message: Message;
+  readonly event: ConsumedEvent;
+  readonly found: FoundHandler<DB>;
+  /** The message's deadline; the lease below is kept ahead of it until the message is settled. */
+  readonly deadline: Deadline;
+  readonly lease: Lease;
+}
+
 /**
- * One received message, start to end: decode it, fetch its claim-checked payload if it has one, find
- * its handler, run the inbox transaction, then settle it (delete after the commit, retry, release or
- * quarantine). Resolves how it ended; rejects only on a bug, every failing message has an outcome.
+ * One received message, start to end: prepare it, run its inbox transaction, settle it. Resolves
+ * how it ended; rejects only on a bug, every failing message has an outcome.
  */
 export async function processMessage<DB>(
   settings: MessageSettings,
@@ -68,6 +83,21 @@ export async function processMessage<DB>(
   message: Message,
   leaseExpiresAt: number,
 ): Promise<MessageResult> {
+  const prepared = await prepareMessage(settings, deps, message, leaseExpiresAt);
+  return typeof prepared === "string" ? prepared : runPreparedMessage(settings, deps, prepared);
+}
+
+/**
+ * Decodes a message, fetches its claim-checked payload if it has one and finds its handler; a
+ * message that cannot get that far is settled here (released, retried or quarantined) and its
+ * result returned instead. From here on its lease is kept ahead of its deadline.
+ */
+export async function prepareMessage<DB>(
+  settings: MessageSettings,
+  deps: MessageDeps<DB>,
+  message: Message,
+  leaseExpiresAt: number,
+): Promise<PreparedMessage<DB> | MessageResult> {
   const { settle } = deps;
   // A message of a FIFO group whose turn comes late in the drain (others start on receipt, and the
   // dispatcher already checked for them).
@@ -114,6 +144,20 @@ export async function processMessage<DB>(
     messageId: message.MessageId ?? "",
     receiveCount: receiveCountOf(message),
   };
+  return { message, event, found, deadline, lease };
+}
+
+/**
+ * A prepared message's inbox transaction, then its settling: delete after the commit, retry,
+ * release or quarantine.
+ */
+export async function runPreparedMessage<DB>(
+  settings: MessageSettings,
+  deps: MessageDeps<DB>,
+  prepared: PreparedMessage<DB>,
+): Promise<MessageResult> {
+  const { settle } = deps;
+  const { message, event, found, deadline, lease } = prepared;
   const started = performance.now();
   // Continues the trace the message carries. Only the handler and the retry's log line run in its
   // context: a flush timer the delete buffer starts (settle.delete, quarantine) serves many messages
@@ -129,8 +173,7 @@ export async function processMessage<DB>(
         handle: found.handle,
         deadline,
         statementTimeoutMs: settings.statementTimeoutMs,
-        log: () =>
-          deps.log.child({ eventId: event.id, eventType: echoed(event.type), messageId: event.messageId }),
+        log: () => messageLog(deps.log, event),
       }),
     );
     deps.heartbeat.untrack(lease);
@@ -138,21 +181,31 @@ export async function processMessage<DB>(
   } catch (error) {
     deps.heartbeat.untrack(lease);
     span.fail(error);
-    const ending = howItEnded(error);
-    if (ending === "poison") {
-      result = await settle.quarantine(
-        message,
-        new PoisonReason("rejected_by_handler", describeError(error)),
-      );
-    } else if (ending === "drain expired") {
-      result = await settle.release(message);
-    } else {
-      result = await context.with(span.context, () => settle.retry(message, error));
-    }
+    result = await settleFailed(deps, message, error, span.context);
   } finally {
     deadline.dispose();
     span.end(result);
   }
   deps.counts.observeHandler(result, (performance.now() - started) / 1_000);
   return result;
+}
+
+/** The pino child a handler's `log` is: made on first use, most handlers never log. */
+export function messageLog(log: Logger, event: ConsumedEvent): Logger {
+  return log.child({ eventId: event.id, eventType: echoed(event.type), messageId: event.messageId });
+}
+
+/** Settles a message whose transaction failed, by what the failure means (see howItEnded). */
+async function settleFailed<DB>(
+  deps: MessageDeps<DB>,
+  message: Message,
+  error: unknown,
+  spanContext: Context,
+): Promise<MessageResult> {
+  const ending = howItEnded(error);
+  if (ending === "poison") {
+    return deps.settle.quarantine(message, new PoisonReason("rejected_by_handler", describeError(error)));
+  }
+  if (ending === "drain expired") return deps.settle.release(message);
+  return context.with(spanContext, () => deps.settle.retry(message, error));
 }

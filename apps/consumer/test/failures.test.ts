@@ -44,7 +44,7 @@ describe("failing handlers", () => {
       },
       "example.created": (event, context) => {
         const entry = exampleHandlers.find("example.created");
-        if (entry === undefined || typeof entry === "function")
+        if (entry === undefined || typeof entry === "function" || !("handle" in entry))
           throw new Error("example handler changed shape");
         return entry.handle(event, context);
       },

@@ -128,7 +128,8 @@ function receiptFor(message: Message): Receipt {
 /** The example handler, counting its runs. */
 function countingHandlers(): { handlers: HandlerSet<ExampleDatabase>; runs: () => number } {
   const entry = exampleHandlers.find("example.created");
-  if (entry === undefined || typeof entry === "function") throw new Error("example handler changed shape");
+  if (entry === undefined || typeof entry === "function" || !("handle" in entry))
+    throw new Error("example handler changed shape");
   let runs = 0;
   const handlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
     "example.created": {

@@ -68,7 +68,10 @@ export function consumerJob(
   concurrency: number,
   expected: number | null,
 ): ConsumerJob {
-  const pollers = impl === "ours" ? ourPollers(concurrency) : sqsConsumerShape(concurrency).instances;
+  const pollers =
+    impl === "ours" || impl === "ours-batch"
+      ? ourPollers(concurrency)
+      : sqsConsumerShape(concurrency).instances;
   return {
     kind: "consumer",
     impl,
@@ -133,6 +136,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
     for (const concurrency of ctx.sizes.concurrencies) {
       const runs: Record<ConsumerImpl, ConsumerRun[]> = {
         ours: [],
+        "ours-batch": [],
         "sqs-consumer": [],
         "sqs-consumer-batch": [],
         "bare-sdk": [],
@@ -141,7 +145,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
         // The bare SDK first: each consumer run of the round is told its CPU above it.
         const bareSdk = await consumerRun(ctx, url, "bare-sdk", concurrency);
         runs["bare-sdk"].push(bareSdk);
-        for (const impl of ["ours", "sqs-consumer", "sqs-consumer-batch"] as const) {
+        for (const impl of ["ours", "ours-batch", "sqs-consumer", "sqs-consumer-batch"] as const) {
           runs[impl].push(await consumerRun(ctx, url, impl, concurrency, bareSdk));
         }
       }
@@ -149,7 +153,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
         summarize(runs[impl].map((r) => r.cpuMicrosAboveBareSdk ?? Number.NaN));
       const bareSdkCpu = summarize(runs["bare-sdk"].map((r) => r.cpuMicrosPerMessage)).median;
       ctx.log(
-        `  c=${concurrency} CPU µs/msg above the bare SDK (${bareSdkCpu} µs/msg), medians: ours ${aboveBareSdk("ours").median}, sqs-consumer ${aboveBareSdk("sqs-consumer").median}, sqs-consumer-batch ${aboveBareSdk("sqs-consumer-batch").median}`,
+        `  c=${concurrency} CPU µs/msg above the bare SDK (${bareSdkCpu} µs/msg), medians: ours ${aboveBareSdk("ours").median}, ours with a batch handler ${aboveBareSdk("ours-batch").median}, sqs-consumer ${aboveBareSdk("sqs-consumer").median}, sqs-consumer-batch ${aboveBareSdk("sqs-consumer-batch").median}`,
       );
       const shape = sqsConsumerShape(concurrency);
       const scenario = `3 consumer, concurrency ${concurrency} (ours ${ourPollers(concurrency)} poller(s); sqs-consumer ${shape.instances}× batch ${shape.batchSize})`;
@@ -188,6 +192,43 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
           },
         );
       }
+      const perMessage = "ours, one message per transaction";
+      const postgresMicros = (impl: ConsumerImpl) =>
+        summarize(runs[impl].map((r) => Math.round((r.postgresCpuSeconds / Math.max(1, r.messages)) * 1e6)));
+      ctx.rows.push(
+        {
+          scenario,
+          metric: "CPU µs/message, batch handler",
+          better: "lower",
+          ours: summarize(runs["ours-batch"].map((r) => r.cpuMicrosPerMessage)),
+          peer: { name: perMessage, summary: summarize(runs.ours.map((r) => r.cpuMicrosPerMessage)) },
+          note: "defineBatchHandler: up to 10 events of a receive, their inbox rows and effects in one transaction",
+        },
+        {
+          scenario,
+          metric: "CPU µs/message above the bare SDK, batch handler",
+          better: "lower",
+          ours: aboveBareSdk("ours-batch"),
+          peer: { name: "sqs-consumer handleMessageBatch", summary: aboveBareSdk("sqs-consumer-batch") },
+        },
+        {
+          scenario,
+          metric: "Postgres CPU µs/message, batch handler",
+          better: "lower",
+          ours: postgresMicros("ours-batch"),
+          peer: { name: perMessage, summary: postgresMicros("ours") },
+        },
+        {
+          scenario,
+          metric: "messages/s, batch handler",
+          better: "higher",
+          ours: summarize(runs["ours-batch"].map((r) => r.messagesPerSecond)),
+          peer: {
+            name: "sqs-consumer handleMessageBatch",
+            summary: summarize(runs["sqs-consumer-batch"].map((r) => r.messagesPerSecond)),
+          },
+        },
+      );
     }
   } finally {
     await dropDatabase(ctx.stack.postgres.adminUrl, url);

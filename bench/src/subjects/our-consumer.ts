@@ -1,18 +1,20 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { createConsumer, defineHandlers } from "@outbox/consumer";
+import { createConsumer, defineBatchHandler, defineHandlers } from "@outbox/consumer";
 import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
 import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import type { ConsumerJob } from "../jobs.js";
 import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
 
-const benchHandlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
+function parseName(payload: unknown): { name: string } {
+  const name = (payload as { name?: unknown } | null)?.name;
+  if (typeof name !== "string" || name === "") throw new Error("name must be a non-empty string");
+  return { name };
+}
+
+/** The same one-row effect as drills/src/handlers/example-handlers.ts, one event per transaction. */
+const perMessageHandlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
   "example.created": {
-    parse: (payload) => {
-      const name = (payload as { name?: unknown } | null)?.name;
-      if (typeof name !== "string" || name === "") throw new Error("name must be a non-empty string");
-      return { name };
-    },
-    // The same one-row effect as apps/consumer/src/example-handlers.ts.
+    parse: parseName,
     async handle(event, { trx }) {
       await trx
         .insertInto("example_effects")
@@ -22,7 +24,26 @@ const benchHandlers = defineHandlers<{ "example.created": { name: string } }, Ex
   },
 });
 
-/** Our consumer as a library, counted from its own stats. */
+/** The same effect as a batch handler: up to 10 events, their inbox rows and effects in one transaction. */
+const batchHandlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
+  "example.created": defineBatchHandler({
+    parse: parseName,
+    async handleBatch(events, { trx }) {
+      await trx
+        .insertInto("example_effects")
+        .values(
+          events.map((event) => ({
+            event_id: event.id,
+            event_type: event.type,
+            payload: JSON.stringify(event.payload),
+          })),
+        )
+        .execute();
+    },
+  }),
+});
+
+/** Our consumer as a library (per-message or batch handlers, by the job's impl), counted from its own stats. */
 export function ourConsumer(
   job: ConsumerJob,
   database: DatabaseHandle,
@@ -36,7 +57,7 @@ export function ourConsumer(
     waitTimeSeconds,
   );
   const consumer = createConsumer({
-    handlers: benchHandlers,
+    handlers: job.impl === "ours-batch" ? batchHandlers : perMessageHandlers,
     pool: database.pool,
     sqs,
     receiveSqs,

@@ -9,7 +9,9 @@ export {
   pointerUri,
 } from "./claim-check/payload-pointer.js";
 export {
+  type BatchHandler,
   type ConsumedEvent,
+  defineBatchHandler,
   defineHandlers,
   type EventHandler,
   type EventMap,
@@ -18,6 +20,7 @@ export {
   type HandlerMap,
   type HandlerSet,
   type HandlerSetOptions,
+  isBatchHandler,
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { OutboxTables } from "../db/schema.js";
 import type { Deadline } from "../deadline/deadline.js";
 import type { ClientLogger } from "../log/client-logger.js";
+import { MAX_BATCH_ENTRIES } from "../outbox/message-contract.js";
 
 /** One event as the relay published it, decoded from either an SNS envelope or a raw delivery. */
 export interface ConsumedEvent<Type extends string = string, Payload = unknown> {
@@ -39,9 +40,50 @@ export interface ParsingHandler<Type extends string, Payload, DB> {
   readonly handle: EventHandler<Type, Payload, DB>;
 }
 
+/**
+ * Up to `maxBatchSize` events of one type from one receive, handled in one inbox transaction: one
+ * round trip claims all their inbox rows, and `handleBatch` sees only the events not processed
+ * before. If the batch fails, each of its events is handled again on its own (a one-event batch),
+ * so a poison event goes to the DLQ alone and the others still commit exactly once.
+ */
+export interface BatchHandler<Type extends string, Payload, DB> {
+  /** Events per transaction, 1–10 (SQS receives at most 10 at a time). */
+  readonly maxBatchSize: number;
+  /** As a ParsingHandler's: throwing makes that one message poison, before any batch is formed. */
+  readonly parse?: (payload: unknown) => Payload;
+  readonly handleBatch: (
+    events: readonly ConsumedEvent<Type, Payload>[],
+    context: HandlerContext<DB>,
+  ) => Promise<void>;
+}
+
 export type HandlerEntry<Type extends string, Payload, DB> =
   | EventHandler<Type, Payload, DB>
-  | ParsingHandler<Type, Payload, DB>;
+  | ParsingHandler<Type, Payload, DB>
+  | BatchHandler<Type, Payload, DB>;
+
+/** Whether a handler entry takes its events in batches. */
+export function isBatchHandler<Type extends string, Payload, DB>(
+  entry: HandlerEntry<Type, Payload, DB>,
+): entry is BatchHandler<Type, Payload, DB> {
+  return typeof entry === "object" && "handleBatch" in entry;
+}
+
+/**
+ * A batch handler entry for `defineHandlers`, checked at definition: `maxBatchSize` (default 10)
+ * must be an integer from 1 to 10. Its events are typed by the event map of `defineHandlers`.
+ */
+export function defineBatchHandler<Type extends string, Payload, DB>(
+  handler: Omit<BatchHandler<Type, Payload, DB>, "maxBatchSize"> & { readonly maxBatchSize?: number },
+): BatchHandler<Type, Payload, DB> {
+  const maxBatchSize = handler.maxBatchSize ?? MAX_BATCH_ENTRIES;
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1 || maxBatchSize > MAX_BATCH_ENTRIES) {
+    throw new RangeError(
+      `maxBatchSize must be an integer from 1 to ${MAX_BATCH_ENTRIES}, got ${maxBatchSize}`,
+    );
+  }
+  return { ...handler, maxBatchSize };
+}
 
 /** Event type → payload type, e.g. `{ "order.placed": { orderId: string } }` (an interface is fine). */
 export type EventMap = object;
