@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sleep } from "@outbox/shared";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
+import { type ExampleDatabase, exampleEffectRow } from "../../../drills/src/handlers/example-handlers.js";
 import { type ConsumedEvent, defineBatchHandler, defineHandlers, PoisonMessageError } from "../src/index.js";
 import {
   capturingLogger,
@@ -24,16 +24,7 @@ function batchHandlers(onBatch: (events: readonly ExampleCreated[]) => Promise<v
     "example.created": defineBatchHandler({
       async handleBatch(events, { trx }) {
         await onBatch(events);
-        await trx
-          .insertInto("example_effects")
-          .values(
-            events.map((event) => ({
-              event_id: event.id,
-              event_type: event.type,
-              payload: JSON.stringify(event.payload),
-            })),
-          )
-          .execute();
+        await trx.insertInto("example_effects").values(events.map(exampleEffectRow)).execute();
       },
     }),
   });

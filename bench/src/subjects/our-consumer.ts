@@ -1,7 +1,7 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { createConsumer, defineBatchHandler, defineHandlers } from "@outbox/consumer";
 import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
-import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
+import { type ExampleDatabase, exampleEffectRow } from "../../../drills/src/handlers/example-handlers.js";
 import type { ConsumerJob } from "../jobs.js";
 import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
 
@@ -16,10 +16,7 @@ const perMessageHandlers = defineHandlers<{ "example.created": { name: string } 
   "example.created": {
     parse: parseName,
     async handle(event, { trx }) {
-      await trx
-        .insertInto("example_effects")
-        .values({ event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) })
-        .execute();
+      await trx.insertInto("example_effects").values(exampleEffectRow(event)).execute();
     },
   },
 });
@@ -29,16 +26,7 @@ const batchHandlers = defineHandlers<{ "example.created": { name: string } }, Ex
   "example.created": defineBatchHandler({
     parse: parseName,
     async handleBatch(events, { trx }) {
-      await trx
-        .insertInto("example_effects")
-        .values(
-          events.map((event) => ({
-            event_id: event.id,
-            event_type: event.type,
-            payload: JSON.stringify(event.payload),
-          })),
-        )
-        .execute();
+      await trx.insertInto("example_effects").values(events.map(exampleEffectRow)).execute();
     },
   }),
 });

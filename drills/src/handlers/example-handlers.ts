@@ -1,4 +1,9 @@
-import { type OutboxTables as Database, defineHandlers, type ParsingHandler } from "@outbox/client";
+import {
+  type ConsumedEvent,
+  type OutboxTables as Database,
+  defineHandlers,
+  type ParsingHandler,
+} from "@outbox/client";
 import type { ColumnType } from "kysely";
 import { z } from "zod";
 
@@ -40,6 +45,15 @@ export interface ExampleEvents {
   "photo.posted": z.infer<typeof photoPosted>;
 }
 
+/** The example effect's row for an event (a batch handler inserts one per event, in one statement). */
+export function exampleEffectRow(event: ConsumedEvent): {
+  event_id: string;
+  event_type: string;
+  payload: string;
+} {
+  return { event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) };
+}
+
 /** The photo service's event (apps/api) ends the chain in an effect: one row of the photo feed. */
 export const photoPostedHandler: ParsingHandler<
   "photo.posted",
@@ -61,10 +75,7 @@ export default defineHandlers<ExampleEvents, ExampleDatabase>({
     parse: (payload) => exampleCreated.parse(payload),
     async handle(event, { trx }) {
       // The effect: one row, written through the inbox transaction, so it commits exactly once.
-      await trx
-        .insertInto("example_effects")
-        .values({ event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) })
-        .execute();
+      await trx.insertInto("example_effects").values(exampleEffectRow(event)).execute();
     },
   },
   "photo.posted": photoPostedHandler,
