@@ -10,8 +10,8 @@ import { MessageDispatcher } from "./dispatch-messages.js";
 import { DrainDeadline } from "./drain.js";
 import { createConsumerMetrics } from "./metrics.js";
 import { startPollers } from "./poll-messages.js";
-import { processReceived } from "./process-received.js";
 import { processMessage } from "./process-message.js";
+import { processReceived } from "./process-received.js";
 import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
 import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
 

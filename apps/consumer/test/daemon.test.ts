@@ -98,31 +98,39 @@ async function effectsOf(name: string): Promise<number> {
 }
 
 describe("the consumer daemon as a real process", () => {
-  it("on SIGTERM finishes and deletes every received message, exits 0; a restart sees no duplicate", async () => {
-    const queue = await queueFor("daemon-term");
-    const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`term-${index}`));
-    await sendRaw(bed.sqs, queue.queueUrl, events);
-    const env = daemonEnv(queue, "term");
+  it.each([
+    { handlers: "one message per transaction", module: "slow-handlers.ts", name: "term" },
+    { handlers: "a batch handler", module: "slow-batch-handlers.ts", name: "term-batch" },
+  ])(
+    "on SIGTERM finishes and deletes every received message, exits 0; a restart sees no duplicate ($handlers)",
+    async ({ module, name }) => {
+      const queue = await queueFor(`daemon-${name}`);
+      const events = Array.from({ length: 40 }, (_, index) => exampleEvent(`${name}-${index}`));
+      await sendRaw(bed.sqs, queue.queueUrl, events);
+      const env = daemonEnv(queue, name, {
+        CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL(`./fixtures/${module}`, import.meta.url)),
+      });
 
-    const first = startDaemonProcess("apps/consumer/src/main.ts", env);
-    await first.waitForLog("started");
-    await expect.poll(() => inboxCount("term"), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
-    first.child.kill("SIGTERM");
-    expect((await first.exited).code).toBe(0);
-    const stopped = drainedLine(first);
-    expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
-    // Nothing stranded: every message received was deleted after its commit, or released.
-    expect((await queueDepth(bed.sqs, queue.queueUrl)).inFlight).toBe(0);
-    expect(await inboxCount("term")).toBe(stopped.processed);
-    expect(Number(stopped.processed)).toBeLessThan(events.length);
-    const messages = first.lines.map((line) => line.msg);
-    expect(messages.indexOf("draining")).toBeLessThan(messages.indexOf("drained"));
+      const first = startDaemonProcess("apps/consumer/src/main.ts", env);
+      await first.waitForLog("started");
+      await expect.poll(() => inboxCount(name), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+      first.child.kill("SIGTERM");
+      expect((await first.exited).code).toBe(0);
+      const stopped = drainedLine(first);
+      expect(stopped).toMatchObject({ clean: true, duplicates: 0, failed: 0, poison: 0 });
+      // Nothing stranded: every message received was deleted after its commit, or released.
+      expect((await queueDepth(bed.sqs, queue.queueUrl)).inFlight).toBe(0);
+      expect(await inboxCount(name)).toBe(stopped.processed);
+      expect(Number(stopped.processed)).toBeLessThan(events.length);
+      const messages = first.lines.map((line) => line.msg);
+      expect(messages.indexOf("draining")).toBeLessThan(messages.indexOf("drained"));
 
-    const restarted = await drainEverything(env, "term", events.length, queue);
-    expect(restarted).toMatchObject({ clean: true, duplicates: 0, failed: 0 });
-    expect(Number(stopped.processed) + Number(restarted.processed)).toBe(events.length);
-    expect(await effectsOf("term")).toBe(events.length);
-  });
+      const restarted = await drainEverything(env, name, events.length, queue);
+      expect(restarted).toMatchObject({ clean: true, duplicates: 0, failed: 0 });
+      expect(Number(stopped.processed) + Number(restarted.processed)).toBe(events.length);
+      expect(await effectsOf(name)).toBe(events.length);
+    },
+  );
 
   it("fetches a claim-checked payload from the stack's S3 (AWS_ENDPOINT_URL_S3, CONSUMER_CLAIM_CHECK_BUCKET) before its handler", async () => {
     const queue = await queueFor("daemon-claim");
