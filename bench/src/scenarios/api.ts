@@ -8,6 +8,7 @@
  * because of one SIGTERM (goal 0), beside a server that exits on it.
  */
 import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { migrateApiTables } from "@outbox/api";
 import { startEquipmentStub } from "@outbox/devstack";
 import type { DaemonProcess } from "@outbox/test-kit/process";
@@ -133,7 +134,14 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
             OPS_HOST: "127.0.0.1",
             OPS_PORT: "0",
           };
-          const daemon = startBenchDaemon(side === "ours" ? OURS : PEER, env);
+          // BENCH_CPU_PROF=dir: CPU profiles of each server, in dir/api-<side>-<run> (adds overhead: not
+          // for the figures).
+          const profiles = process.env.BENCH_CPU_PROF;
+          const daemon = startBenchDaemon(
+            side === "ours" ? OURS : PEER,
+            env,
+            profiles ? join(profiles, `api-${side}-${run}`) : undefined,
+          );
           started.push({ side, url, daemon });
           const listening = await daemon.waitForLog("listening", {}, READY_TIMEOUT_MS);
           servers[side] = { child: daemon.child, port: Number(listening.port) };
