@@ -3,6 +3,7 @@ import { isUniqueViolation, sleep } from "@outbox/shared";
 import { type PostgresPool, sql } from "kysely";
 import { z } from "zod";
 import { deadlineConnection, deadlineTransaction } from "./db/connections.js";
+import { insertPostedPhoto } from "./db/insert-posted-photo.js";
 import type { EquipmentClient } from "./equipment-client.js";
 import { ApiError } from "./errors.js";
 import { markLinked } from "./gear-link-state.js";
@@ -74,33 +75,25 @@ export async function postPhoto(
         orderingKey: id,
         payload: { photoId: id, title: photo.title, gearIds: photo.gearIds },
       };
-      // The three rows in one statement (data-modifying CTEs), so one round trip: the request's cost
-      // is mostly round trips, and the outbox row should not add one of its own. The link's foreign
-      // key is checked at the end of the statement, when the photo row is there.
       await enqueueWith([event], (rows) =>
-        trx
-          .with("photo", (db) =>
-            db.insertInto("photos").values({
-              id,
-              title: photo.title,
-              idempotency_key: idempotencyKey ?? null,
-              // Known already when there is no gear to link.
-              idempotency_response:
-                idempotencyKey !== undefined && !pending ? JSON.stringify({ id, gearLink: "linked" }) : null,
-            }),
-          )
-          .with("link", (db) =>
-            db.insertInto("photo_gear_links").values({
-              photo_id: id,
-              gear_ids: JSON.stringify(photo.gearIds),
-              state: pending ? "pending" : "linked",
-              // This request tries first; reconciliation takes over only once that attempt is over.
-              ...(pending && { next_attempt_at: new Date(Date.now() + dependencies.equipmentTimeoutMs) }),
-            }),
-          )
-          .insertInto("outbox")
-          .values(rows)
-          .execute(),
+        insertPostedPhoto(
+          trx,
+          {
+            id,
+            title: photo.title,
+            idempotency_key: idempotencyKey ?? null,
+            // Known already when there is no gear to link.
+            idempotency_response:
+              idempotencyKey !== undefined && !pending ? JSON.stringify({ id, gearLink: "linked" }) : null,
+          },
+          // This request tries first; reconciliation takes over only once that attempt is over.
+          {
+            gearIdsJson: JSON.stringify(photo.gearIds),
+            state: pending ? "pending" : "linked",
+            firstAttemptInMs: pending ? dependencies.equipmentTimeoutMs : 0,
+          },
+          rows,
+        ),
       );
       const { commitDelayMs = 0 } = dependencies;
       if (commitDelayMs > 0) await sleep(commitDelayMs, deadline.signal);

@@ -18,6 +18,16 @@ import {
 } from "@outbox/api";
 import { uuidv7 } from "@outbox/client";
 import { EXIT_OK, runDaemon } from "@outbox/shared";
+import { CompiledQuery } from "kysely";
+
+/**
+ * Ours's statement (apps/api/src/db/insert-posted-photo.ts) without its outbox part, written out
+ * once the same way, so that how the statement is built costs both sides alike.
+ */
+const INSERT_PHOTO_AND_LINK = `WITH photo AS (
+    INSERT INTO photos (id, title) VALUES ($1, $2)
+  )
+  INSERT INTO photo_gear_links (photo_id, gear_ids, state) VALUES ($1, $3, $4)`;
 
 // Registered before runDaemon's own stop listener, so it runs first: no drain.
 process.on("SIGTERM", () => process.exit(EXIT_OK));
@@ -34,11 +44,14 @@ await runDaemon({
     const postPhotoWithoutEvent: PostPhoto = async (photo, deadline) => {
       const id = uuidv7();
       await deadlineTransaction(context.database.pool, deadline, (trx) =>
-        trx
-          .with("photo", (cte) => cte.insertInto("photos").values({ id, title: photo.title }))
-          .insertInto("photo_gear_links")
-          .values({ photo_id: id, gear_ids: JSON.stringify(photo.gearIds), state: "linked" })
-          .execute(),
+        trx.executeQuery(
+          CompiledQuery.raw(INSERT_PHOTO_AND_LINK, [
+            id,
+            photo.title,
+            JSON.stringify(photo.gearIds),
+            "linked",
+          ]),
+        ),
       );
       return { id, gearLink: "linked" };
     };

@@ -8,14 +8,16 @@
  * because of one SIGTERM (goal 0), beside a server that exits on it.
  */
 import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { migrateApiTables } from "@outbox/api";
 import { startEquipmentStub } from "@outbox/devstack";
 import type { DaemonProcess } from "@outbox/test-kit/process";
 import autocannon from "autocannon";
+import pg from "pg";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 import { dropDatabase, freshDatabase } from "../fixtures.js";
-import { summarize } from "../measure.js";
+import { processCpuSeconds, summarize } from "../measure.js";
 
 const OURS = "apps/api/src/main.ts";
 const PEER = "bench/src/peers/photo-route-without-outbox.ts";
@@ -27,6 +29,8 @@ const CONNECTIONS = 16;
 interface Server {
   readonly child: ChildProcess;
   readonly port: number;
+  /** Its database's name: its pool's connections are the client backends on it. */
+  readonly database: string;
 }
 
 interface LoadFigures {
@@ -35,6 +39,17 @@ interface LoadFigures {
   readonly p99Ms: number;
   readonly non2xx: number;
   readonly errors: number;
+  /** The server process's CPU per request answered, over its slices. */
+  readonly nodeCpuUsPerRequest: number;
+  /** Its database connections' Postgres CPU per request answered, over its slices. */
+  readonly postgresCpuUsPerRequest: number;
+}
+
+/** A slice's load and the CPU the server and its connections spent on it. */
+interface Slice {
+  readonly load: autocannon.Result;
+  readonly nodeCpuSeconds: number;
+  readonly postgresCpuSeconds: number;
 }
 
 const SLICE_SECONDS = 1;
@@ -50,17 +65,51 @@ async function load(port: number, seconds: number): Promise<autocannon.Result> {
   });
 }
 
+/** CPU seconds so far of each of `pids`; a process gone since has none (NaN). */
+function cpuByPid(pids: readonly number[]): Map<number, number> {
+  return new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
+}
+
+/** CPU seconds each process of `before` spent since; those that ended meanwhile are left out. */
+function cpuSince(before: ReadonlyMap<number, number>): number {
+  let spent = 0;
+  for (const [pid, then] of before) {
+    const delta = processCpuSeconds(pid) - then;
+    if (Number.isFinite(delta)) spent += delta;
+  }
+  return spent;
+}
+
+/**
+ * One slice of load on `server`, with the CPU its process and its database's client backends spent
+ * meanwhile. Requests/s drift with whatever else this machine runs; CPU per request much less, so it
+ * says what a request costs when the rate cannot. The backends are those open when the slice starts
+ * (the pool keeps its connections; one opened during the slice is not counted).
+ */
+async function measuredSlice(admin: pg.Client, server: Server): Promise<Slice> {
+  const { rows } = await admin.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
+    [server.database],
+  );
+  const backends = cpuByPid(rows.map((row) => row.pid));
+  const node = cpuByPid(server.child.pid === undefined ? [] : [server.child.pid]);
+  const result = await load(server.port, SLICE_SECONDS);
+  return { load: result, nodeCpuSeconds: cpuSince(node), postgresCpuSeconds: cpuSince(backends) };
+}
+
 /** A side's figures over its slices: the rate over all of them, the median slice's percentiles. */
-function combine(slices: readonly autocannon.Result[]): LoadFigures {
+function combine(slices: readonly Slice[]): LoadFigures {
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const total = (pick: (slice: autocannon.Result) => number) =>
-    slices.reduce((sum, slice) => sum + pick(slice), 0);
+  const total = (pick: (slice: Slice) => number) => slices.reduce((sum, slice) => sum + pick(slice), 0);
+  const requests = total((slice) => slice.load.requests.total);
   return {
-    requestsPerSecond: total((slice) => slice.requests.total) / total((slice) => slice.duration),
-    p50Ms: median(slices.map((slice) => slice.latency.p50)),
-    p99Ms: median(slices.map((slice) => slice.latency.p99)),
-    non2xx: total((slice) => slice.non2xx),
-    errors: total((slice) => slice.errors),
+    requestsPerSecond: requests / total((slice) => slice.load.duration),
+    p50Ms: median(slices.map((slice) => slice.load.latency.p50)),
+    p99Ms: median(slices.map((slice) => slice.load.latency.p99)),
+    non2xx: total((slice) => slice.load.non2xx),
+    errors: total((slice) => slice.load.errors),
+    nodeCpuUsPerRequest: (total((slice) => slice.nodeCpuSeconds) * 1e6) / requests,
+    postgresCpuUsPerRequest: (total((slice) => slice.postgresCpuSeconds) * 1e6) / requests,
   };
 }
 
@@ -133,22 +182,39 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
             OPS_HOST: "127.0.0.1",
             OPS_PORT: "0",
           };
-          const daemon = startBenchDaemon(side === "ours" ? OURS : PEER, env);
+          // BENCH_CPU_PROF=dir: CPU profiles of each server, in dir/api-<side>-<run> (adds overhead: not
+          // for the figures).
+          const profiles = process.env.BENCH_CPU_PROF;
+          const daemon = startBenchDaemon(
+            side === "ours" ? OURS : PEER,
+            env,
+            profiles ? join(profiles, `api-${side}-${run}`) : undefined,
+          );
           started.push({ side, url, daemon });
           const listening = await daemon.waitForLog("listening", {}, READY_TIMEOUT_MS);
-          servers[side] = { child: daemon.child, port: Number(listening.port) };
+          servers[side] = {
+            child: daemon.child,
+            port: Number(listening.port),
+            database: new URL(url).pathname.slice(1),
+          };
           await load(servers[side].port, ctx.sizes.apiWarmUpSeconds);
         }
-        const slices: Record<Side, autocannon.Result[]> = { ours: [], peer: [] };
-        for (let slice = 0; slice < seconds / SLICE_SECONDS; slice++) {
-          const order = slice % 2 === 0 ? (["peer", "ours"] as const) : (["ours", "peer"] as const);
-          for (const side of order) slices[side].push(await load(servers[side].port, SLICE_SECONDS));
+        const slices: Record<Side, Slice[]> = { ours: [], peer: [] };
+        const admin = new pg.Client({ connectionString: ctx.stack.postgres.adminUrl });
+        await admin.connect();
+        try {
+          for (let slice = 0; slice < seconds / SLICE_SECONDS; slice++) {
+            const order = slice % 2 === 0 ? (["peer", "ours"] as const) : (["ours", "peer"] as const);
+            for (const side of order) slices[side].push(await measuredSlice(admin, servers[side]));
+          }
+        } finally {
+          await admin.end();
         }
         for (const side of ["ours", "peer"] as const) {
           const figure = combine(slices[side]);
           figures[side].push(figure);
           ctx.log(
-            `  api ${side}: ${figure.requestsPerSecond.toFixed(0)} req/s, p50 ${figure.p50Ms} ms, p99 ${figure.p99Ms} ms (non-2xx ${figure.non2xx}, errors ${figure.errors})`,
+            `  api ${side}: ${figure.requestsPerSecond.toFixed(0)} req/s, p50 ${figure.p50Ms} ms, p99 ${figure.p99Ms} ms, CPU µs/request Node ${figure.nodeCpuUsPerRequest.toFixed(0)} + Postgres ${figure.postgresCpuUsPerRequest.toFixed(0)} (non-2xx ${figure.non2xx}, errors ${figure.errors})`,
           );
         }
         for (const side of ["ours", "peer"] as const) {
@@ -201,6 +267,22 @@ export async function apiThroughput(ctx: BenchContext): Promise<void> {
       better: "lower",
       ours: metric("ours", (figure) => figure.p99Ms),
       peer: peer(metric("peer", (figure) => figure.p99Ms)),
+    },
+    {
+      scenario: "api",
+      metric: "POST /photos server CPU µs/request",
+      better: "lower",
+      ours: metric("ours", (figure) => figure.nodeCpuUsPerRequest),
+      peer: peer(metric("peer", (figure) => figure.nodeCpuUsPerRequest)),
+      note: "the server process over its slices",
+    },
+    {
+      scenario: "api",
+      metric: "POST /photos Postgres CPU µs/request",
+      better: "lower",
+      ours: metric("ours", (figure) => figure.postgresCpuUsPerRequest),
+      peer: peer(metric("peer", (figure) => figure.postgresCpuUsPerRequest)),
+      note: "the server's connections (client backends) over its slices; WAL writer and checkpoints not counted",
     },
     {
       scenario: "api",
