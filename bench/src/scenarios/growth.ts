@@ -1,0 +1,355 @@
+/**
+ * Scenario 8 (growth): what retained history costs. Our relay drains the same pending backlog with
+ * 0 / 1 M / 5 M published rows kept (EXPLAIN buffers per claim beside it), the consumer handles
+ * messages over an empty and a full inbox, and the relay's retention deletes a day of history, alone
+ * and while the relay drains. One database grows step by step, so each size costs only its top-up.
+ */
+import type { DatabaseHandle } from "@outbox/shared";
+import { type ClaimBuffers, claimBuffers } from "../claim-plan.js";
+import type { BenchContext, Row } from "../context.js";
+import { dropDatabase, freshDatabase, ourBacklog } from "../fixtures.js";
+import {
+  ageOfOldest,
+  databaseNow,
+  deletePublishedSince,
+  fillInboxHistory,
+  fillPublishedHistory,
+  HISTORY_DAYS,
+  historyRows,
+} from "../growth-fixtures.js";
+import type { ConsumerImpl } from "../jobs.js";
+import { summarize } from "../measure.js";
+import { benchTopic } from "../relay-setup.js";
+import { type RetentionSweep, timedRetentionSweep } from "../retention-sweep.js";
+import { consumerRun } from "./consumer.js";
+import { measuredRelayRun, type RelayRun, type RelaySetup } from "./relay.js";
+
+/** The issue's goal: a figure at the largest size at most this many times its cost at the smallest. */
+const GOAL = 1.2;
+/** Consumer concurrency: the consumer scenario's middle one, where neither side idles on receives. */
+const CONCURRENCY = 10;
+/** The inbox's consumer name; the history is filled under it (see fillInboxHistory). */
+const GROWTH_CONSUMER = "growth";
+const CONSUMER_PEER: ConsumerImpl = "sqs-consumer";
+/** The retention's pause between sweeps while the relay drains: it sweeps as soon as it can. */
+const SWEEP_INTERVAL_MS = 100;
+
+interface GrowthRelayRun extends RelayRun {
+  history: number;
+  claimPlan: ClaimBuffers;
+  postgresMicrosPerEvent: number;
+}
+
+interface RetentionUnderLoad {
+  history: number;
+  /** A day of history: the rows the retention was set to delete. */
+  dayRows: number;
+  /** Of them, deleted while the relay drained (the relay's drain ends the sweep). */
+  deletedDuringDrain: number;
+  relay: GrowthRelayRun;
+}
+
+interface RetentionAlone extends RetentionSweep {
+  history: number;
+  dayRows: number;
+  microsPerRow: number;
+  walBytesPerRow: number;
+}
+
+/** 1 000 000 as the docs write it. */
+function count(n: number): string {
+  return n.toLocaleString("en-US").replaceAll(",", " ");
+}
+
+/**
+ * A backlog on top of the history, the claim's EXPLAIN, one drain by our relay; then the drained rows
+ * are deleted again, so the next run sees the same history. `retention` runs the relay's own sweeps
+ * during the drain.
+ */
+async function drainOverHistory(
+  ctx: BenchContext,
+  database: { url: string; handle: DatabaseHandle; topicArn: string },
+  history: number,
+  run: number,
+  retention?: RelaySetup["retention"],
+): Promise<GrowthRelayRun> {
+  const { growthBacklog: backlog, ourBatchSize: batchSize } = ctx.sizes;
+  const { handle } = database;
+  const since = await databaseNow(handle);
+  // ourBacklog ends with VACUUM ANALYZE outbox: the history just filled gets its statistics and
+  // visibility map too, so the claim is planned as on a long-lived table.
+  await ourBacklog(handle, backlog, run * backlog);
+  const claimPlan = await claimBuffers(handle.pool, batchSize);
+  const relay = await measuredRelayRun(
+    ctx,
+    { impl: "ours", sink: "null", batchSize, timeClaims: true, ...(retention ? { retention } : {}) },
+    { url: database.url, pto: undefined },
+    database.topicArn,
+    backlog,
+  );
+  await deletePublishedSince(handle, since);
+  const postgresMicrosPerEvent = Math.round((relay.postgresCpuSeconds / Math.max(1, relay.events)) * 1e6);
+  ctx.log(
+    `    claim of ${batchSize} over ${count(history)} published rows: ${claimPlan.sharedHit + claimPlan.sharedRead} buffers (${claimPlan.sharedRead} read), ${claimPlan.executionMs} ms`,
+  );
+  return { ...relay, history, claimPlan, postgresMicrosPerEvent };
+}
+
+/** Deletes the oldest day of history with the relay's retention, nothing else running. */
+async function retentionAlone(
+  ctx: BenchContext,
+  handle: DatabaseHandle,
+  history: number,
+): Promise<RetentionAlone> {
+  const dayRows = Math.round(history / HISTORY_DAYS);
+  const sweep = await timedRetentionSweep(handle, await ageOfOldest(handle, dayRows));
+  const result: RetentionAlone = {
+    ...sweep,
+    history,
+    dayRows,
+    microsPerRow: Math.round((sweep.seconds / Math.max(1, sweep.deleted)) * 1e6),
+    walBytesPerRow: Math.round(sweep.walBytes / Math.max(1, sweep.deleted)),
+  };
+  ctx.log(
+    `    retention alone over ${count(history)} rows: ${count(sweep.deleted)} deleted in ${sweep.seconds.toFixed(2)} s (${result.microsPerRow} µs/row), WAL ${(sweep.walBytes / 2 ** 20).toFixed(1)} MiB (${result.walBytesPerRow} B/row)`,
+  );
+  return result;
+}
+
+/** One drain while the relay's retention deletes the (next) oldest day of history. */
+async function retentionUnderLoad(
+  ctx: BenchContext,
+  database: { url: string; handle: DatabaseHandle; topicArn: string },
+  history: number,
+): Promise<RetentionUnderLoad> {
+  const { handle } = database;
+  const dayRows = Math.round(history / HISTORY_DAYS);
+  const maxAgeMs = await ageOfOldest(handle, dayRows);
+  const since = await databaseNow(handle);
+  const before = await historyRows(handle, since);
+  const relay = await drainOverHistory(ctx, database, history, ctx.runs, {
+    maxAgeMs,
+    intervalMs: SWEEP_INTERVAL_MS,
+  });
+  const deletedDuringDrain = before - (await historyRows(handle, since));
+  ctx.log(
+    `    relay with retention over ${count(history)} rows: ${relay.eventsPerSecond} events/s, ${count(deletedDuringDrain)} of ${count(dayRows)} rows deleted during the drain`,
+  );
+  return { history, dayRows, deletedDuringDrain, relay };
+}
+
+/** A size's runs of one figure, ours and (where measured) the peer's. */
+interface Step {
+  size: number;
+  ours: number[];
+  peer?: number[];
+}
+
+/** Cost at the largest size over cost at the smallest, on the medians: events/s inverts. */
+function growthRatio(steps: readonly Step[], better: Row["better"], side: "ours" | "peer"): number {
+  const first = steps[0];
+  const last = steps.at(-1);
+  const median = (step: Step | undefined) => summarize(step?.[side] ?? []).median;
+  return better === "higher" ? median(first) / median(last) : median(last) / median(first);
+}
+
+/**
+ * One row per size (the small "size → figure" table) and one for the growth ratio against the goal;
+ * the same on stderr as one line.
+ */
+function seriesRows(
+  ctx: BenchContext,
+  scenario: string,
+  metric: string,
+  better: Row["better"],
+  sizeLabel: string,
+  steps: readonly Step[],
+  peerName?: string,
+): Row[] {
+  const rows: Row[] = steps.map((step) => ({
+    scenario,
+    metric: `${metric} at ${count(step.size)} ${sizeLabel}`,
+    better,
+    ours: summarize(step.ours),
+    ...(peerName && step.peer ? { peer: { name: peerName, summary: summarize(step.peer) } } : {}),
+  }));
+  const first = steps[0];
+  const last = steps.at(-1);
+  if (!first || !last || first === last) return rows;
+  const ours = growthRatio(steps, better, "ours");
+  const peer = peerName ? growthRatio(steps, better, "peer") : Number.NaN;
+  const verdict = ours <= GOAL ? "met" : "missed";
+  rows.push({
+    scenario,
+    metric: `${metric}: growth ${count(first.size)} → ${count(last.size)} ${sizeLabel} (cost at the largest / at the smallest)`,
+    better: "lower",
+    ours: summarize([Number(ours.toFixed(3))]),
+    ...(peerName ? { peer: { name: peerName, summary: summarize([Number(peer.toFixed(3))]) } } : {}),
+    note: `goal ≤ ${GOAL}×: ${verdict}`,
+  });
+  ctx.log(
+    `  growth ${scenario}, ${metric}: ${steps.map((s) => `${count(s.size)} → ${summarize(s.ours).median}`).join(", ")}; growth ${ours.toFixed(2)}× (goal ≤ ${GOAL}×: ${verdict})`,
+  );
+  return rows;
+}
+
+async function consumerOverInbox(ctx: BenchContext, url: string, handle: DatabaseHandle): Promise<Row[]> {
+  const { growthRows: steps, growthMessages: messages } = ctx.sizes;
+  // Empty and full only: each inbox size is a fill, and the consumer's cost is per insert.
+  const sizes = [...new Set([steps[0] ?? 0, steps.at(-1) ?? 0])];
+  const cpu: Step[] = [];
+  const postgres: Step[] = [];
+  for (const size of sizes) {
+    await fillInboxHistory(handle, GROWTH_CONSUMER, size, ctx.log);
+    const runs: Record<"ours" | "peer", { cpu: number; postgres: number }[]> = { ours: [], peer: [] };
+    for (let run = 0; run < ctx.runs; run += 1) {
+      for (const [side, impl] of [
+        ["ours", "ours"],
+        ["peer", CONSUMER_PEER],
+      ] as const) {
+        const result = await consumerRun(ctx, url, impl, CONCURRENCY, {
+          messages,
+          name: GROWTH_CONSUMER,
+          recordAs: "growth-consumer",
+        });
+        runs[side].push({
+          cpu: result.cpuMicrosPerMessage,
+          postgres: Math.round((result.postgresCpuSeconds / Math.max(1, result.messages)) * 1e6),
+        });
+      }
+    }
+    cpu.push({ size, ours: runs.ours.map((r) => r.cpu), peer: runs.peer.map((r) => r.cpu) });
+    postgres.push({ size, ours: runs.ours.map((r) => r.postgres), peer: runs.peer.map((r) => r.postgres) });
+  }
+  const scenario = `8c growth: consumer, concurrency ${CONCURRENCY}, ${count(messages)} messages`;
+  return [
+    ...seriesRows(
+      ctx,
+      scenario,
+      "consumer CPU µs/message",
+      "lower",
+      "inbox rows",
+      cpu,
+      "sqs-consumer handleMessage",
+    ),
+    ...seriesRows(
+      ctx,
+      scenario,
+      "Postgres CPU µs/message",
+      "lower",
+      "inbox rows",
+      postgres,
+      "sqs-consumer handleMessage",
+    ),
+  ];
+}
+
+export async function growth(ctx: BenchContext): Promise<void> {
+  const { growthRows: steps, growthBacklog: backlog } = ctx.sizes;
+  ctx.log(
+    `growth: ${count(backlog)} pending drained over ${steps.map(count).join(" / ")} published rows (${HISTORY_DAYS} days); consumer over an empty and a full inbox; retention of a day`,
+  );
+  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth");
+  // The null sink publishes nothing, but the relay still maps the events' topic to an ARN.
+  const topicArn = await benchTopic(ctx, "growth", true);
+  const database = { url, handle, topicArn };
+  try {
+    const relay: GrowthRelayRun[][] = [];
+    const alone: RetentionAlone[] = [];
+    const underLoad: RetentionUnderLoad[] = [];
+    for (const history of steps) {
+      await fillPublishedHistory(handle, history, ctx.log);
+      const runs: GrowthRelayRun[] = [];
+      for (let run = 0; run < ctx.runs; run += 1)
+        runs.push(await drainOverHistory(ctx, database, history, run));
+      relay.push(runs);
+      for (const r of runs) ctx.record("growth-relay", { ...r });
+      if (history === 0) continue;
+      // One sweep each: every sweep removes a day, so repeating it would measure a shrinking history.
+      const sweep = await retentionAlone(ctx, handle, history);
+      alone.push(sweep);
+      ctx.record("growth-retention", { ...sweep });
+      const loaded = await retentionUnderLoad(ctx, database, history);
+      underLoad.push(loaded);
+      ctx.record("growth-retention-under-load", { ...loaded });
+    }
+    const relayStep = (pick: (r: GrowthRelayRun) => number) =>
+      relay.map((runs, i) => ({ size: steps[i] ?? 0, ours: runs.map(pick) }));
+    const relayScenario = `8a growth: relay, null sink, ${count(backlog)} pending, batch ${ctx.sizes.ourBatchSize}`;
+    const retentionScenario = `8b growth: retention of a day (1/${HISTORY_DAYS} of the history, 1 000 rows per DELETE), one sweep`;
+    ctx.rows.push(
+      ...seriesRows(
+        ctx,
+        relayScenario,
+        "events/s",
+        "higher",
+        "published rows",
+        relayStep((r) => r.eventsPerSecond),
+      ),
+      ...seriesRows(
+        ctx,
+        relayScenario,
+        "claim p99 ms",
+        "lower",
+        "published rows",
+        relayStep((r) => r.claimP99Ms ?? Number.NaN),
+      ),
+      ...seriesRows(
+        ctx,
+        relayScenario,
+        "EXPLAIN buffers per claim (shared hit + read)",
+        "lower",
+        "published rows",
+        relayStep((r) => r.claimPlan.sharedHit + r.claimPlan.sharedRead),
+      ),
+      ...seriesRows(
+        ctx,
+        relayScenario,
+        "Postgres CPU µs/event",
+        "lower",
+        "published rows",
+        relayStep((r) => r.postgresMicrosPerEvent),
+      ),
+      ...seriesRows(
+        ctx,
+        retentionScenario,
+        "seconds to delete a day",
+        "lower",
+        "published rows",
+        alone.map((a) => ({ size: a.history, ours: [a.seconds] })),
+      ),
+      ...seriesRows(
+        ctx,
+        retentionScenario,
+        "µs per row deleted",
+        "lower",
+        "published rows",
+        alone.map((a) => ({ size: a.history, ours: [a.microsPerRow] })),
+      ),
+      ...seriesRows(
+        ctx,
+        retentionScenario,
+        "WAL bytes per row deleted",
+        "lower",
+        "published rows",
+        alone.map((a) => ({ size: a.history, ours: [a.walBytesPerRow] })),
+      ),
+      ...underLoad.map((loaded): Row => {
+        const without = summarize(
+          relay[steps.indexOf(loaded.history)]?.map((r) => r.eventsPerSecond) ?? [],
+        ).median;
+        return {
+          scenario: retentionScenario,
+          metric: `relay events/s while the retention deletes a day at ${count(loaded.history)} published rows`,
+          better: "higher",
+          ours: summarize([loaded.relay.eventsPerSecond]),
+          note: `${Math.round((loaded.relay.eventsPerSecond / without) * 100)} % of the drain without retention at this size (${without} events/s); ${count(loaded.deletedDuringDrain)} of ${count(loaded.dayRows)} rows deleted during the ${loaded.relay.seconds.toFixed(1)} s drain`,
+        };
+      }),
+      ...(await consumerOverInbox(ctx, url, handle)),
+    );
+  } finally {
+    await handle.close(5_000);
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+}
