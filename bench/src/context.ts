@@ -34,6 +34,11 @@ export interface Sizes {
   growthBacklog: number;
   /** Messages the consumer handles at each inbox size of the growth scenario. */
   growthMessages: number;
+  /**
+   * Runs per growth step at most, whatever `--runs` says: each run is a fresh backlog of
+   * `growthBacklog` events, and the scenario has to fit the whole bench's time budget.
+   */
+  growthRuns: number;
 }
 
 export const FULL: Sizes = {
@@ -58,7 +63,8 @@ export const FULL: Sizes = {
   apiWarmUpSeconds: 3,
   growthRows: [0, 1_000_000, 5_000_000],
   growthBacklog: 100_000,
-  growthMessages: 5_000,
+  growthMessages: 2_000,
+  growthRuns: 2,
 };
 
 export const QUICK: Sizes = {
@@ -83,7 +89,8 @@ export const QUICK: Sizes = {
   apiWarmUpSeconds: 2,
   growthRows: [0, 100_000, 500_000],
   growthBacklog: 20_000,
-  growthMessages: 1_000,
+  growthMessages: 500,
+  growthRuns: 1,
 };
 
 /** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
@@ -109,6 +116,7 @@ export const SMOKE: Sizes = {
   growthRows: [0, 2_000],
   growthBacklog: 300,
   growthMessages: 60,
+  growthRuns: 1,
 };
 
 export type ScenarioName =

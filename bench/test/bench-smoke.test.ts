@@ -73,6 +73,7 @@ describe("pnpm bench (smoke)", () => {
         expect(Object.keys(report.raw).sort()).toEqual([
           "growth-consumer",
           "growth-relay",
+          "growth-relay-control",
           "growth-retention",
           "growth-retention-under-load",
         ]);

@@ -4,6 +4,7 @@
  * messages over an empty and a full inbox, and the relay's retention deletes a day of history, alone
  * and while the relay drains. One database grows step by step, so each size costs only its top-up.
  */
+import { performance } from "node:perf_hooks";
 import type { DatabaseHandle } from "@outbox/shared";
 import { type ClaimBuffers, claimBuffers } from "../claim-plan.js";
 import type { BenchContext, Row } from "../context.js";
@@ -56,6 +57,11 @@ interface RetentionAlone extends RetentionSweep {
   walBytesPerRow: number;
 }
 
+/** Runs per step: `--runs`, capped by the sizes (see Sizes.growthRuns). */
+function runsPerStep(ctx: BenchContext): number {
+  return Math.max(1, Math.min(ctx.runs, ctx.sizes.growthRuns));
+}
+
 /** 1 000 000 as the docs write it. */
 function count(n: number): string {
   return n.toLocaleString("en-US").replaceAll(",", " ");
@@ -105,6 +111,7 @@ async function retentionAlone(
   const sweep = await timedRetentionSweep(handle, await ageOfOldest(handle, dayRows));
   const result: RetentionAlone = {
     ...sweep,
+    seconds: Number(sweep.seconds.toFixed(2)),
     history,
     dayRows,
     microsPerRow: Math.round((sweep.seconds / Math.max(1, sweep.deleted)) * 1e6),
@@ -127,7 +134,7 @@ async function retentionUnderLoad(
   const maxAgeMs = await ageOfOldest(handle, dayRows);
   const since = await databaseNow(handle);
   const before = await historyRows(handle, since);
-  const relay = await drainOverHistory(ctx, database, history, ctx.runs, {
+  const relay = await drainOverHistory(ctx, database, history, runsPerStep(ctx), {
     maxAgeMs,
     intervalMs: SWEEP_INTERVAL_MS,
   });
@@ -153,19 +160,25 @@ function growthRatio(steps: readonly Step[], better: Row["better"], side: "ours"
   return better === "higher" ? median(first) / median(last) : median(last) / median(first);
 }
 
+/** One figure across the sizes: what `seriesRows` turns into rows. */
+interface Series {
+  scenario: string;
+  metric: string;
+  better: Row["better"];
+  /** What the sizes count: "published rows", "inbox rows". */
+  sizeLabel: string;
+  steps: readonly Step[];
+  peerName?: string;
+  /** Added to the growth row's note. */
+  note?: string;
+}
+
 /**
  * One row per size (the small "size → figure" table) and one for the growth ratio against the goal;
  * the same on stderr as one line.
  */
-function seriesRows(
-  ctx: BenchContext,
-  scenario: string,
-  metric: string,
-  better: Row["better"],
-  sizeLabel: string,
-  steps: readonly Step[],
-  peerName?: string,
-): Row[] {
+function seriesRows(ctx: BenchContext, series: Series): Row[] {
+  const { scenario, metric, better, sizeLabel, steps, peerName } = series;
   const rows: Row[] = steps.map((step) => ({
     scenario,
     metric: `${metric} at ${count(step.size)} ${sizeLabel}`,
@@ -185,7 +198,7 @@ function seriesRows(
     better: "lower",
     ours: summarize([Number(ours.toFixed(3))]),
     ...(peerName ? { peer: { name: peerName, summary: summarize([Number(peer.toFixed(3))]) } } : {}),
-    note: `goal ≤ ${GOAL}×: ${verdict}`,
+    note: [`goal ≤ ${GOAL}×: ${verdict}`, series.note].filter(Boolean).join("; "),
   });
   ctx.log(
     `  growth ${scenario}, ${metric}: ${steps.map((s) => `${count(s.size)} → ${summarize(s.ours).median}`).join(", ")}; growth ${ours.toFixed(2)}× (goal ≤ ${GOAL}×: ${verdict})`,
@@ -202,7 +215,7 @@ async function consumerOverInbox(ctx: BenchContext, url: string, handle: Databas
   for (const size of sizes) {
     await fillInboxHistory(handle, GROWTH_CONSUMER, size, ctx.log);
     const runs: Record<"ours" | "peer", { cpu: number; postgres: number }[]> = { ours: [], peer: [] };
-    for (let run = 0; run < ctx.runs; run += 1) {
+    for (let run = 0; run < runsPerStep(ctx); run += 1) {
       for (const [side, impl] of [
         ["ours", "ours"],
         ["peer", CONSUMER_PEER],
@@ -222,26 +235,27 @@ async function consumerOverInbox(ctx: BenchContext, url: string, handle: Databas
     postgres.push({ size, ours: runs.ours.map((r) => r.postgres), peer: runs.peer.map((r) => r.postgres) });
   }
   const scenario = `8c growth: consumer, concurrency ${CONCURRENCY}, ${count(messages)} messages`;
+  const common = {
+    scenario,
+    better: "lower",
+    sizeLabel: "inbox rows",
+    peerName: "sqs-consumer handleMessage",
+  } as const;
   return [
-    ...seriesRows(
-      ctx,
-      scenario,
-      "consumer CPU µs/message",
-      "lower",
-      "inbox rows",
-      cpu,
-      "sqs-consumer handleMessage",
-    ),
-    ...seriesRows(
-      ctx,
-      scenario,
-      "Postgres CPU µs/message",
-      "lower",
-      "inbox rows",
-      postgres,
-      "sqs-consumer handleMessage",
-    ),
+    ...seriesRows(ctx, { ...common, metric: "consumer CPU µs/message", steps: cpu }),
+    ...seriesRows(ctx, { ...common, metric: "Postgres CPU µs/message", steps: postgres }),
   ];
+}
+
+/** 0 rows again, on a fresh database after the largest step: how far the machine drifted meanwhile. */
+async function controlRun(ctx: BenchContext, topicArn: string): Promise<GrowthRelayRun> {
+  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth_control");
+  try {
+    return await drainOverHistory(ctx, { url, handle, topicArn }, 0, 0);
+  } finally {
+    await handle.close(5_000);
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
 }
 
 export async function growth(ctx: BenchContext): Promise<void> {
@@ -249,6 +263,8 @@ export async function growth(ctx: BenchContext): Promise<void> {
   ctx.log(
     `growth: ${count(backlog)} pending drained over ${steps.map(count).join(" / ")} published rows (${HISTORY_DAYS} days); consumer over an empty and a full inbox; retention of a day`,
   );
+  const t0 = performance.now();
+  const elapsed = () => `${Math.round((performance.now() - t0) / 1_000)} s into the scenario`;
   const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth");
   // The null sink publishes nothing, but the relay still maps the events' topic to an ARN.
   const topicArn = await benchTopic(ctx, "growth", true);
@@ -260,8 +276,10 @@ export async function growth(ctx: BenchContext): Promise<void> {
     for (const history of steps) {
       await fillPublishedHistory(handle, history, ctx.log);
       const runs: GrowthRelayRun[] = [];
-      for (let run = 0; run < ctx.runs; run += 1)
+      ctx.log(`  step ${count(history)} published rows (${elapsed()})`);
+      for (let run = 0; run < runsPerStep(ctx); run += 1) {
         runs.push(await drainOverHistory(ctx, database, history, run));
+      }
       relay.push(runs);
       for (const r of runs) ctx.record("growth-relay", { ...r });
       if (history === 0) continue;
@@ -273,67 +291,66 @@ export async function growth(ctx: BenchContext): Promise<void> {
       underLoad.push(loaded);
       ctx.record("growth-retention-under-load", { ...loaded });
     }
+    ctx.log(`  control: 0 published rows again, on a fresh database (${elapsed()})`);
+    const control = await controlRun(ctx, topicArn);
+    ctx.record("growth-relay-control", { ...control });
+    const controlNote = (figure: string) =>
+      `0 rows measured again after the largest step, on a fresh database: ${figure} (the machine's drift over the scenario)`;
     const relayStep = (pick: (r: GrowthRelayRun) => number) =>
       relay.map((runs, i) => ({ size: steps[i] ?? 0, ours: runs.map(pick) }));
     const relayScenario = `8a growth: relay, null sink, ${count(backlog)} pending, batch ${ctx.sizes.ourBatchSize}`;
     const retentionScenario = `8b growth: retention of a day (1/${HISTORY_DAYS} of the history, 1 000 rows per DELETE), one sweep`;
+    const relaySeries = { scenario: relayScenario, sizeLabel: "published rows" };
+    const retentionSeries = {
+      scenario: retentionScenario,
+      sizeLabel: "published rows",
+      better: "lower",
+    } as const;
+    const retentionStep = (pick: (a: RetentionAlone) => number) =>
+      alone.map((a) => ({ size: a.history, ours: [pick(a)] }));
     ctx.rows.push(
-      ...seriesRows(
-        ctx,
-        relayScenario,
-        "events/s",
-        "higher",
-        "published rows",
-        relayStep((r) => r.eventsPerSecond),
-      ),
-      ...seriesRows(
-        ctx,
-        relayScenario,
-        "claim p99 ms",
-        "lower",
-        "published rows",
-        relayStep((r) => r.claimP99Ms ?? Number.NaN),
-      ),
-      ...seriesRows(
-        ctx,
-        relayScenario,
-        "EXPLAIN buffers per claim (shared hit + read)",
-        "lower",
-        "published rows",
-        relayStep((r) => r.claimPlan.sharedHit + r.claimPlan.sharedRead),
-      ),
-      ...seriesRows(
-        ctx,
-        relayScenario,
-        "Postgres CPU µs/event",
-        "lower",
-        "published rows",
-        relayStep((r) => r.postgresMicrosPerEvent),
-      ),
-      ...seriesRows(
-        ctx,
-        retentionScenario,
-        "seconds to delete a day",
-        "lower",
-        "published rows",
-        alone.map((a) => ({ size: a.history, ours: [a.seconds] })),
-      ),
-      ...seriesRows(
-        ctx,
-        retentionScenario,
-        "µs per row deleted",
-        "lower",
-        "published rows",
-        alone.map((a) => ({ size: a.history, ours: [a.microsPerRow] })),
-      ),
-      ...seriesRows(
-        ctx,
-        retentionScenario,
-        "WAL bytes per row deleted",
-        "lower",
-        "published rows",
-        alone.map((a) => ({ size: a.history, ours: [a.walBytesPerRow] })),
-      ),
+      ...seriesRows(ctx, {
+        ...relaySeries,
+        metric: "events/s",
+        better: "higher",
+        steps: relayStep((r) => r.eventsPerSecond),
+        note: controlNote(`${control.eventsPerSecond} events/s`),
+      }),
+      ...seriesRows(ctx, {
+        ...relaySeries,
+        metric: "claim p99 ms",
+        better: "lower",
+        steps: relayStep((r) => r.claimP99Ms ?? Number.NaN),
+        note: controlNote(`${control.claimP99Ms} ms`),
+      }),
+      ...seriesRows(ctx, {
+        ...relaySeries,
+        metric: "EXPLAIN buffers per claim (shared hit + read)",
+        better: "lower",
+        steps: relayStep((r) => r.claimPlan.sharedHit + r.claimPlan.sharedRead),
+      }),
+      ...seriesRows(ctx, {
+        ...relaySeries,
+        metric: "Postgres CPU µs/event",
+        better: "lower",
+        steps: relayStep((r) => r.postgresMicrosPerEvent),
+        note: controlNote(`${control.postgresMicrosPerEvent} µs/event`),
+      }),
+      ...seriesRows(ctx, {
+        ...retentionSeries,
+        metric: "seconds to delete a day",
+        steps: retentionStep((a) => a.seconds),
+      }),
+      ...seriesRows(ctx, {
+        ...retentionSeries,
+        metric: "µs per row deleted",
+        steps: retentionStep((a) => a.microsPerRow),
+      }),
+      ...seriesRows(ctx, {
+        ...retentionSeries,
+        metric: "WAL bytes per row deleted",
+        steps: retentionStep((a) => a.walBytesPerRow),
+      }),
       ...underLoad.map((loaded): Row => {
         const without = summarize(
           relay[steps.indexOf(loaded.history)]?.map((r) => r.eventsPerSecond) ?? [],
