@@ -70,6 +70,8 @@ export interface ClaimBuffers {
   sharedRead: number;
   executionMs: number;
   rows: number;
+  /** The plan itself (EXPLAIN's JSON), for the report's raw figures: which indexes the claim used. */
+  plan: unknown;
 }
 
 interface JsonPlan {
@@ -90,5 +92,6 @@ export async function claimBuffers(pool: pg.Pool, batchSize: number): Promise<Cl
     sharedRead: plan.Plan["Shared Read Blocks"],
     executionMs: Number(plan["Execution Time"].toFixed(2)),
     rows: plan.Plan["Actual Rows"],
+    plan,
   };
 }

@@ -13,29 +13,21 @@ export const HISTORY_DAYS = 5;
 /** Rows per INSERT: each statement stays well inside the set-up pool's 300 s statement timeout. */
 const FILL_CHUNK = 250_000;
 
-/** Published outbox rows now in the table (through the partial index `outbox_published_at`). */
-export async function publishedRows(handle: DatabaseHandle): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    SELECT count(*) AS n FROM outbox WHERE published_at IS NOT NULL
-  `.execute(handle.db);
-  return Number(rows[0]?.n ?? 0);
-}
-
 /**
- * Adds published rows until the outbox holds `target`. Each looks like a bench event the relay
- * published: same payload size, one of KEYS ordering keys, a UUIDv7 id and created/published times
- * spread uniformly over HISTORY_DAYS days ending an hour ago (so retention cutoffs and the
- * `outbox_published_at` index see days of history, and the rows drained by a run stay apart from
- * it). Progress goes to `log`.
+ * Fills an empty outbox with `rows` published rows. Each looks like a bench event the relay published:
+ * same payload size, one of KEYS ordering keys, a UUIDv7 id, and created/published times spread evenly
+ * over HISTORY_DAYS days ending an hour ago, oldest first. Written in time order, as a relay's
+ * history is: a day of it lies in one stretch of the heap and of `outbox_published_at`, which is what
+ * retention's cost depends on (a fill in random time order would scatter every day over the whole
+ * table). The hour keeps the rows a run drains apart from it. Progress goes to `log`.
  */
 export async function fillPublishedHistory(
   handle: DatabaseHandle,
-  target: number,
+  rows: number,
   log: (message: string) => void,
 ): Promise<void> {
-  const start = await publishedRows(handle);
-  for (let at = start; at < target; at += FILL_CHUNK) {
-    const count = Math.min(FILL_CHUNK, target - at);
+  for (let at = 0; at < rows; at += FILL_CHUNK) {
+    const count = Math.min(FILL_CHUNK, rows - at);
     // `at` is computed once per row in the inner SELECT so created_at, published_at and the id's
     // timestamp agree; uuidv7(shift) dates the id like enqueue's UUIDv7 of that moment.
     await sql`
@@ -46,12 +38,17 @@ export async function fillPublishedHistory(
              jsonb_build_object('traceparent', ${TRACEPARENT}::text),
              g.at, g.at, g.at + interval '20 milliseconds'
       FROM (
-        SELECT n, now() - interval '1 hour' - random() * ${HISTORY_DAYS} * interval '1 day' AS at
+        SELECT n, ${spreadOverDays(rows)} AS at
         FROM generate_series(${at}::bigint, ${at + count - 1}::bigint) AS n
       ) g
     `.execute(handle.db);
-    log(`    outbox history: ${at + count} / ${target} published rows`);
+    log(`    outbox history: ${at + count} / ${rows} published rows`);
   }
+}
+
+/** Row `n` of `rows`' time: oldest first, HISTORY_DAYS days evenly, the newest an hour ago. */
+function spreadOverDays(rows: number) {
+  return sql`now() - interval '1 hour' - ((${rows}::float8 - n) / ${rows}) * ${HISTORY_DAYS} * interval '1 day'`;
 }
 
 /** Processed inbox rows of `consumer`. */
@@ -63,8 +60,9 @@ async function inboxRows(handle: DatabaseHandle, consumer: string): Promise<numb
 }
 
 /**
- * Adds processed inbox rows of `consumer` until it holds `target`, random event ids (as the bench's
- * messages carry) processed over HISTORY_DAYS days ending an hour ago, then VACUUM ANALYZE inbox.
+ * Adds processed inbox rows of `consumer` until it holds `target`: random event ids (as the bench's
+ * messages carry), processed over HISTORY_DAYS days ending an hour ago in time order (see
+ * fillPublishedHistory), then VACUUM ANALYZE inbox.
  * Under the consumer's own name: the primary key (consumer, event_id) only grows for a consumer
  * that inserts among its own rows.
  */
@@ -81,8 +79,8 @@ export async function fillInboxHistory(
       INSERT INTO inbox (consumer, event_id, message_id, received_at, processed_at)
       SELECT ${consumer}, gen_random_uuid(), gen_random_uuid()::text, g.at, g.at + interval '5 milliseconds'
       FROM (
-        SELECT now() - interval '1 hour' - random() * ${HISTORY_DAYS} * interval '1 day' AS at
-        FROM generate_series(1, ${count}::bigint)
+        SELECT ${spreadOverDays(target)} AS at
+        FROM generate_series(${at}::bigint, ${at + count - 1}::bigint) AS n
       ) g
     `.execute(handle.db);
     log(`    inbox history: ${at + count} / ${target} rows`);

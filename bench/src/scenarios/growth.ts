@@ -57,6 +57,20 @@ interface RetentionAlone extends RetentionSweep {
   walBytesPerRow: number;
 }
 
+/** A fresh database migrated to our schema for `use`, dropped afterwards. */
+async function withFreshDatabase<T>(
+  ctx: BenchContext,
+  use: (url: string, handle: DatabaseHandle) => Promise<T>,
+): Promise<T> {
+  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth");
+  try {
+    return await use(url, handle);
+  } finally {
+    await handle.close(5_000);
+    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  }
+}
+
 /** Runs per step: `--runs`, capped by the sizes (see Sizes.growthRuns). */
 function runsPerStep(ctx: BenchContext): number {
   return Math.max(1, Math.min(ctx.runs, ctx.sizes.growthRuns));
@@ -248,14 +262,28 @@ async function consumerOverInbox(ctx: BenchContext, url: string, handle: Databas
 }
 
 /** 0 rows again, on a fresh database after the largest step: how far the machine drifted meanwhile. */
-async function controlRun(ctx: BenchContext, topicArn: string): Promise<GrowthRelayRun> {
-  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth_control");
-  try {
-    return await drainOverHistory(ctx, { url, handle, topicArn }, 0, 0);
-  } finally {
-    await handle.close(5_000);
-    await dropDatabase(ctx.stack.postgres.adminUrl, url);
-  }
+function controlRun(ctx: BenchContext, topicArn: string): Promise<GrowthRelayRun> {
+  return withFreshDatabase(ctx, (url, handle) => drainOverHistory(ctx, { url, handle, topicArn }, 0, 0));
+}
+
+/** A step of the relay's part: the drains over `history` rows and, with history, the retention's. */
+async function measureStep(ctx: BenchContext, topicArn: string, history: number) {
+  return withFreshDatabase(ctx, async (url, handle) => {
+    await fillPublishedHistory(handle, history, ctx.log);
+    const database = { url, handle, topicArn };
+    const runs: GrowthRelayRun[] = [];
+    for (let run = 0; run < runsPerStep(ctx); run += 1) {
+      runs.push(await drainOverHistory(ctx, database, history, run));
+    }
+    for (const r of runs) ctx.record("growth-relay", { ...r });
+    if (history === 0) return { runs };
+    // One sweep each: every sweep removes a day, so repeating it would measure a shrinking history.
+    const alone = await retentionAlone(ctx, handle, history);
+    ctx.record("growth-retention", { ...alone });
+    const underLoad = await retentionUnderLoad(ctx, database, history);
+    ctx.record("growth-retention-under-load", { ...underLoad });
+    return { runs, alone, underLoad };
+  });
 }
 
 export async function growth(ctx: BenchContext): Promise<void> {
@@ -265,108 +293,87 @@ export async function growth(ctx: BenchContext): Promise<void> {
   );
   const t0 = performance.now();
   const elapsed = () => `${Math.round((performance.now() - t0) / 1_000)} s into the scenario`;
-  const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_growth");
   // The null sink publishes nothing, but the relay still maps the events' topic to an ARN.
   const topicArn = await benchTopic(ctx, "growth", true);
-  const database = { url, handle, topicArn };
-  try {
-    const relay: GrowthRelayRun[][] = [];
-    const alone: RetentionAlone[] = [];
-    const underLoad: RetentionUnderLoad[] = [];
-    for (const history of steps) {
-      await fillPublishedHistory(handle, history, ctx.log);
-      const runs: GrowthRelayRun[] = [];
-      ctx.log(`  step ${count(history)} published rows (${elapsed()})`);
-      for (let run = 0; run < runsPerStep(ctx); run += 1) {
-        runs.push(await drainOverHistory(ctx, database, history, run));
-      }
-      relay.push(runs);
-      for (const r of runs) ctx.record("growth-relay", { ...r });
-      if (history === 0) continue;
-      // One sweep each: every sweep removes a day, so repeating it would measure a shrinking history.
-      const sweep = await retentionAlone(ctx, handle, history);
-      alone.push(sweep);
-      ctx.record("growth-retention", { ...sweep });
-      const loaded = await retentionUnderLoad(ctx, database, history);
-      underLoad.push(loaded);
-      ctx.record("growth-retention-under-load", { ...loaded });
-    }
-    ctx.log(`  control: 0 published rows again, on a fresh database (${elapsed()})`);
-    const control = await controlRun(ctx, topicArn);
-    ctx.record("growth-relay-control", { ...control });
-    const controlNote = (figure: string) =>
-      `0 rows measured again after the largest step, on a fresh database: ${figure} (the machine's drift over the scenario)`;
-    const relayStep = (pick: (r: GrowthRelayRun) => number) =>
-      relay.map((runs, i) => ({ size: steps[i] ?? 0, ours: runs.map(pick) }));
-    const relayScenario = `8a growth: relay, null sink, ${count(backlog)} pending, batch ${ctx.sizes.ourBatchSize}`;
-    const retentionScenario = `8b growth: retention of a day (1/${HISTORY_DAYS} of the history, 1 000 rows per DELETE), one sweep`;
-    const relaySeries = { scenario: relayScenario, sizeLabel: "published rows" };
-    const retentionSeries = {
-      scenario: retentionScenario,
-      sizeLabel: "published rows",
-      better: "lower",
-    } as const;
-    const retentionStep = (pick: (a: RetentionAlone) => number) =>
-      alone.map((a) => ({ size: a.history, ours: [pick(a)] }));
-    ctx.rows.push(
-      ...seriesRows(ctx, {
-        ...relaySeries,
-        metric: "events/s",
-        better: "higher",
-        steps: relayStep((r) => r.eventsPerSecond),
-        note: controlNote(`${control.eventsPerSecond} events/s`),
-      }),
-      ...seriesRows(ctx, {
-        ...relaySeries,
-        metric: "claim p99 ms",
-        better: "lower",
-        steps: relayStep((r) => r.claimP99Ms ?? Number.NaN),
-        note: controlNote(`${control.claimP99Ms} ms`),
-      }),
-      ...seriesRows(ctx, {
-        ...relaySeries,
-        metric: "EXPLAIN buffers per claim (shared hit + read)",
-        better: "lower",
-        steps: relayStep((r) => r.claimPlan.sharedHit + r.claimPlan.sharedRead),
-      }),
-      ...seriesRows(ctx, {
-        ...relaySeries,
-        metric: "Postgres CPU µs/event",
-        better: "lower",
-        steps: relayStep((r) => r.postgresMicrosPerEvent),
-        note: controlNote(`${control.postgresMicrosPerEvent} µs/event`),
-      }),
-      ...seriesRows(ctx, {
-        ...retentionSeries,
-        metric: "seconds to delete a day",
-        steps: retentionStep((a) => a.seconds),
-      }),
-      ...seriesRows(ctx, {
-        ...retentionSeries,
-        metric: "µs per row deleted",
-        steps: retentionStep((a) => a.microsPerRow),
-      }),
-      ...seriesRows(ctx, {
-        ...retentionSeries,
-        metric: "WAL bytes per row deleted",
-        steps: retentionStep((a) => a.walBytesPerRow),
-      }),
-      ...underLoad.map((loaded): Row => {
-        const without = summarize(
-          relay[steps.indexOf(loaded.history)]?.map((r) => r.eventsPerSecond) ?? [],
-        ).median;
-        return {
-          scenario: retentionScenario,
-          metric: `relay events/s while the retention deletes a day at ${count(loaded.history)} published rows`,
-          better: "higher",
-          ours: summarize([loaded.relay.eventsPerSecond]),
-          note: `${Math.round((loaded.relay.eventsPerSecond / without) * 100)} % of the drain without retention at this size (${without} events/s); ${count(loaded.deletedDuringDrain)} of ${count(loaded.dayRows)} rows deleted during the ${loaded.relay.seconds.toFixed(1)} s drain`,
-        };
-      }),
-      ...(await consumerOverInbox(ctx, url, handle)),
-    );
-  } finally {
-    await handle.close(5_000);
-    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+  const relay: GrowthRelayRun[][] = [];
+  const alone: RetentionAlone[] = [];
+  const underLoad: RetentionUnderLoad[] = [];
+  // Each size on a database of its own, filled from empty: the history stays in time order (see
+  // fillPublishedHistory), and one size's retention leaves the next untouched.
+  for (const history of steps) {
+    ctx.log(`  step ${count(history)} published rows (${elapsed()})`);
+    const step = await measureStep(ctx, topicArn, history);
+    relay.push(step.runs);
+    if (step.alone) alone.push(step.alone);
+    if (step.underLoad) underLoad.push(step.underLoad);
   }
+  ctx.log(`  control: 0 published rows again, on a fresh database (${elapsed()})`);
+  const control = await controlRun(ctx, topicArn);
+  ctx.record("growth-relay-control", { ...control });
+  const controlNote = (figure: string) =>
+    `0 rows measured again after the largest step, on a fresh database: ${figure} (the machine's drift over the scenario)`;
+  const relayStep = (pick: (r: GrowthRelayRun) => number) =>
+    relay.map((runs, i) => ({ size: steps[i] ?? 0, ours: runs.map(pick) }));
+  const relayScenario = `8a growth: relay, null sink, ${count(backlog)} pending, batch ${ctx.sizes.ourBatchSize}`;
+  const retentionScenario = `8b growth: retention of a day (1/${HISTORY_DAYS} of the history, 1 000 rows per DELETE), one sweep`;
+  const relaySeries = { scenario: relayScenario, sizeLabel: "published rows" };
+  const retentionSeries = {
+    scenario: retentionScenario,
+    sizeLabel: "published rows",
+    better: "lower",
+  } as const;
+  const retentionStep = (pick: (a: RetentionAlone) => number) =>
+    alone.map((a) => ({ size: a.history, ours: [pick(a)] }));
+  ctx.rows.push(
+    ...seriesRows(ctx, {
+      ...relaySeries,
+      metric: "events/s",
+      better: "higher",
+      steps: relayStep((r) => r.eventsPerSecond),
+      note: controlNote(`${control.eventsPerSecond} events/s`),
+    }),
+    ...seriesRows(ctx, {
+      ...relaySeries,
+      metric: "claim p99 ms",
+      better: "lower",
+      steps: relayStep((r) => r.claimP99Ms ?? Number.NaN),
+      note: controlNote(`${control.claimP99Ms} ms`),
+    }),
+    ...seriesRows(ctx, {
+      ...relaySeries,
+      metric: "EXPLAIN buffers per claim (shared hit + read)",
+      better: "lower",
+      steps: relayStep((r) => r.claimPlan.sharedHit + r.claimPlan.sharedRead),
+    }),
+    ...seriesRows(ctx, {
+      ...retentionSeries,
+      metric: "seconds to delete a day",
+      steps: retentionStep((a) => a.seconds),
+    }),
+    ...seriesRows(ctx, {
+      ...retentionSeries,
+      metric: "µs per row deleted",
+      steps: retentionStep((a) => a.microsPerRow),
+    }),
+    ...seriesRows(ctx, {
+      ...retentionSeries,
+      metric: "WAL bytes per row deleted",
+      steps: retentionStep((a) => a.walBytesPerRow),
+    }),
+    ...underLoad.map((loaded): Row => {
+      const without = summarize(
+        relay[steps.indexOf(loaded.history)]?.map((r) => r.eventsPerSecond) ?? [],
+      ).median;
+      return {
+        scenario: retentionScenario,
+        metric: `relay events/s while the retention deletes a day at ${count(loaded.history)} published rows`,
+        better: "higher",
+        ours: summarize([loaded.relay.eventsPerSecond]),
+        note: `${Math.round((loaded.relay.eventsPerSecond / without) * 100)} % of the drain without retention at this size (${without} events/s); ${count(loaded.deletedDuringDrain)} of ${count(loaded.dayRows)} rows deleted during the ${loaded.relay.seconds.toFixed(1)} s drain`,
+      };
+    }),
+  );
+  ctx.log(`  consumer (${elapsed()})`);
+  ctx.rows.push(...(await withFreshDatabase(ctx, (url, handle) => consumerOverInbox(ctx, url, handle))));
+  ctx.log(`  growth done (${elapsed()})`);
 }
