@@ -17,6 +17,7 @@ import {
   fillPublishedHistory,
   HISTORY_DAYS,
   historyRows,
+  writeOutDirtyPages,
 } from "../growth-fixtures.js";
 import type { ConsumerImpl } from "../jobs.js";
 import { summarize } from "../measure.js";
@@ -99,6 +100,7 @@ async function drainOverHistory(
   // ourBacklog ends with VACUUM ANALYZE outbox: the history just filled gets its statistics and
   // visibility map too, so the claim is planned as on a long-lived table.
   await ourBacklog(handle, backlog, run * backlog);
+  await writeOutDirtyPages(handle);
   const claimPlan = await claimBuffers(handle.pool, batchSize);
   const relay = await measuredRelayRun(
     ctx,
