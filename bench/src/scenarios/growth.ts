@@ -2,7 +2,7 @@
  * Scenario 8 (growth): what retained history costs. Our relay drains the same pending backlog with
  * 0 / 1 M / 5 M published rows kept (EXPLAIN buffers per claim beside it), the consumer handles
  * messages over an empty and a full inbox, and the relay's retention deletes a day of history, alone
- * and while the relay drains. One database grows step by step, so each size costs only its top-up.
+ * and while the relay drains. Each size is a database of its own, filled from empty.
  */
 import { performance } from "node:perf_hooks";
 import type { DatabaseHandle } from "@outbox/shared";
