@@ -8,6 +8,7 @@ import type { BenchContext, Row, ScenarioName, Sizes } from "./context.js";
 import { machineInfo, parentPid } from "./measure.js";
 import { apiThroughput } from "./scenarios/api.js";
 import { consumerThroughput } from "./scenarios/consumer.js";
+import { growth } from "./scenarios/growth.js";
 import { latency } from "./scenarios/latency.js";
 import { relayThroughput } from "./scenarios/relay.js";
 import { relayLatencySns } from "./scenarios/relay-latency-sns.js";
@@ -44,6 +45,7 @@ const RUNNERS: Record<ScenarioName, (ctx: BenchContext) => Promise<void>> = {
   stop: stopCost,
   scale,
   api: apiThroughput,
+  growth,
 };
 
 function packageVersion(name: string): string {

@@ -28,6 +28,17 @@ export interface Sizes {
   apiSeconds: number;
   /** Unmeasured load before it: the first requests compile code and open the pool's connections. */
   apiWarmUpSeconds: number;
+  /** Published outbox rows retained at each step of the growth scenario; its inbox uses the first and last. */
+  growthRows: number[];
+  /** Pending backlog the relay drains at each growth step. */
+  growthBacklog: number;
+  /** Messages the consumer handles at each inbox size of the growth scenario. */
+  growthMessages: number;
+  /**
+   * Runs per growth step at most, whatever `--runs` says: each run is a fresh backlog of
+   * `growthBacklog` events, and the scenario has to fit the whole bench's time budget.
+   */
+  growthRuns: number;
 }
 
 export const FULL: Sizes = {
@@ -50,6 +61,10 @@ export const FULL: Sizes = {
   scaleMessages: 10_000,
   apiSeconds: 15,
   apiWarmUpSeconds: 3,
+  growthRows: [0, 1_000_000, 5_000_000],
+  growthBacklog: 100_000,
+  growthMessages: 2_000,
+  growthRuns: 2,
 };
 
 export const QUICK: Sizes = {
@@ -72,6 +87,10 @@ export const QUICK: Sizes = {
   scaleMessages: 1_000,
   apiSeconds: 4,
   apiWarmUpSeconds: 2,
+  growthRows: [0, 100_000, 500_000],
+  growthBacklog: 20_000,
+  growthMessages: 500,
+  growthRuns: 1,
 };
 
 /** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
@@ -94,9 +113,21 @@ export const SMOKE: Sizes = {
   scaleMessages: 60,
   apiSeconds: 1,
   apiWarmUpSeconds: 1,
+  growthRows: [0, 2_000],
+  growthBacklog: 300,
+  growthMessages: 60,
+  growthRuns: 1,
 };
 
-export type ScenarioName = "relay" | "relay-latency-sns" | "latency" | "consumer" | "stop" | "scale" | "api";
+export type ScenarioName =
+  | "relay"
+  | "relay-latency-sns"
+  | "latency"
+  | "consumer"
+  | "stop"
+  | "scale"
+  | "api"
+  | "growth";
 export const SCENARIOS: readonly ScenarioName[] = [
   "relay",
   "relay-latency-sns",
@@ -105,6 +136,7 @@ export const SCENARIOS: readonly ScenarioName[] = [
   "stop",
   "scale",
   "api",
+  "growth",
 ];
 
 /** One line of the Markdown table: ours against one peer on one metric. */

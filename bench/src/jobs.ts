@@ -1,5 +1,6 @@
 /** Job descriptions the parent sends to a measured child (see worker.ts). */
 import type { AwsEndpoints } from "@outbox/devstack";
+import type { RetentionOptions } from "@outbox/relay";
 import type { PtoController } from "./pto-controllers.js";
 import type { PtoNames } from "./pto-fixtures.js";
 
@@ -29,6 +30,10 @@ export interface RelayJob {
   pto?: PtoNames;
   /** pto-replication: its concurrency controller (bounded by `poolMax` where it takes a bound). */
   ptoController?: PtoController;
+  /** Ours: report how long each claim statement took (the growth scenario's claim p99). */
+  timeClaims?: boolean;
+  /** Ours: the relay's own retention sweeps while it drains (the growth scenario's retention run). */
+  retention?: RetentionOptions;
 }
 
 /**

@@ -22,15 +22,21 @@ process.env.AWS_SECRET_ACCESS_KEY = job.aws.credentials.secretAccessKey;
 async function runRelay(job: RelayJob): Promise<void> {
   const counter = new Counter(job.expected, control.finish);
   const times = new Map<string, number>();
+  const claimMs: number[] = [];
   const sns = createSnsClient(awsSettings(job.aws.region, job.aws.snsEndpoint, 64));
   const subject =
-    job.impl === "ours" ? await ourRelay(job, sns, counter, times) : ptoRelay(job, sns, counter, times);
+    job.impl === "ours"
+      ? await ourRelay(job, sns, counter, times, claimMs)
+      : ptoRelay(job, sns, counter, times);
   const result = await measure(
     control,
     counter,
     job.capMs,
     subject,
-    () => ({ times: job.recordTimes ? [...times] : undefined }),
+    () => ({
+      times: job.recordTimes ? [...times] : undefined,
+      claimMs: job.timeClaims ? claimMs : undefined,
+    }),
     `relay-${job.impl}-${job.sink}`,
   );
   sns.destroy();

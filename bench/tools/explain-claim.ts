@@ -13,6 +13,7 @@ import pg from "pg";
 // The claim and the marks themselves, below the relay's public API: their SQL is what is explained.
 import { claimBatch } from "../../apps/relay/src/claim-batch.js";
 import { markPublished } from "../../apps/relay/src/mark-results.js";
+import { type CapturedStatement, captureClaim, explainAnalyze } from "../src/claim-plan.js";
 import { benchEvent, freshDatabase, ourBacklog } from "../src/fixtures.js";
 import { parentPid, postgresCpuSeconds } from "../src/measure.js";
 
@@ -34,7 +35,7 @@ try {
 
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const postmasterPid = parentPid((await pool.query("SELECT pg_backend_pid() AS pid")).rows[0].pid);
-  const captured: { sql: string; parameters: readonly unknown[] }[] = [];
+  const captured: CapturedStatement[] = [];
   let roundTrips = 0;
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
@@ -43,19 +44,9 @@ try {
       captured.push({ sql: event.query.sql, parameters: event.query.parameters });
     },
   });
-  const explain = async (label: string, statement: { sql: string; parameters: readonly unknown[] }) => {
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      const { rows } = await client.query(
-        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY ON) ${statement.sql}`,
-        statement.parameters as unknown[],
-      );
-      await client.query("ROLLBACK");
-      console.log(`\n==== ${label}\n${rows.map((r) => r["QUERY PLAN"]).join("\n")}`);
-    } finally {
-      client.release();
-    }
+  const explain = async (label: string, statement: CapturedStatement) => {
+    const plan = await explainAnalyze(pool, statement, "TEXT");
+    console.log(`\n==== ${label}\n${plan.join("\n")}`);
   };
   const drain = async (events: number) => {
     let done = 0;
@@ -87,17 +78,7 @@ try {
     );
   };
 
-  // One claim to capture the statement, rolled back.
-  captured.length = 0;
-  await db
-    .transaction()
-    .execute(async (trx) => {
-      await claimBatch(trx, "explain", batchSize, 60_000);
-      throw new Error("rollback");
-    })
-    .catch(() => {});
-  const claim = captured.find((c) => c.sql.includes("WITH candidates"));
-  if (!claim) throw new Error("claim not captured");
+  const claim = await captureClaim(pool, batchSize);
   await explain(`claim, batch ${batchSize}, fresh backlog`, claim);
   const drained = Number(process.env.BENCH_DRAIN ?? EVENTS / 2);
   await drain(drained);

@@ -86,16 +86,33 @@ export function consumerJob(
   };
 }
 
-async function consumerRun(
+/** How a consumer run differs from the consumer scenario's own. */
+export interface ConsumerRunOptions {
+  /** The round's bare-SDK run: the run reports its CPU above it. */
+  bareSdk?: ConsumerRun;
+  /** Messages preloaded; by default the sizes' for the concurrency. */
+  messages?: number;
+  /** The inbox's consumer name, when the database holds history under it; a fresh one by default. */
+  name?: string;
+  /** Where its figures are recorded in the report's raw section. */
+  recordAs?: string;
+}
+
+export async function consumerRun(
   ctx: BenchContext,
   url: string,
   impl: ConsumerImpl,
   concurrency: number,
-  bareSdk?: ConsumerRun,
+  options: ConsumerRunOptions = {},
 ): Promise<ConsumerRun> {
-  const messages = concurrency === 1 ? ctx.sizes.consumerMessagesAtOne : ctx.sizes.consumerMessages;
+  const { bareSdk } = options;
+  const messages =
+    options.messages ?? (concurrency === 1 ? ctx.sizes.consumerMessagesAtOne : ctx.sizes.consumerMessages);
   const queueUrl = await filledQueue(ctx, messages);
-  const job = consumerJob(ctx, impl, url, queueUrl, concurrency, messages);
+  const job = {
+    ...consumerJob(ctx, impl, url, queueUrl, concurrency, messages),
+    ...(options.name ? { name: options.name } : {}),
+  };
   const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
   // BENCH_CPU_PROF=dir: a CPU profile of each subject's measured part (adds overhead: not for the figures).
   const result = await runJob(
@@ -117,7 +134,7 @@ async function consumerRun(
     capped: result.capped === true,
     ...(bareSdk ? { cpuMicrosAboveBareSdk: cpuMicrosPerMessage - bareSdk.cpuMicrosPerMessage } : {}),
   };
-  ctx.record("consumer-throughput", { ...run });
+  ctx.record(options.recordAs ?? "consumer-throughput", { ...run });
   const above =
     run.cpuMicrosAboveBareSdk === undefined ? "" : ` (${run.cpuMicrosAboveBareSdk} above the bare SDK)`;
   ctx.log(
@@ -146,7 +163,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
         const bareSdk = await consumerRun(ctx, url, "bare-sdk", concurrency);
         runs["bare-sdk"].push(bareSdk);
         for (const impl of ["ours", "ours-batch", "sqs-consumer", "sqs-consumer-batch"] as const) {
-          runs[impl].push(await consumerRun(ctx, url, impl, concurrency, bareSdk));
+          runs[impl].push(await consumerRun(ctx, url, impl, concurrency, { bareSdk }));
         }
       }
       const aboveBareSdk = (impl: ConsumerImpl) =>

@@ -1,11 +1,13 @@
 /** Scenario 1 (relay throughput): our relay vs pg-transactional-outbox, draining a backlog. */
 import type { FaultClient } from "@outbox/devstack";
+import type { RetentionOptions } from "@outbox/relay";
 import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
-import { postgresCpuSeconds, summarize } from "../measure.js";
+import { percentile, postgresCpuSeconds, summarize } from "../measure.js";
 import { type PtoController, ptoControllerLabel } from "../pto-controllers.js";
+import type { PtoNames } from "../pto-fixtures.js";
 import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setup.js";
 
 /** Which relay runs, and how: the knobs the bench tunes for each peer. */
@@ -19,6 +21,10 @@ export interface RelaySetup {
   snsLatencyMs?: number;
   /** Backlog size; the sizes' relayEvents when omitted. */
   events?: number;
+  /** Ours: time each claim statement (RelayRun's claim figures). */
+  timeClaims?: boolean;
+  /** Ours: the relay's own retention sweeps during the drain. */
+  retention?: RetentionOptions;
   /**
    * Publish to a topic nobody subscribes to. Real SNS fans out on its own machines; the emulator does
    * it on our 2 cores, in the bench's process, which would cap a run meant to time the relay's calls.
@@ -35,6 +41,10 @@ export interface RelayRun extends RelaySetup {
   maxRssMiB: number;
   postgresCpuSeconds: number;
   capped: boolean;
+  /** With `timeClaims`: claim statements timed, and their median and 99th percentile. */
+  claims?: number;
+  claimP50Ms?: number;
+  claimP99Ms?: number;
 }
 
 function faultControl(ctx: BenchContext): FaultClient {
@@ -44,56 +54,84 @@ function faultControl(ctx: BenchContext): FaultClient {
 }
 
 export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): Promise<RelayRun> {
-  const { impl, sink, batchSize, ptoController } = setup;
   const events = setup.events ?? ctx.sizes.relayEvents;
-  const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
+  const database = await preparedRelayDatabase(ctx, setup.impl, events);
   const topicArn = await benchTopic(ctx, "relay", setup.withoutSubscribers);
   const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
   await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
-    const job: RelayJob = {
-      kind: "relay",
-      impl,
-      sink,
-      url,
-      aws: ctx.stack.aws,
-      topicArn,
-      batchSize,
-      expected: events,
-      capMs: impl === "ours" ? 300_000 : ctx.sizes.relayCapMs,
-      listen: impl === "ours",
-      recordTimes: false,
-      pollIntervalMs: impl === "ours" ? 1_000 : 500,
-      poolMax: RELAY_POOL_MAX,
-      pto,
-      ...(ptoController ? { ptoController } : {}),
-    };
-    const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
-    // BENCH_CPU_PROF=dir: a CPU profile of each subject's measured part (adds overhead: not for the figures).
-    const result = await runJob(
-      job,
-      process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
-    );
-    const run: RelayRun = {
-      ...setup,
-      events: result.count,
-      seconds: result.seconds,
-      eventsPerSecond: Math.round(result.count / result.seconds),
-      cpuSeconds: result.cpuSeconds,
-      cpuMicrosPerEvent: Math.round((result.cpuSeconds / Math.max(1, result.count)) * 1e6),
-      maxRssMiB: result.maxRssMiB,
-      postgresCpuSeconds: Number((postgresCpuSeconds(ctx.postmasterPid) - pgBefore).toFixed(2)),
-      capped: result.capped === true,
-    };
+    const run = await measuredRelayRun(ctx, setup, database, topicArn, events);
     ctx.record("relay-throughput", { ...run });
-    ctx.log(
-      `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)}${setup.snsLatencyMs === undefined ? "" : ` +${setup.snsLatencyMs} ms`} ${ptoController ? `controller=${ptoController}` : `batch=${String(batchSize).padStart(4)}`}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${run.capped ? " (capped)" : ""}`,
-    );
     return run;
   } finally {
     await faults?.clear({ topics: [topicArn] });
-    await dropDatabase(ctx.stack.postgres.adminUrl, url);
+    await dropDatabase(ctx.stack.postgres.adminUrl, database.url);
   }
+}
+
+/**
+ * One measured drain of `events` already in the database at `database.url`, by the relay `setup`
+ * names, in a child of its own. The caller prepares the database and the topic and cleans them up.
+ */
+export async function measuredRelayRun(
+  ctx: BenchContext,
+  setup: RelaySetup,
+  database: { url: string; pto: PtoNames | undefined },
+  topicArn: string,
+  events: number,
+): Promise<RelayRun> {
+  const { impl, sink, batchSize, ptoController } = setup;
+  const job: RelayJob = {
+    kind: "relay",
+    impl,
+    sink,
+    url: database.url,
+    aws: ctx.stack.aws,
+    topicArn,
+    batchSize,
+    expected: events,
+    capMs: impl === "ours" ? 300_000 : ctx.sizes.relayCapMs,
+    listen: impl === "ours",
+    recordTimes: false,
+    pollIntervalMs: impl === "ours" ? 1_000 : 500,
+    poolMax: RELAY_POOL_MAX,
+    pto: database.pto,
+    ...(ptoController ? { ptoController } : {}),
+    ...(setup.timeClaims ? { timeClaims: true } : {}),
+    ...(setup.retention ? { retention: setup.retention } : {}),
+  };
+  const pgBefore = postgresCpuSeconds(ctx.postmasterPid);
+  // BENCH_CPU_PROF=dir: a CPU profile of each subject's measured part (adds overhead: not for the figures).
+  const result = await runJob(
+    job,
+    process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {},
+  );
+  const claimMs = Array.isArray(result.claimMs) ? (result.claimMs as number[]).sort((a, b) => a - b) : [];
+  const run: RelayRun = {
+    ...setup,
+    events: result.count,
+    seconds: result.seconds,
+    eventsPerSecond: Math.round(result.count / result.seconds),
+    cpuSeconds: result.cpuSeconds,
+    cpuMicrosPerEvent: Math.round((result.cpuSeconds / Math.max(1, result.count)) * 1e6),
+    maxRssMiB: result.maxRssMiB,
+    postgresCpuSeconds: Number((postgresCpuSeconds(ctx.postmasterPid) - pgBefore).toFixed(2)),
+    capped: result.capped === true,
+    ...(setup.timeClaims
+      ? {
+          claims: claimMs.length,
+          claimP50Ms: Number(percentile(claimMs, 50).toFixed(2)),
+          claimP99Ms: Number(percentile(claimMs, 99).toFixed(2)),
+        }
+      : {}),
+  };
+  const claims = setup.timeClaims
+    ? `, ${run.claims} claims p50 ${run.claimP50Ms} ms p99 ${run.claimP99Ms} ms`
+    : "";
+  ctx.log(
+    `  relay ${impl.padEnd(15)} sink=${sink.padEnd(4)}${setup.snsLatencyMs === undefined ? "" : ` +${setup.snsLatencyMs} ms`} ${ptoController ? `controller=${ptoController}` : `batch=${String(batchSize).padStart(4)}`}: ${run.events} events in ${run.seconds.toFixed(2)} s = ${run.eventsPerSecond} events/s, CPU ${run.cpuSeconds.toFixed(2)} s (${run.cpuMicrosPerEvent} µs/event), Postgres CPU ${run.postgresCpuSeconds} s, RSS ${run.maxRssMiB} MiB${claims}${run.capped ? " (capped)" : ""}`,
+  );
+  return run;
 }
 
 function rowsFor(
