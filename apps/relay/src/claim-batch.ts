@@ -51,7 +51,11 @@ export interface RawOutboxRow {
  *   dead rows were simply left out (a long SNS outage then reordered every key). The pending head
  *   probe cannot see it (`outbox_pending_by_key` holds no dead rows, and keeps the claim's hot path
  *   narrow), so a second probe asks `outbox_dead_heads` (migration 0010), which holds only dead,
- *   unskipped keyed rows: normally empty, one lookup per keyed candidate.
+ *   unskipped keyed rows: normally empty, one lookup per keyed candidate. It is a scalar subquery with
+ *   LIMIT 1, not a NOT EXISTS: inside the OR, Postgres may plan a NOT EXISTS as a hashed SubPlan, built
+ *   once per claim by a sequential scan of the whole outbox (published history included): 94 000 pages
+ *   per claim with a million rows retained. A correlated LIMIT subquery can only run per candidate,
+ *   through the index (apps/relay/test/claim-plan.test.ts).
  * - `FOR UPDATE SKIP LOCKED` lets several replicas claim side by side without waiting on each other.
  * - `keys.blocked_from` closes the race SKIP LOCKED opens: a concurrent claimer may hold the row-lock of
  *   an earlier row of the same key, invisible to our snapshot as a lease. So a keyed row is claimed only
@@ -93,11 +97,12 @@ export async function claimBatch(
             LIMIT 1
           ) head
           WHERE head.available_at > now() OR head.locked_until >= now()
-        ) AND NOT EXISTS (
-          SELECT 1 FROM outbox d
+        ) AND (
+          SELECT true FROM outbox d
           WHERE d.ordering_key = o.ordering_key
             AND ${holdsItsKey("d")}
-        )))
+          LIMIT 1
+        ) IS NULL))
       ORDER BY o.seq
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED
