@@ -4,11 +4,13 @@ import type { PtoController } from "./pto-controllers.js";
 import type { PtoNames } from "./pto-fixtures.js";
 
 export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
+/** A relay or "bare-sdk": PublishBatch loops only, no Postgres (the SNS emulator's and the SDK's ceiling). */
+export type RelaySubject = RelayImpl | "bare-sdk";
 export type Sink = "null" | "sns";
 
 export interface RelayJob {
   kind: "relay";
-  impl: RelayImpl;
+  impl: RelaySubject;
   sink: Sink;
   url: string;
   aws: AwsEndpoints;

@@ -8,6 +8,7 @@ import { createDatabase, createSnsClient, createSqsClient, EXIT_CRASH, EXIT_OK }
 import { childControl, emit } from "./child.js";
 import type { ConsumerJob, Job, RelayJob } from "./jobs.js";
 import { bareSdkConsumer } from "./subjects/bare-sdk-consumer.js";
+import { bareSdkRelay } from "./subjects/bare-sdk-relay.js";
 import { awsSettings, Counter, measure } from "./subjects/measure-subject.js";
 import { ourConsumer } from "./subjects/our-consumer.js";
 import { ourRelay } from "./subjects/our-relay.js";
@@ -24,7 +25,11 @@ async function runRelay(job: RelayJob): Promise<void> {
   const times = new Map<string, number>();
   const sns = createSnsClient(awsSettings(job.aws.region, job.aws.snsEndpoint, 64));
   const subject =
-    job.impl === "ours" ? await ourRelay(job, sns, counter, times) : ptoRelay(job, sns, counter, times);
+    job.impl === "ours"
+      ? await ourRelay(job, sns, counter, times)
+      : job.impl === "bare-sdk"
+        ? bareSdkRelay(job, sns, counter)
+        : ptoRelay(job, sns, counter, times);
   const result = await measure(
     control,
     counter,
