@@ -28,6 +28,8 @@ export interface RelayJob {
   pollIntervalMs: number;
   /** Connections each side may use for its handler work. */
   poolMax: number;
+  /** Ours, null sink: each PublishBatch is answered this much later (no CPU spent meanwhile). */
+  nullLatencyMs?: number;
   pto?: PtoNames;
   /** pto-replication: its concurrency controller (bounded by `poolMax` where it takes a bound). */
   ptoController?: PtoController;

@@ -27,6 +27,9 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
   // on this machine, so a shortfall can be told apart from the relay's.
   const unfaulted: RelayRun[] = [];
   const bare: RelayRun[] = [];
+  // The null sink answering as late: the relay's own use of its lanes, the emulator's CPU (in the
+  // bench's process, on the same cores) out of the way.
+  const nullSink: RelayRun[] = [];
   const bareUnfaulted: RelayRun[] = [];
   const setup = {
     impl: "ours",
@@ -39,12 +42,14 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
   for (let run = 0; run < ctx.runs; run += 1) {
     runs.push(await relayThroughputRun(ctx, { ...setup, snsLatencyMs: SNS_LATENCY_MS }));
     bare.push(await relayThroughputRun(ctx, { ...bareSetup, snsLatencyMs: SNS_LATENCY_MS }));
+    nullSink.push(await relayThroughputRun(ctx, { ...setup, sink: "null", snsLatencyMs: SNS_LATENCY_MS }));
     unfaulted.push(await relayThroughputRun(ctx, setup));
     bareUnfaulted.push(await relayThroughputRun(ctx, bareSetup));
   }
   const rates = summarize(runs.map((r) => r.eventsPerSecond));
   const unfaultedRates = summarize(unfaulted.map((r) => r.eventsPerSecond));
   const bareRates = summarize(bare.map((r) => r.eventsPerSecond));
+  const nullSinkRates = summarize(nullSink.map((r) => r.eventsPerSecond));
   const cpu = summarize(unfaulted.map((r) => r.cpuMicrosPerEvent));
   const bareCpu = summarize(bareUnfaulted.map((r) => r.cpuMicrosPerEvent));
   const percent = (rate: number) => Math.round((rate / bound) * 100);
@@ -53,6 +58,7 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
     percentOfBound: runs.map((r) => percent(r.eventsPerSecond)),
     withoutFaultEventsPerSecond: unfaultedRates.runs,
     bareSdkPercentOfBound: bare.map((r) => percent(r.eventsPerSecond)),
+    nullSinkPercentOfBound: nullSink.map((r) => percent(r.eventsPerSecond)),
     cpuRatioToBareSdk: unfaulted.map((r, i) =>
       Number((r.cpuMicrosPerEvent / Math.max(1, bareUnfaulted[i]?.cpuMicrosPerEvent ?? 0)).toFixed(2)),
     ),
@@ -71,6 +77,17 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
     note: `${percent(rates.median)} % of the bound ${bound} events/s (target ≥ ${TARGET_PERCENT} %); the bare SDK ${percent(bareRates.median)} %; without the fault ${unfaultedRates.median} events/s; topic without subscribers; batch ${ctx.sizes.ourBatchSize}, ${ctx.sizes.snsLatencyEvents} events`,
   });
   ctx.rows.push(
+    {
+      scenario: `6 relay, a null sink answering in ${SNS_LATENCY_MS} ms`,
+      metric: "events/s",
+      better: "higher",
+      ours: nullSinkRates,
+      peer: {
+        name: `Little's-law bound: ${OUR_PUBLISH_CONCURRENCY} in flight × ${MAX_BATCH_ENTRIES} / ${SNS_LATENCY_MS} ms`,
+        summary: summarize(nullSink.map(() => bound)),
+      },
+      note: `${percent(nullSinkRates.median)} % of the bound: the relay's lanes with no emulator on the machine's cores`,
+    },
     {
       scenario: `6 relay, SNS answering in ${SNS_LATENCY_MS} ms`,
       metric: "events/s",

@@ -15,7 +15,10 @@ export interface RelaySetup {
   batchSize: number;
   /** pto-replication only. */
   ptoController?: PtoController;
-  /** The SNS emulator answers each call on the run's topic this much later (its latency fault). */
+  /**
+   * The bus answers each call this much later: the SNS emulator's latency fault on the run's topic,
+   * or, with the null sink, the null publisher's own wait (a bus whose work is not on this machine).
+   */
   snsLatencyMs?: number;
   /** Backlog size; the sizes' relayEvents when omitted. */
   events?: number;
@@ -48,7 +51,7 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
   const events = setup.events ?? ctx.sizes.relayEvents;
   const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
   const topicArn = await benchTopic(ctx, "relay", setup.withoutSubscribers);
-  const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
+  const faults = setup.snsLatencyMs === undefined || sink === "null" ? undefined : faultControl(ctx);
   await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
     const job: RelayJob = {
@@ -66,6 +69,7 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
       recordTimes: false,
       pollIntervalMs: impl === "ours" ? 1_000 : 500,
       poolMax: RELAY_POOL_MAX,
+      ...(sink === "null" && setup.snsLatencyMs !== undefined ? { nullLatencyMs: setup.snsLatencyMs } : {}),
       pto,
       ...(ptoController ? { ptoController } : {}),
     };
