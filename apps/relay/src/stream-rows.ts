@@ -74,8 +74,7 @@ export async function streamRows(
       }),
     );
 
-  if (first.length > 0) admit(first);
-  else handedOver();
+  admit(first);
   for (;;) {
     if (ready.length > 0 && thrown === undefined) {
       await deps.lanes.acquire();
