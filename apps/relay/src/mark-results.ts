@@ -88,8 +88,8 @@ export interface PublishedMarker {
  * after `setImmediate` (responses that arrived together are all handled by then). The UPDATEs
  * overlap: one asked for while another runs is sent at once instead of queueing behind it. A chunk's
  * lane is held until its mark commits, so a mark waiting for another's round trip kept a lane idle
- * (9–25 ms a mark against a 20 ms PublishBatch); the rows of two chunks are never the same, so the
- * UPDATEs cannot wait on each other's locks, and the lanes bound how many run at once.
+ * (issue #29: 9–25 ms a mark against a 20 ms PublishBatch); the rows of two chunks are never the
+ * same, so the UPDATEs cannot wait on each other's locks, and the lanes bound how many run at once.
  */
 export function createPublishedMarker(db: Kysely<Database>): PublishedMarker {
   let queued: string[] = [];
