@@ -5,11 +5,13 @@ import type { PtoController } from "./pto-controllers.js";
 import type { PtoNames } from "./pto-fixtures.js";
 
 export type RelayImpl = "ours" | "pto-polling" | "pto-replication";
+/** A relay or "bare-sdk": PublishBatch loops only, no Postgres (the SNS emulator's and the SDK's ceiling). */
+export type RelaySubject = RelayImpl | "bare-sdk";
 export type Sink = "null" | "sns";
 
 export interface RelayJob {
   kind: "relay";
-  impl: RelayImpl;
+  impl: RelaySubject;
   sink: Sink;
   url: string;
   aws: AwsEndpoints;
@@ -27,6 +29,8 @@ export interface RelayJob {
   pollIntervalMs: number;
   /** Connections each side may use for its handler work. */
   poolMax: number;
+  /** Ours, null sink: each PublishBatch is answered this much later (no CPU spent meanwhile). */
+  nullLatencyMs?: number;
   pto?: PtoNames;
   /** pto-replication: its concurrency controller (bounded by `poolMax` where it takes a bound). */
   ptoController?: PtoController;

@@ -4,7 +4,7 @@ import { CreateTopicCommand } from "@aws-sdk/client-sns";
 import { bootstrapResources, snsClient } from "@outbox/devstack";
 import type { BenchContext } from "./context.js";
 import { createEmptyDatabase, freshDatabase, ourBacklog } from "./fixtures.js";
-import type { RelayImpl } from "./jobs.js";
+import type { RelaySubject } from "./jobs.js";
 import { ptoBacklog, ptoSetup } from "./pto-fixtures.js";
 
 /** Connections each relay may use for its work, ours and the peers alike. */
@@ -33,7 +33,10 @@ export async function benchTopic(
 }
 
 /** A database holding `events` unsent events in the subject's own outbox. */
-export async function preparedRelayDatabase(ctx: BenchContext, impl: RelayImpl, events: number) {
+export async function preparedRelayDatabase(ctx: BenchContext, impl: RelaySubject, events: number) {
+  // The bare SDK reads no table: an empty database keeps its run's set-up and clean-up the relays'.
+  if (impl === "bare-sdk")
+    return { url: await createEmptyDatabase(ctx.stack.postgres.adminUrl, "bench_bare"), pto: undefined };
   if (impl === "ours") {
     const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl);
     await ourBacklog(handle, events);

@@ -8,6 +8,7 @@ import { createDatabase, createSnsClient, createSqsClient, EXIT_CRASH, EXIT_OK }
 import { childControl, emit } from "./child.js";
 import type { ConsumerJob, Job, RelayJob } from "./jobs.js";
 import { bareSdkConsumer } from "./subjects/bare-sdk-consumer.js";
+import { bareSdkRelay } from "./subjects/bare-sdk-relay.js";
 import { awsSettings, Counter, measure } from "./subjects/measure-subject.js";
 import { ourConsumer } from "./subjects/our-consumer.js";
 import { ourRelay } from "./subjects/our-relay.js";
@@ -27,7 +28,9 @@ async function runRelay(job: RelayJob): Promise<void> {
   const subject =
     job.impl === "ours"
       ? await ourRelay(job, sns, counter, times, claimMs)
-      : ptoRelay(job, sns, counter, times);
+      : job.impl === "bare-sdk"
+        ? bareSdkRelay(job, sns, counter)
+        : ptoRelay(job, sns, counter, times);
   const result = await measure(
     control,
     counter,

@@ -21,6 +21,8 @@ const TABLE_SAYS: Partial<Record<ScenarioName, RegExp[]>> = {
   "relay-latency-sns": [
     /Little's-law bound: \d+ in flight × 10 \/ 20 ms/,
     /\d+ % of the bound \d+ events\/s/,
+    /bare SDK: \d+ PublishBatch loops × 10, no Postgres/,
+    /the relay's CPU per event over the bare SDK's/,
   ],
   growth: [
     /events\/s at 2 000 published rows/,

@@ -12,8 +12,11 @@ export interface PipelineSettings {
 export interface PipelineStages {
   /** Claims one batch (leasing its rows to this relay). */
   claim(): Promise<ClaimedBatch>;
-  /** Publishes and marks a claimed batch; rejects when the batch failed (database unreachable, …). */
-  process(batch: ClaimedBatch): Promise<void>;
+  /**
+   * Publishes and marks a claimed batch; rejects when the batch failed (database unreachable, …).
+   * Calls `handedOver` once it has no row left to send, when the next batch may start beside it.
+   */
+  process(batch: ClaimedBatch, handedOver: () => void): Promise<void>;
   /** Gives a batch that was never started back unsent (`locked_until = NULL`), for any relay at once. */
   release(batch: ClaimedBatch): Promise<void>;
   /**
@@ -40,22 +43,27 @@ const AHEAD_PAUSE_MAX = 64;
 /**
  * Claims the next batch while the current one publishes and marks, so the claim's round trip and
  * Postgres's work on it overlap the publishing instead of following it. Up to `pipelineDepth` batches
- * are held: claims run one after the other, and the batches are published strictly one after the
- * other, in claim order. Why that keeps every rule of the serial loop:
+ * are held: claims run one after the other, and the batches start in claim order, each once the one
+ * before it has handed all its rows to the publish lanes (or is done), so the lanes its last requests
+ * leave free take the next batch's rows instead of idling until its tail is answered. Why that keeps
+ * every rule of the serial loop:
  * - Per-key order: a batch's rows stay leased until they are marked (or backed off, or released), and
  *   the claim takes no key whose oldest pending row is leased by a live relay — ours included. So a
  *   batch claimed ahead holds no key that a batch before it still holds; it only gets a key's later
- *   rows once the earlier ones are published.
+ *   rows once the earlier ones are published, and two batches streaming side by side share no key.
  * - Leases: a batch claimed ahead spends part of its lease waiting; `processBatch` counts the lease from
  *   the claim, so it still stops starting chunks before the lease could end. Rows sit claimed no longer
  *   than the lease allows, as before.
- * - Re-sends after SIGKILL: only one batch publishes at a time, with at most RELAY_PUBLISH_CONCURRENCY
- *   chunks sent and not yet marked; the batches claimed ahead have sent nothing, and their rows come
- *   back when their lease ends. The bound is the same as without the overlap.
- * - Stop: once `stopping` aborts nothing more is claimed; the batch publishing finishes, and the batches
- *   claimed ahead, which have sent nothing, are released at once — not started, and not left waiting
- *   for the batch in flight, so another relay can take them while this one drains, and no statement
- *   of theirs is left for after the drain deadline.
+ * - Re-sends after SIGKILL: the batches publishing share the relay's lanes (PublishLanes), at most
+ *   RELAY_PUBLISH_CONCURRENCY chunks sent and not yet marked between them; the batches not started
+ *   have sent nothing, and their rows come back when their lease ends. The bound is the same as
+ *   without the overlap.
+ * - Stop: once `stopping` aborts nothing more is claimed; the batches started finish (under the drain),
+ *   and the batches not started, which have sent nothing, are released at once — not started, and not
+ *   left waiting for the batches in flight, so another relay can take them while this one drains, and
+ *   no statement of theirs is left for after the drain deadline.
+ * - After a failure, a batch that started before it sends nothing more if a mark failed (sendChunk);
+ *   a batch not started yet is released.
  * A claim ahead can only take keys the batches in flight do not hold. When the backlog is made of those
  * keys (a few keys, or one), it walks the whole pending backlog and comes back short, and the batch
  * after it waits for that scan: a claim ahead that came back short pauses claiming ahead for 1, 2, 4, …
@@ -69,7 +77,7 @@ export function pipelineBatches(
   /** One promise per batch claimed and not finished; each settles (never rejects) when it is done. */
   const held = new Set<Promise<void>>();
   let leased = 0;
-  /** The last batch handed over: each batch starts only once the one before it is done. */
+  /** Settles once the last batch taken has handed all its rows over: the next one starts then. */
   let tail: Promise<void> = Promise.resolve();
   let consecutiveErrors = 0;
   /** Failures so far: a batch claimed before the latest one is released, not started. */
@@ -86,10 +94,15 @@ export function pipelineBatches(
     stages.failed(error, consecutiveErrors);
   };
 
-  const handOver = (batch: ClaimedBatch) => {
+  const take = (batch: ClaimedBatch) => {
     const failuresAtClaim = failures;
     leased += batch.rows.length;
-    // Its turn comes when the batch before it is done, or at once on stop (then it is released).
+    let handedOver = () => {};
+    const allSent = new Promise<void>((resolve) => {
+      handedOver = resolve;
+    });
+    // Its turn comes when the batch before it has handed its rows over, or at once on stop (then it
+    // is released).
     const done: Promise<void> = Promise.race([tail, stopped]).then(async () => {
       try {
         // After a failure (a mark that did not commit, the database gone), every chunk sent would be one
@@ -97,17 +110,18 @@ export function pipelineBatches(
         // nothing. On stop, a batch that has not started has sent nothing either: let it go at once.
         if (stopping.aborted || failures > failuresAtClaim) await stages.release(batch);
         else {
-          await stages.process(batch);
+          await stages.process(batch, handedOver);
           consecutiveErrors = 0;
         }
       } catch (error) {
         fail(error);
       } finally {
+        handedOver();
         leased -= batch.rows.length;
         held.delete(done);
       }
     });
-    tail = done;
+    tail = allSent;
     held.add(done);
   };
 
@@ -138,7 +152,7 @@ export function pipelineBatches(
         fail(error);
         continue;
       }
-      if (batch.rows.length > 0) handOver(batch);
+      if (batch.rows.length > 0) take(batch);
       // An empty claim with no batch in flight is a round that worked end to end, as it was before.
       else if (!overlapped) consecutiveErrors = 0;
       const full = batch.rows.length >= settings.batchSize;

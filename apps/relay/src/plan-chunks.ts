@@ -57,3 +57,39 @@ export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
   }
   return [...done, ...open.values()];
 }
+
+/**
+ * Takes the next request out of `ready`: the first row's topic, up to 10 of its rows within the
+ * topic's limit, in `ready`'s order. The rows in `ready` share no key (each key's next row joins it
+ * only once the one before was marked), so which of them go together does not touch any order.
+ */
+export function takeChunk(ready: ReadyRow[]): Chunk {
+  const [head] = ready;
+  if (head === undefined) throw new Error("takeChunk: nothing ready");
+  const chunk: Chunk = {
+    topicArn: head.topicArn,
+    rows: [],
+    entries: [],
+    sizes: [],
+    limitBytes: head.limitBytes,
+    bytes: 0,
+  };
+  let kept = 0;
+  for (const item of ready) {
+    if (
+      chunk.entries.length < MAX_BATCH_ENTRIES &&
+      item.topicArn === chunk.topicArn &&
+      chunk.bytes + item.bytes <= chunk.limitBytes
+    ) {
+      chunk.rows.push(item.row);
+      chunk.entries.push(item.entry);
+      chunk.sizes.push(item.bytes);
+      chunk.bytes += item.bytes;
+    } else {
+      ready[kept] = item;
+      kept += 1;
+    }
+  }
+  ready.length = kept;
+  return chunk;
+}

@@ -16,6 +16,7 @@ import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
 import { startRetention } from "./retention.js";
 import { msUntilNextDue } from "./scheduled-rows.js";
+import { PublishLanes } from "./share-lanes.js";
 import { TopicLimits } from "./topic-limits.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
@@ -70,7 +71,8 @@ export function createRelay(options: RelayOptions): Relay {
   const defaultTopicArn = options.defaultTopicArn || undefined;
   const outage = new OutageBackoff({ baseMs: settings.backoff.baseMs, maxMs: settings.outageBackoffMaxMs });
   const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
-  const markPublished = createPublishedMarker(db);
+  const marks = createPublishedMarker(db);
+  const lanes = new PublishLanes(settings.publishConcurrency);
 
   const emitter = new EventEmitter<RelayEvents>();
   // Take no new work: aborted by stop() or drain().
@@ -100,7 +102,8 @@ export function createRelay(options: RelayOptions): Relay {
     db,
     chunks,
     resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
-    markPublished,
+    marks,
+    lanes,
     metrics,
     outage,
     limits,
@@ -139,8 +142,8 @@ export function createRelay(options: RelayOptions): Relay {
         const rows = await claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs);
         return { rows, claimedAt };
       },
-      async process(batch) {
-        const report = await processBatch(settings, deps, batch);
+      async process(batch, handedOver) {
+        const report = await processBatch(settings, deps, batch, handedOver);
         published += report.published;
         dead += report.dead;
         const level = report.failed > 0 || report.released > 0 ? "warn" : "debug";

@@ -3,6 +3,7 @@ import type { Deadline } from "@outbox/client";
 import type { Logger } from "@outbox/shared";
 import type { BatchOutcome } from "./batch-outcome.js";
 import type { DrainLink } from "./drain-link.js";
+import type { PublishedMarker } from "./mark-results.js";
 import type { RelayMetrics } from "./metrics.js";
 import type { OutageBackoff } from "./outage-backoff.js";
 import type { Chunk } from "./plan-chunks.js";
@@ -12,7 +13,7 @@ import type { TopicLimits } from "./topic-limits.js";
 
 export interface ChunkDeps {
   readonly chunks: ChunkPublisher;
-  readonly markPublished: (ids: readonly string[]) => Promise<void>;
+  readonly marks: PublishedMarker;
   readonly metrics: RelayMetrics;
   /** Per topic, how long whole-request failures keep it waiting. */
   readonly outage: OutageBackoff;
@@ -27,26 +28,30 @@ export interface ChunkContext {
   /** The batch's deadline: its lease (less the margin for its last marks), or the drain's. */
   readonly batch: Deadline;
   readonly outcome: BatchOutcome;
+  /** `deps.marks.failures()` when the batch started: a mark failed since, in any batch, stops it. */
+  readonly marksFailedBefore: number;
   readonly settings: { readonly publishTimeoutMs: number };
   readonly deps: ChunkDeps;
 }
 
 /**
  * One chunk to its rows' outcome: not sent (released, or deferred while its topic backs off), or
- * published, with the published rows marked before the chunk's slot is freed, and the answer's
- * other rows recorded as failed, deferred or released.
+ * published, with the published rows marked before it returns (and its lane is freed), and the
+ * answer's other rows recorded as failed, deferred or released.
  */
 export async function sendChunk(
   chunk: Chunk,
-  { batch, outcome, settings, deps }: ChunkContext,
+  { batch, outcome, marksFailedBefore, settings, deps }: ChunkContext,
 ): Promise<void> {
-  // After a failed mark, every chunk sent would be one more the table does not show as published.
+  // After a failed mark, every chunk sent would be one more the table does not show as published:
+  // a mark failed in another batch streaming beside this one counts too.
   // A request starts only if it can end before the lease, and before the drain deadline: one cut
   // there may already have reached SNS. Rows released unsent are never duplicates.
   const finishesBy = performance.now() + settings.publishTimeoutMs;
   if (
     batch.aborted ||
     outcome.markError !== undefined ||
+    deps.marks.failures() > marksFailedBefore ||
     finishesBy > batch.expiresAt ||
     finishesBy > deps.drain.endsAt
   ) {
@@ -65,10 +70,10 @@ export async function sendChunk(
   if (sent.published.length > 0) {
     outcome.published += sent.published.length;
     for (const row of sent.published) deps.metrics.published.inc({ topic: row.topic });
-    // The slot is freed only once the mark has committed: a chunk the bus took but the table does
+    // The lane is freed only once the mark has committed: a chunk the bus took but the table does
     // not yet show as published counts as in flight, so a hard kill re-sends at most
     // RELAY_PUBLISH_CONCURRENCY chunks, never a growing tail of unmarked ones.
-    await deps.markPublished(sent.published.map((row) => row.id)).catch((error: unknown) => {
+    await deps.marks.mark(sent.published.map((row) => row.id)).catch((error: unknown) => {
       outcome.markError ??= error;
     });
   }

@@ -103,6 +103,53 @@ describe("pipelineBatches", () => {
     }
   });
 
+  it("starts the next batch once the one before has handed all its rows over, not before, and not only once it is done", async () => {
+    const stopping = new AbortController();
+    const b1HandsOver = gate();
+    const b1Ends = gate();
+    const events: string[] = [];
+    let claims = 0;
+    const pipeline = pipelineBatches(
+      { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 10 },
+      {
+        async claim() {
+          claims += 1;
+          if (claims > 2) {
+            stopping.abort();
+            return batchOf(0, "none");
+          }
+          return batchOf(2, `b${claims}`);
+        },
+        async process(batch, handedOver) {
+          const label = labelOf(batch) ?? "";
+          events.push(`${label} starts`);
+          if (label === "b1") {
+            await b1HandsOver.opened;
+            handedOver();
+            await b1Ends.opened;
+          }
+          events.push(`${label} done`);
+        },
+        async release(batch) {
+          events.push(`${labelOf(batch)} released`);
+        },
+        async wait() {},
+        failed() {},
+      },
+      stopping.signal,
+    );
+    // b2 is claimed ahead while b1 still has rows to send: it waits.
+    await expect.poll(() => claims).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(events).toEqual(["b1 starts"]);
+    // b1's last requests are out (their answers and marks pending): b2 takes the lanes beside them.
+    b1HandsOver.open();
+    await expect.poll(() => events).toEqual(["b1 starts", "b2 starts", "b2 done"]);
+    b1Ends.open();
+    await pipeline.done;
+    expect(events).toEqual(["b1 starts", "b2 starts", "b2 done", "b1 done"]);
+  });
+
   it("on stop, releases the batch claimed ahead instead of starting it, and finishes the one in flight", async () => {
     const stopping = new AbortController();
     const first = gate();

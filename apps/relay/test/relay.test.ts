@@ -2,7 +2,7 @@ import { uuidv7 } from "@outbox/client";
 import { receiveAll } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { RelayOptionsError } from "../src/index.js";
+import { type Publisher, RelayOptionsError } from "../src/index.js";
 import { clearOutbox, countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
 
 const bed = useRelayTestBed("lib", { defaults: { pollIntervalMs: 200 } });
@@ -93,6 +93,74 @@ describe("createRelay against the local SNS → SQS stack", () => {
       fine,
     ]);
     expect(await stop(relay)).toMatchObject({ dead: 2, published: 1 });
+  });
+
+  it("streams other keys through free lanes while a key waits, and sends a key's next event only once the one before is marked", async () => {
+    await clearOutbox(bed.handle);
+    const slowArn = "arn:aws:sns:us-east-1:000000000000:slow";
+    // Interleaved in seq order: a1 b1 a2 b2 a3 b3 b4 b5 b6. Key a on a topic of its own, so its
+    // requests carry only its rows; its first one is held unanswered until key b is through.
+    const plan: [topic: string, key: string, n: number][] = [
+      ["slow", "a", 1],
+      ["fast", "b", 1],
+      ["slow", "a", 2],
+      ["fast", "b", 2],
+      ["slow", "a", 3],
+      ...[3, 4, 5, 6].map((n): [string, string, number] => ["fast", "b", n]),
+    ];
+    await enqueueAll(
+      bed.handle,
+      plan.map(([topic, key, n]) => ({
+        topic,
+        eventType: "test.happened",
+        payload: { key, n },
+        orderingKey: key,
+      })),
+    );
+    let releaseSlow = () => {};
+    const slowHeld = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    const sent: string[] = [];
+    const inFlight = new Set<string>();
+    const problems: string[] = [];
+    const publisher: Publisher = {
+      async publishBatch({ topicArn, entries }) {
+        const events = entries.map((entry) => JSON.parse(entry.message) as { key: string; n: number });
+        for (const { key, n } of events) {
+          if (inFlight.has(key)) problems.push(`${key}${n} sent while its key had one in flight`);
+          inFlight.add(key);
+          // Every earlier event of the key must be marked published by now.
+          const { rows } = await sql<{ unmarked: string }>`
+            SELECT count(*) AS unmarked FROM outbox
+            WHERE ordering_key = ${key} AND published_at IS NULL AND (payload->>'n')::int < ${n}
+          `.execute(bed.handle.db);
+          if (Number(rows[0]?.unmarked) !== 0)
+            problems.push(`${key}${n} sent before ${key}${n - 1} was marked`);
+          sent.push(`${key}${n}`);
+        }
+        if (topicArn === slowArn && events.some(({ n }) => n === 1)) await slowHeld;
+        for (const { key } of events) inFlight.delete(key);
+        return { published: entries.map((entry) => entry.id), failed: [] };
+      },
+    };
+    const relay = start({
+      publisher,
+      topicArns: { slow: slowArn, fast: "arn:aws:sns:us-east-1:000000000000:fast" },
+      publishConcurrency: 2,
+    });
+    // Key b's six events go out one after the other through the other lane while a1 is unanswered:
+    // no wave waits for the slowest request of the one before.
+    await expect
+      .poll(() => sent.filter((event) => event.startsWith("b")), { timeout: 10_000 })
+      .toHaveLength(6);
+    expect(sent.filter((event) => event.startsWith("a"))).toEqual(["a1"]);
+    releaseSlow();
+    await expect.poll(async () => (await countRows(bed.handle)).published, { timeout: 10_000 }).toBe(9);
+    expect(sent.filter((event) => event.startsWith("a"))).toEqual(["a1", "a2", "a3"]);
+    expect(sent.filter((event) => event.startsWith("b"))).toEqual(["b1", "b2", "b3", "b4", "b5", "b6"]);
+    expect(problems).toEqual([]);
+    expect(await stop(relay)).toMatchObject({ clean: true, published: 9 });
   });
 
   it("claims through the partial index outbox_pending_by_seq", async () => {

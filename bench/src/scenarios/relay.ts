@@ -4,7 +4,7 @@ import type { RetentionOptions } from "@outbox/relay";
 import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
-import type { RelayImpl, RelayJob, Sink } from "../jobs.js";
+import type { RelayJob, RelaySubject, Sink } from "../jobs.js";
 import { percentile, postgresCpuSeconds, summarize } from "../measure.js";
 import { type PtoController, ptoControllerLabel } from "../pto-controllers.js";
 import type { PtoNames } from "../pto-fixtures.js";
@@ -12,12 +12,15 @@ import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setu
 
 /** Which relay runs, and how: the knobs the bench tunes for each peer. */
 export interface RelaySetup {
-  impl: RelayImpl;
+  impl: RelaySubject;
   sink: Sink;
   batchSize: number;
   /** pto-replication only. */
   ptoController?: PtoController;
-  /** The SNS emulator answers each call on the run's topic this much later (its latency fault). */
+  /**
+   * The bus answers each call this much later: the SNS emulator's latency fault on the run's topic,
+   * or, with the null sink, the null publisher's own wait (a bus whose work is not on this machine).
+   */
   snsLatencyMs?: number;
   /** Backlog size; the sizes' relayEvents when omitted. */
   events?: number;
@@ -57,7 +60,7 @@ export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): 
   const events = setup.events ?? ctx.sizes.relayEvents;
   const database = await preparedRelayDatabase(ctx, setup.impl, events);
   const topicArn = await benchTopic(ctx, "relay", setup.withoutSubscribers);
-  const faults = setup.snsLatencyMs === undefined ? undefined : faultControl(ctx);
+  const faults = setup.snsLatencyMs === undefined || setup.sink === "null" ? undefined : faultControl(ctx);
   await faults?.set({ topics: [topicArn], latencyMs: setup.snsLatencyMs });
   try {
     const run = await measuredRelayRun(ctx, setup, database, topicArn, events);
@@ -90,11 +93,13 @@ export async function measuredRelayRun(
     topicArn,
     batchSize,
     expected: events,
-    capMs: impl === "ours" ? 300_000 : ctx.sizes.relayCapMs,
+    // The peers are stopped early (they are slow); ours and the bare SDK drain the whole backlog.
+    capMs: impl === "ours" || impl === "bare-sdk" ? 300_000 : ctx.sizes.relayCapMs,
     listen: impl === "ours",
     recordTimes: false,
     pollIntervalMs: impl === "ours" ? 1_000 : 500,
     poolMax: RELAY_POOL_MAX,
+    ...(sink === "null" && setup.snsLatencyMs !== undefined ? { nullLatencyMs: setup.snsLatencyMs } : {}),
     pto: database.pto,
     ...(ptoController ? { ptoController } : {}),
     ...(setup.timeClaims ? { timeClaims: true } : {}),

@@ -1,7 +1,7 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { OutboxTables } from "@outbox/client";
 import { createRelay, createSnsPublisher, nullPublisher, type Publisher } from "@outbox/relay";
-import { createDatabase } from "@outbox/shared";
+import { createDatabase, sleep } from "@outbox/shared";
 import { Kysely, PostgresDialect } from "kysely";
 import { CLAIM_MARKER } from "../claim-plan.js";
 import type { RelayJob } from "../jobs.js";
@@ -10,6 +10,17 @@ import type { Counter, Subject } from "./measure-subject.js";
 
 /** PublishBatch calls in flight: the Little's-law bound of the SNS latency scenario is built on it. */
 export const OUR_PUBLISH_CONCURRENCY = 16;
+
+/** The null sink, answering each call `latencyMs` later when asked to: a bus whose CPU is elsewhere. */
+function nullSink(latencyMs: number): Publisher {
+  if (latencyMs === 0) return nullPublisher;
+  return {
+    async publishBatch(request, deadline) {
+      await sleep(latencyMs, deadline.signal);
+      return nullPublisher.publishBatch(request, deadline);
+    },
+  };
+}
 
 /**
  * Our relay as a library, on a pool of its own; `times` gets each event's publish time if asked,
@@ -29,7 +40,7 @@ export async function ourRelay(
     statementTimeoutMs: 30_000,
     idleInTransactionTimeoutMs: 30_000,
   });
-  const inner = job.sink === "null" ? nullPublisher : createSnsPublisher(sns);
+  const inner = job.sink === "null" ? nullSink(job.nullLatencyMs ?? 0) : createSnsPublisher(sns);
   const publisher: Publisher = {
     async publishBatch(request, signal) {
       const result = await inner.publishBatch(request, signal);

@@ -6,28 +6,29 @@ import type { RelayMetrics } from "./metrics.js";
 import type { ReadyRow } from "./plan-chunks.js";
 import type { TopicLimits } from "./topic-limits.js";
 
-export interface WaveDeps {
+export interface ReadyDeps {
   readonly resolveTopic: TopicResolver;
   readonly limits: TopicLimits;
   readonly metrics: RelayMetrics;
 }
 
 /**
- * A wave's rows as entries ready to pack, the rest recorded in `outcome`: held back behind their key
- * (released), or unsendable (dead at once). A row over its topic's limit as last read dies only
- * after that limit was read again, once per topic and wave: the topic's MaximumMessageSize may have
- * been raised since, and a row killed on a stale limit would wait for an operator for nothing.
+ * Rows that may go out now (no earlier row of their key is unsent) as entries ready to pack, the
+ * rest recorded in `outcome`: held back behind their key (released), or unsendable (dead at once). A
+ * row over its topic's limit as last read dies only after that limit was read again, once per topic
+ * and call: the topic's MaximumMessageSize may have been raised since, and a row killed on a stale
+ * limit would wait for an operator for nothing.
  */
-export async function buildWave(
-  wave: readonly ClaimedRow[],
+export async function buildReady(
+  rows: readonly ClaimedRow[],
   outcome: BatchOutcome,
-  deps: WaveDeps,
+  deps: ReadyDeps,
   batch: Deadline,
 ): Promise<ReadyRow[]> {
   const ready: ReadyRow[] = [];
   const oversize: ClaimedRow[] = [];
   const limitFor = (topicArn: string) => deps.limits.bytesFor(topicArn);
-  for (const row of wave) {
+  for (const row of rows) {
     if (outcome.isHeldBack(row)) {
       outcome.release(row);
       continue;
@@ -61,7 +62,7 @@ function take(
   built: BuiltEntry,
   ready: ReadyRow[],
   outcome: BatchOutcome,
-  deps: WaveDeps,
+  deps: ReadyDeps,
 ): void {
   if (built.kind === "ready") {
     const { topicArn, entry, bytes, limitBytes } = built;
