@@ -16,8 +16,8 @@ Measures our relay and consumer beside pg-transactional-outbox and sqs-consumer 
 stack: progress on stderr, the Markdown table on stdout, every raw figure in
 reports/bench-<time>.json (docs/benchmarks.md).
 
-  --quick          small sizes (about 2 min, plus 3 for growth) instead of the full run (about 40 min
-                   on 2 cores, plus 25 or more for growth: docs/benchmarks.md)
+  --quick          small sizes (about 5 min, growth included) instead of the full run (about 50 min
+                   on 2 cores, growth's 5 M-row fills included: docs/benchmarks.md)
   --runs N         runs of each scenario (default 3)
   --only LIST      comma-separated scenarios: ${SCENARIOS.join(", ")} (default: all)
   --wait-for-load  first wait (up to 10 min) for the 1-min load average to drop below 1.5`;

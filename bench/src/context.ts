@@ -64,7 +64,7 @@ export const FULL: Sizes = {
   growthRows: [0, 1_000_000, 5_000_000],
   growthBacklog: 100_000,
   growthMessages: 2_000,
-  growthRuns: 2,
+  growthRuns: 1,
 };
 
 export const QUICK: Sizes = {
