@@ -4,6 +4,7 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { type LocalStack, startStack } from "@outbox/devstack";
 import pg from "pg";
+import { killSpareWorker } from "./child.js";
 import type { BenchContext, Row, ScenarioName, Sizes } from "./context.js";
 import { machineInfo, parentPid } from "./measure.js";
 import { apiThroughput } from "./scenarios/api.js";
@@ -123,6 +124,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       raw: ctx.raw,
     };
   } finally {
+    killSpareWorker();
     if (!options.stack) await stack.stop();
   }
 }

@@ -14,6 +14,8 @@ export interface Sizes {
   snsLatencyEvents: number;
   latencyRates: number[];
   latencySeconds: number;
+  /** How long after the producer's last commit a relay still has to publish: later counts as never. */
+  latencyGraceSeconds: number;
   consumerMessages: number;
   /** At concurrency 1 every receive returns one message per 10 ms tick: fewer messages. */
   consumerMessagesAtOne: number;
@@ -21,6 +23,17 @@ export interface Sizes {
   stopEvents: number;
   stopMessages: number;
   stopAfterMs: number;
+  /**
+   * A subject still alive this long after SIGTERM is killed and reported as such (full: ECS's
+   * default stopTimeout).
+   */
+  stopKillAfterMs: number;
+  /**
+   * The relay restart after a stop runs this long at most. Full: long enough for a peer's locks on
+   * the rows it held at the stop (pg-transactional-outbox: 15 s) to expire and those rows to go
+   * again. What any restart re-sends is also counted at the exit (StopRun.unmarkedPublished).
+   */
+  stopRestartCapMs: number;
   replicas: number[];
   scaleEvents: number;
   scaleMessages: number;
@@ -43,19 +56,22 @@ export interface Sizes {
 
 export const FULL: Sizes = {
   relayEvents: 50_000,
-  relayCapMs: 10_000,
+  relayCapMs: 6_000,
   ourBatchSize: 500,
   ptoBatchSizes: [10, 50, 200],
   ptoControllers: PTO_CONTROLLERS,
-  snsLatencyEvents: 50_000,
+  snsLatencyEvents: 30_000,
   latencyRates: [500, 2_000],
-  latencySeconds: 15,
-  consumerMessages: 10_000,
-  consumerMessagesAtOne: 1_000,
+  latencySeconds: 10,
+  latencyGraceSeconds: 10,
+  consumerMessages: 6_000,
+  consumerMessagesAtOne: 500,
   concurrencies: [1, 10, 50],
   stopEvents: 10_000,
   stopMessages: 10_000,
   stopAfterMs: 2_000,
+  stopKillAfterMs: 30_000,
+  stopRestartCapMs: 30_000,
   replicas: [1, 2, 4],
   scaleEvents: 50_000,
   scaleMessages: 10_000,
@@ -69,19 +85,23 @@ export const FULL: Sizes = {
 
 export const QUICK: Sizes = {
   relayEvents: 5_000,
-  relayCapMs: 3_000,
+  relayCapMs: 2_000,
   ourBatchSize: 500,
   ptoBatchSizes: [50],
-  ptoControllers: PTO_CONTROLLERS,
-  snsLatencyEvents: 20_000,
+  // The two fastest in every full run so far (docs/benchmarks.md, relay-tuning).
+  ptoControllers: ["semaphore", "multi"],
+  snsLatencyEvents: 10_000,
   latencyRates: [500, 2_000],
   latencySeconds: 2,
+  latencyGraceSeconds: 3,
   consumerMessages: 1_000,
   consumerMessagesAtOne: 100,
-  concurrencies: [1, 10, 50],
+  concurrencies: [10, 50],
   stopEvents: 3_000,
   stopMessages: 1_000,
   stopAfterMs: 700,
+  stopKillAfterMs: 10_000,
+  stopRestartCapMs: 10_000,
   replicas: [1, 2],
   scaleEvents: 5_000,
   scaleMessages: 1_000,
@@ -102,6 +122,7 @@ export const SMOKE: Sizes = {
   snsLatencyEvents: 300,
   latencyRates: [200],
   latencySeconds: 0.5,
+  latencyGraceSeconds: 3,
   consumerMessages: 60,
   consumerMessagesAtOne: 10,
   concurrencies: [1, 10],

@@ -1,5 +1,5 @@
 /**
- * Child-process entry of `pnpm bench`: runs one job (env BENCH_JOB) and reports on stdout.
+ * Child-process entry of `pnpm bench`: runs one job (the first line on stdin) and reports on stdout.
  * Everything measured here — CPU, peak RSS — is the subject's alone. The subjects themselves are
  * in subjects/, one file each.
  */
@@ -16,7 +16,7 @@ import { ptoRelay } from "./subjects/pto-relay.js";
 import { sqsConsumer } from "./subjects/sqs-consumer.js";
 
 const control = childControl();
-const job = JSON.parse(process.env.BENCH_JOB ?? "{}") as Job;
+const job = (await control.job) as Job;
 process.env.AWS_ACCESS_KEY_ID = job.aws.credentials.accessKeyId;
 process.env.AWS_SECRET_ACCESS_KEY = job.aws.credentials.secretAccessKey;
 

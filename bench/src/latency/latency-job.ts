@@ -35,8 +35,8 @@ export function latencyJob(
     topicArn,
     batchSize: impl === "ours" ? 100 : 50,
     expected: total,
-    // Whatever is not published 15 s after the producer's last commit counts as not published.
-    capMs: ctx.sizes.latencySeconds * 1_000 + 15_000,
+    // Whatever is not published within the grace after the producer's last commit counts as not published.
+    capMs: (ctx.sizes.latencySeconds + ctx.sizes.latencyGraceSeconds) * 1_000,
     listen: true,
     recordTimes: true,
     pollIntervalMs: impl === "ours" ? 1_000 : PTO_LATENCY_POLL_MS,

@@ -1,5 +1,6 @@
 /** Scenario 2 (commit → publish latency): our relay vs pg-transactional-outbox at steady rates. */
 
+import { spawnSpareWorker } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl } from "../jobs.js";
@@ -13,6 +14,7 @@ import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setu
 
 async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Promise<LatencyRun> {
   const total = Math.max(1, Math.round(rate * ctx.sizes.latencySeconds));
+  spawnSpareWorker();
   const { url, pto } = await preparedRelayDatabase(ctx, impl, 0);
   try {
     const topicArn = await benchTopic(ctx, "latency");
@@ -62,7 +64,7 @@ export async function latency(ctx: BenchContext): Promise<void> {
           peer: { name, summary: summarize(runs[peer].map((r) => r[key])) },
           ...(key === "p50"
             ? {
-                note: `published (of ${total}, within the run + 15 s): ours ${summarize(runs.ours.map((r) => r.events)).median}, peer ${summarize(runs[peer].map((r) => r.events)).median}; percentiles over those`,
+                note: `published (of ${total}, within the run + ${ctx.sizes.latencyGraceSeconds} s): ours ${summarize(runs.ours.map((r) => r.events)).median}, peer ${summarize(runs[peer].map((r) => r.events)).median}; percentiles over those`,
               }
             : {}),
         });
