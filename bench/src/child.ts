@@ -61,11 +61,11 @@ function spawnWorker(options: ChildOptions): ChildProcess {
 }
 
 /**
- * Starts a worker for the next MeasuredChild without options. Call it before a run's set-up (the
- * database, the queue): the worker's start-up then overlaps that set-up instead of the run, and it
- * stays idle (no CPU) until its job arrives, so it never weighs on another child's measured window.
+ * Starts a worker for the next MeasuredChild without options, once a child has reported (its
+ * measuring is over): the worker's start-up then overlaps the clean-up and the next run's set-up
+ * instead of the run, and it stays idle (no CPU) until its job arrives.
  */
-export function spawnSpareWorker(): void {
+function spawnSpareWorker(): void {
   if (!alive(spare)) spare = spawnWorker({});
 }
 
@@ -105,10 +105,12 @@ export class MeasuredChild {
       );
     });
     this.ready.catch(() => {});
-    let result: JobResult | undefined;
-    this.result = this.exited.then(({ code, signal }) => {
-      if (result) return result;
-      throw new Error(`bench child exited (${code ?? signal}) without a result`);
+    let markResult: (result: JobResult) => void = () => {};
+    this.result = new Promise<JobResult>((resolve, reject) => {
+      markResult = resolve;
+      void this.exited.then(({ code, signal }) =>
+        reject(new Error(`bench child exited (${code ?? signal}) without a result`)),
+      );
     });
     this.result.catch(() => {});
     const lines = createInterface({ input: this.process.stdout as NonNullable<ChildProcess["stdout"]> });
@@ -126,7 +128,10 @@ export class MeasuredChild {
         this.#onProgress?.(line.n);
       } else if (line.t === "result") {
         const { t: _, ...rest } = line;
-        result = rest as JobResult;
+        markResult(rest as JobResult);
+        // Measuring is over: the next child's worker can load now, during this run's clean-up
+        // and the next one's set-up.
+        spawnSpareWorker();
       } else if (line.t === "log") process.stderr.write(`  [child] ${line.msg}\n`);
     });
     this.process.stdin?.on("error", () => {});

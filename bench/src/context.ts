@@ -107,8 +107,8 @@ export const QUICK: Sizes = {
   scaleMessages: 1_000,
   apiSeconds: 4,
   apiWarmUpSeconds: 2,
-  growthRows: [0, 100_000, 500_000],
-  growthBacklog: 20_000,
+  growthRows: [0, 50_000, 200_000],
+  growthBacklog: 10_000,
   growthMessages: 500,
   growthRuns: 1,
 };

@@ -31,7 +31,7 @@ async function runRelay(job: RelayJob): Promise<void> {
       : job.impl === "bare-sdk"
         ? bareSdkRelay(job, sns, counter)
         : ptoRelay(job, sns, counter, times);
-  const result = await measure(
+  await measure(
     control,
     counter,
     job.capMs,
@@ -43,7 +43,6 @@ async function runRelay(job: RelayJob): Promise<void> {
     `relay-${job.impl}-${job.sink}`,
   );
   sns.destroy();
-  await emit({ t: "result", ...result });
 }
 
 async function runConsumer(job: ConsumerJob): Promise<void> {
@@ -69,7 +68,7 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
       : job.impl === "bare-sdk"
         ? { ...bareSdkConsumer(job, sqs, counter), duplicates: () => 0 }
         : sqsConsumer(job, database, sqs, counter);
-  const result = await measure(
+  await measure(
     control,
     counter,
     job.capMs,
@@ -79,7 +78,6 @@ async function runConsumer(job: ConsumerJob): Promise<void> {
   );
   sqs.destroy();
   await database.close(2_000).catch(() => {});
-  await emit({ t: "result", ...result });
 }
 
 try {

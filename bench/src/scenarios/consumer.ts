@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { bootstrapResources } from "@outbox/devstack";
 import { createSqsClient } from "@outbox/shared";
-import { runJob, spawnSpareWorker } from "../child.js";
+import { runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { dropDatabase, fillQueue, freshDatabase } from "../fixtures.js";
 import { type ConsumerImpl, type ConsumerJob, ourPollers, sqsConsumerShape } from "../jobs.js";
@@ -108,7 +108,6 @@ export async function consumerRun(
   const { bareSdk } = options;
   const messages =
     options.messages ?? (concurrency === 1 ? ctx.sizes.consumerMessagesAtOne : ctx.sizes.consumerMessages);
-  spawnSpareWorker();
   const queueUrl = await filledQueue(ctx, messages);
   const job = {
     ...consumerJob(ctx, impl, url, queueUrl, concurrency, messages),

@@ -1,6 +1,5 @@
 /** Scenario 2 (commit → publish latency): our relay vs pg-transactional-outbox at steady rates. */
 
-import { spawnSpareWorker } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
 import type { RelayImpl } from "../jobs.js";
@@ -14,7 +13,6 @@ import { benchTopic, preparedRelayDatabase, RELAY_POOL_MAX } from "../relay-setu
 
 async function latencyRun(ctx: BenchContext, impl: RelayImpl, rate: number): Promise<LatencyRun> {
   const total = Math.max(1, Math.round(rate * ctx.sizes.latencySeconds));
-  spawnSpareWorker();
   const { url, pto } = await preparedRelayDatabase(ctx, impl, 0);
   try {
     const topicArn = await benchTopic(ctx, "latency");

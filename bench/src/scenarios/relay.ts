@@ -1,7 +1,7 @@
 /** Scenario 1 (relay throughput): our relay vs pg-transactional-outbox, draining a backlog. */
 import type { FaultClient } from "@outbox/devstack";
 import type { RetentionOptions } from "@outbox/relay";
-import { runJob, spawnSpareWorker } from "../child.js";
+import { runJob } from "../child.js";
 import type { BenchContext, Row } from "../context.js";
 import { dropDatabase } from "../fixtures.js";
 import type { RelayJob, RelaySubject, Sink } from "../jobs.js";
@@ -58,7 +58,6 @@ function faultControl(ctx: BenchContext): FaultClient {
 
 export async function relayThroughputRun(ctx: BenchContext, setup: RelaySetup): Promise<RelayRun> {
   const events = setup.events ?? ctx.sizes.relayEvents;
-  spawnSpareWorker();
   const database = await preparedRelayDatabase(ctx, setup.impl, events);
   const topicArn = await benchTopic(ctx, "relay", setup.withoutSubscribers);
   const faults = setup.snsLatencyMs === undefined || setup.sink === "null" ? undefined : faultControl(ctx);

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
 import { EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit/process";
-import { MeasuredChild, runJob, spawnSpareWorker } from "../child.js";
+import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";
 import { countRows, dropDatabase, freshDatabase } from "../fixtures.js";
@@ -76,7 +76,6 @@ async function stopWhileBusy(
 
 async function relayStopRun(ctx: BenchContext, impl: RelayImpl): Promise<StopRun> {
   const events = ctx.sizes.stopEvents;
-  spawnSpareWorker();
   const { url, pto } = await preparedRelayDatabase(ctx, impl, events);
   const { topicArn } = await bootstrapResources(ctx.stack.aws, {
     name: `bench-stop-${randomUUID().slice(0, 8)}`,
@@ -173,7 +172,6 @@ async function queueEmpty(ctx: BenchContext, queueUrl: string): Promise<boolean>
 
 async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<StopRun> {
   const messages = ctx.sizes.stopMessages;
-  spawnSpareWorker();
   const { url, handle } = await freshDatabase(ctx.stack.postgres.adminUrl, "bench_stop");
   await handle.close(5_000);
   // A short visibility timeout, so what a stop abandons comes back within the run.

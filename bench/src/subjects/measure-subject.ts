@@ -99,8 +99,10 @@ async function startProfile(name: string): Promise<{ stop(): Promise<void> }> {
 
 /**
  * The measured part of a job: tells the parent it is ready, waits for its go, runs the subject until
- * the counter's target (or `capMs`, or the parent's finish), then stops it (10 s at most). `extra`
- * adds the job's own figures, taken before the stop. `name` names its CPU profile, if one is asked for.
+ * the counter's target (or `capMs`, or the parent's finish), reports, then stops it (10 s at most).
+ * The report comes first: a stop waits out long polls the figures have no part in, and the parent
+ * moves on (and may kill this process) once it has them. `extra` adds the job's own figures, taken
+ * before the stop. `name` names its CPU profile, if one is asked for.
  */
 export async function measure<Extra extends object>(
   control: Control,
@@ -120,16 +122,16 @@ export async function measure<Extra extends object>(
   const ended = counter.reachedAt ?? performance.now();
   const cpu = process.cpuUsage(cpuBefore);
   await profile.stop();
-  const result = {
+  await emit({
+    t: "result",
     count: counter.count,
     seconds: (ended - started) / 1_000,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     maxRssMiB: maxRssMiB(),
     capped: how === "cap",
     ...extra(),
-  };
+  });
   await Promise.race([subject.stop(), new Promise((resolve) => setTimeout(resolve, 10_000))]);
-  return result;
 }
 
 /** The daemons' own AWS clients (keep-alive agents, bounded retries), for us and the peers alike. */
