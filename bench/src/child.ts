@@ -9,6 +9,7 @@
  * 1.5 s under tsx) while the parent is still preparing the run: see `spawnSpareWorker`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { EXIT_OK } from "@outbox/shared/exit-codes";
@@ -66,10 +67,26 @@ function spawnWorker(options: ChildOptions): ChildProcess {
  * instead of the run, and it stays idle (no CPU) until its job arrives.
  */
 function spawnSpareWorker(): void {
-  if (!alive(spare)) spare = spawnWorker({});
+  if (alive(spare)) return;
+  spare = spawnWorker({});
+  holdParent(spare, false);
 }
 
-/** Ends a spare nobody took: the bench's last step, so no worker outlives it. */
+/**
+ * Whether the child (its process handle and its pipes) keeps this process alive. An idle spare must
+ * not: a caller that never takes it (a tool's last run) still exits, and the spare with it (its
+ * stdin closes); the child taken for a job must, until it is done.
+ */
+function holdParent(child: ChildProcess, hold: boolean): void {
+  // A spawned child's stdio pipes are sockets, which can be unref'd like the process handle.
+  const handles = [child, child.stdin as Socket | null, child.stdout as Socket | null];
+  for (const handle of handles) {
+    if (hold) handle?.ref();
+    else handle?.unref();
+  }
+}
+
+/** Ends a spare nobody took: the bench's last step, so no worker outlives the run. */
 export function killSpareWorker(): void {
   if (alive(spare)) spare.kill("SIGKILL");
   spare = undefined;
@@ -80,6 +97,7 @@ function takeWorker(options: ChildOptions): ChildProcess {
   if (!plain || !alive(spare)) return spawnWorker(options);
   const taken = spare;
   spare = undefined;
+  holdParent(taken, true);
   return taken;
 }
 
