@@ -16,6 +16,7 @@ ENV CI=true
 WORKDIR /repo
 # The lockfile alone decides this layer: the store is refetched only when dependencies change.
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY patches ./patches
 # Exactly the pnpm that `packageManager` names (corepack cannot be relied on: no network for its
 # signature keys on some builders).
 RUN npm install -g "$(node -p 'require("./package.json").packageManager')"

@@ -1,5 +1,14 @@
+import { writeSync } from "node:fs";
 import { stackInfo, startStack } from "@outbox/devstack";
 import type { TestProject } from "vitest/node";
+
+// An error thrown outside any await (an `error` event nobody listens to, from a server's child
+// process) ends the run through vitest's own `exit` listener before Node gets to print it: the run
+// would die without a word. Print it first, synchronously, so that a pipe gets it too.
+process.on("uncaughtExceptionMonitor", (error, origin) => {
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  writeSync(2, `\nthe test run's set-up failed (${origin}): ${text}\n`);
+});
 
 // One local stack per test run (backend chosen by env STACK, else Docker if it answers, else
 // embedded); every test file creates its own database and topic/queue names on it, so files

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
+import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
 
 export interface MotoServerOptions {
@@ -22,12 +23,8 @@ const PROBE_INTERVAL_MS = 100;
 /** Another process may take the free port before moto binds it: a few tries with fresh ports. */
 const BIND_ATTEMPTS = 3;
 
-const running = new Set<ChildProcess>();
-// A process that ends without stopping its stack (a crash, process.exit) must not leave a Python
-// server behind; only synchronous work is possible then, hence a plain kill.
-process.on("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
-});
+/** The exit-time clean-up of each server still running, to unregister when it is stopped. */
+const running = new Map<ChildProcess, () => void>();
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -35,6 +32,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
+  running.get(child)?.();
   running.delete(child);
   const gone = exited(child);
   child.kill("SIGTERM");
@@ -74,7 +72,10 @@ async function startOnce(command: string, startTimeoutMs: number): Promise<Runni
   const child = spawn(command, ["-H", "127.0.0.1", "-p", String(port)], {
     stdio: ["ignore", "ignore", "pipe"],
   });
-  running.add(child);
+  running.set(
+    child,
+    cleanUpAtExit(() => child.kill("SIGKILL")),
+  );
   // Kept for the error message only: the server logs every request on stderr.
   let lastOutput = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {

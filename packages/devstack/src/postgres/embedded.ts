@@ -1,12 +1,15 @@
 import type { ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import { chown, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeError } from "@outbox/client";
 import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
+import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
-import { cleanUpAtExit, EmbeddedPostgres } from "./embedded-postgres-module.js";
+import { binariesThePostgresUserCanRun } from "./binaries.js";
+import { EmbeddedPostgres } from "./embedded-postgres-module.js";
 
 export interface EmbeddedPostgresOptions {
   /** Extra server settings, e.g. `{ wal_level: "logical" }`, passed as `-c name=value`. */
@@ -160,6 +163,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   const settings = { ...(options.tls ? { ssl: "on" } : {}), ...options.settings };
   const flags = ["-c", "listen_addresses=127.0.0.1"];
   for (const [name, value] of Object.entries(settings)) flags.push("-c", `${name}=${value}`);
+  const binaries = await binariesThePostgresUserCanRun();
   let lastError: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const dataDir = await mkdtemp(join(tmpdir(), "outbox-pg-"));
@@ -175,6 +179,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       postgresFlags: flags,
       onLog: log,
       onError: (error: unknown) => log(describeError(error)),
+      ...(binaries ? { binaries } : {}),
     });
     try {
       await server.initialise();
@@ -187,7 +192,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       await rm(dataDir, { recursive: true, force: true });
       continue;
     }
-    const forget = cleanUpAtExit({ kill: () => server.killNow(), dataDir });
+    const forget = cleanUpAtExit(() => {
+      server.killNow();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
     return runningPostgres(server, port, dataDir, forget, options.tls !== undefined);
   }
   throw new Error(`embedded Postgres failed to start after ${ATTEMPTS} attempts`, { cause: lastError });
