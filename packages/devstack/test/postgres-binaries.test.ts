@@ -1,0 +1,61 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import {
+  binariesThePostgresUserCanRun,
+  type PostgresBinaries,
+  platformBinaries,
+} from "../src/postgres/binaries.js";
+
+// A checkout inside a `mktemp -d` directory (0700, root's): as root, Postgres runs as the postgres
+// user, which cannot reach binaries under it. This is the cause of a test run that died at its
+// start, without a word, whenever the clone lived in such a directory.
+
+const made: string[] = [];
+afterEach(async () => {
+  for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+const root = process.getuid?.() === 0;
+
+/** The package's own binaries tree, copied under a fresh 0700 directory, as in a mktemp clone. */
+async function binariesInAClosedDirectory(): Promise<PostgresBinaries> {
+  const own = await platformBinaries();
+  const closed = await mkdtemp(join(tmpdir(), "tmp."));
+  made.push(closed);
+  const nativeDir = dirname(dirname(own.postgres));
+  await cp(nativeDir, join(closed, "native"), { recursive: true, verbatimSymlinks: true });
+  return { postgres: join(closed, "native/bin/postgres"), initdb: join(closed, "native/bin/initdb") };
+}
+
+/** Runs `initdb --version` as the postgres user (the one the embedded stack runs Postgres as). */
+function versionAsPostgresUser(initdb: string): { status: number | null; error?: string } {
+  const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }));
+  const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }));
+  const run = spawnSync(initdb, ["--version"], { uid, gid, encoding: "utf8" });
+  return { status: run.status, ...(run.error ? { error: (run.error as NodeJS.ErrnoException).code } : {}) };
+}
+
+it("gives the postgres user binaries it can run when the package lies under a closed directory", async () => {
+  const closed = await binariesInAClosedDirectory();
+  const usable = await binariesThePostgresUserCanRun(closed);
+  if (!root) {
+    // Postgres then runs as ourselves, who can reach our own checkout.
+    expect(usable).toBeUndefined();
+    return;
+  }
+  // The cause, as the run met it: the postgres user cannot even start the binary.
+  expect(versionAsPostgresUser(closed.initdb)).toEqual({ status: null, error: "EACCES" });
+  if (usable === undefined) throw new Error("expected a copy of the binaries the postgres user can run");
+  made.push(dirname(dirname(usable.initdb)));
+  expect(dirname(dirname(usable.initdb)).startsWith(tmpdir())).toBe(true);
+  expect(versionAsPostgresUser(usable.initdb)).toEqual({ status: 0 });
+  // A second call (another process, a later run) finds the copy made and uses it as it is.
+  expect(await binariesThePostgresUserCanRun(closed)).toEqual(usable);
+});
+
+it("leaves the package's own binaries alone when the postgres user can reach them", async () => {
+  expect(await binariesThePostgresUserCanRun(await platformBinaries())).toBeUndefined();
+});
