@@ -33,13 +33,32 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/** /proc counts CPU time in clock ticks (USER_HZ: 100 a second on Linux), so a reading moves in 10 ms steps. */
+export const CPU_TICK_SECONDS = 0.01;
+
+/**
+ * The fewest ticks a CPU figure read from /proc may rest on: at 20, one tick more or less moves it
+ * by 5 %. A short run on a fast machine costs Postgres 0 or 1 tick, and a ratio of two such
+ * readings is noise or 0/0; such a figure is reported as below resolution (NaN, with
+ * {@link BELOW_RESOLUTION} in its note), never as a number.
+ */
+export const MIN_CPU_TICKS = 20;
+
+export const BELOW_RESOLUTION = `below the clock's resolution (a CPU figure needs ≥ ${MIN_CPU_TICKS} ticks of ${CPU_TICK_SECONDS * 1000} ms; a larger run gets one)`;
+
+/** µs of CPU per item from a /proc reading over `items`, or NaN when the reading is below resolution. */
+export function tickedCpuMicrosPerItem(cpuSeconds: number, items: number): number {
+  if (!(cpuSeconds >= MIN_CPU_TICKS * CPU_TICK_SECONDS) || items <= 0) return Number.NaN;
+  return Math.round((cpuSeconds / items) * 1e6);
+}
+
 /** CPU seconds (user + system) a process used so far, from /proc; `children` adds reaped children. */
 export function processCpuSeconds(pid: number | undefined, children = false): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
     const own = Number(fields[11]) + Number(fields[12]);
     const reaped = children ? Number(fields[13]) + Number(fields[14]) : 0;
-    return (own + reaped) / 100;
+    return (own + reaped) * CPU_TICK_SECONDS;
   } catch {
     return Number.NaN;
   }

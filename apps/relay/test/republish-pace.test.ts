@@ -38,6 +38,25 @@ describe("relay republish's pace", () => {
     }
   });
 
+  it("keeps the rate on its own clock when a timer fires a fraction of a millisecond early", async () => {
+    // What a real timer does against performance.now(): whole milliseconds of a stale loop time.
+    const clock = {
+      at: 0,
+      now: () => clock.at,
+      wait: async (ms: number) => {
+        clock.at += ms > 1 ? ms - 0.6 : ms;
+      },
+    };
+    const pace = new Pace(4, clock);
+    let sent = 0;
+    for (let call = 0; call < 5; call += 1) {
+      await pace.take(4);
+      sent += 4;
+      // The elapsed time the pace reports is the one it kept: never short of what was sent.
+      expect(sent, `call ${call}`).toBeLessThanOrEqual((4 * pace.elapsedMs()) / 1_000 + 4);
+    }
+  });
+
   it("does not wait for the first batch, nor when the sending itself was slower than the rate", async () => {
     const clock = fakeClock();
     const pace = new Pace(10, clock);

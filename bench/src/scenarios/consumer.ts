@@ -7,7 +7,7 @@ import { runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { dropDatabase, fillQueue, freshDatabase } from "../fixtures.js";
 import { type ConsumerImpl, type ConsumerJob, ourPollers, sqsConsumerShape } from "../jobs.js";
-import { postgresCpuSeconds, summarize } from "../measure.js";
+import { BELOW_RESOLUTION, postgresCpuSeconds, summarize, tickedCpuMicrosPerItem } from "../measure.js";
 
 export interface ConsumerRun {
   impl: ConsumerImpl;
@@ -211,7 +211,7 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
       }
       const perMessage = "ours, one message per transaction";
       const postgresMicros = (impl: ConsumerImpl) =>
-        summarize(runs[impl].map((r) => Math.round((r.postgresCpuSeconds / Math.max(1, r.messages)) * 1e6)));
+        summarize(runs[impl].map((r) => tickedCpuMicrosPerItem(r.postgresCpuSeconds, r.messages)));
       ctx.rows.push(
         {
           scenario,
@@ -234,6 +234,10 @@ export async function consumerThroughput(ctx: BenchContext): Promise<void> {
           better: "lower",
           ours: postgresMicros("ours-batch"),
           peer: { name: perMessage, summary: postgresMicros("ours") },
+          ...(Number.isFinite(postgresMicros("ours-batch").median) &&
+          Number.isFinite(postgresMicros("ours").median)
+            ? {}
+            : { note: BELOW_RESOLUTION }),
         },
         {
           scenario,

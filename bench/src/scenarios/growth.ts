@@ -20,7 +20,7 @@ import {
   writeOutDirtyPages,
 } from "../growth-fixtures.js";
 import type { ConsumerImpl } from "../jobs.js";
-import { summarize } from "../measure.js";
+import { BELOW_RESOLUTION, summarize, tickedCpuMicrosPerItem } from "../measure.js";
 import { benchTopic } from "../relay-setup.js";
 import { type RetentionSweep, timedRetentionSweep } from "../retention-sweep.js";
 import { consumerRun } from "./consumer.js";
@@ -110,7 +110,7 @@ async function drainOverHistory(
     backlog,
   );
   await deletePublishedSince(handle, since);
-  const postgresMicrosPerEvent = Math.round((relay.postgresCpuSeconds / Math.max(1, relay.events)) * 1e6);
+  const postgresMicrosPerEvent = tickedCpuMicrosPerItem(relay.postgresCpuSeconds, relay.events);
   ctx.log(
     `    claim of ${batchSize} over ${count(history)} published rows: ${claimPlan.sharedHit + claimPlan.sharedRead} buffers (${claimPlan.sharedRead} read), ${claimPlan.executionMs} ms`,
   );
@@ -185,6 +185,8 @@ interface Series {
   peerName?: string;
   /** Added to the growth row's note. */
   note?: string;
+  /** What a step without a figure (NaN) means, said in its row and in the growth row instead of a ratio. */
+  missing?: string;
 }
 
 /**
@@ -192,20 +194,26 @@ interface Series {
  * the same on stderr as one line.
  */
 function seriesRows(ctx: BenchContext, series: Series): Row[] {
-  const { scenario, metric, better, sizeLabel, steps, peerName } = series;
+  const { scenario, metric, better, sizeLabel, steps, peerName, missing } = series;
+  const unmeasured = (step: Step) => !Number.isFinite(summarize(step.ours).median);
   const rows: Row[] = steps.map((step) => ({
     scenario,
     metric: `${metric} at ${count(step.size)} ${sizeLabel}`,
     better,
     ours: summarize(step.ours),
     ...(peerName && step.peer ? { peer: { name: peerName, summary: summarize(step.peer) } } : {}),
+    ...(missing && unmeasured(step) ? { note: missing } : {}),
   }));
   const first = steps[0];
   const last = steps.at(-1);
   if (!first || !last || first === last) return rows;
   const ours = costRatio(last, first, better, "ours");
   const peer = peerName ? costRatio(last, first, better, "peer") : Number.NaN;
-  const verdict = ours <= GOAL ? "met" : "missed";
+  const verdict = Number.isFinite(ours)
+    ? ours <= GOAL
+      ? "met"
+      : "missed"
+    : `not measured: ${missing ?? "no figure"}`;
   // The issue's ratio compares the ends only; a size in between that costs more must not hide there.
   const worst = steps.reduce((a, b) =>
     costRatio(b, first, better, "ours") > costRatio(a, first, better, "ours") ? b : a,
@@ -250,7 +258,7 @@ async function consumerOverInbox(ctx: BenchContext, url: string, handle: Databas
         });
         runs[side].push({
           cpu: result.cpuMicrosPerMessage,
-          postgres: Math.round((result.postgresCpuSeconds / Math.max(1, result.messages)) * 1e6),
+          postgres: tickedCpuMicrosPerItem(result.postgresCpuSeconds, result.messages),
         });
       }
     }
@@ -266,7 +274,12 @@ async function consumerOverInbox(ctx: BenchContext, url: string, handle: Databas
   } as const;
   return [
     ...seriesRows(ctx, { ...common, metric: "consumer CPU µs/message", steps: cpu }),
-    ...seriesRows(ctx, { ...common, metric: "Postgres CPU µs/message", steps: postgres }),
+    ...seriesRows(ctx, {
+      ...common,
+      metric: "Postgres CPU µs/message",
+      steps: postgres,
+      missing: BELOW_RESOLUTION,
+    }),
   ];
 }
 

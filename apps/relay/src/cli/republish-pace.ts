@@ -32,8 +32,16 @@ export class Pace {
   async take(count: number): Promise<void> {
     this.#startedAt ??= this.#clock.now();
     const dueAt = this.#startedAt + this.#taken * this.#perEventMs;
-    const waitMs = dueAt - this.#clock.now();
-    if (waitMs > 0) await this.#clock.wait(waitMs);
+    // A timer keeps whole milliseconds of a loop time read before it was set, so it may fire a
+    // fraction of a millisecond before `dueAt` on this finer clock: wait again for the rest.
+    for (let waitMs = dueAt - this.#clock.now(); waitMs > 0; waitMs = dueAt - this.#clock.now()) {
+      await this.#clock.wait(waitMs);
+    }
     this.#taken += count;
+  }
+
+  /** Milliseconds since the first `take`, on the pace's own clock (0 before it). */
+  elapsedMs(): number {
+    return this.#startedAt === undefined ? 0 : this.#clock.now() - this.#startedAt;
   }
 }

@@ -71,8 +71,7 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
   const pace = new Pace(run.rate);
   let { cursor, sent, skipped } = run;
   let reportedAt = performance.now();
-  // The pace's own view, for the per-page debug line: what this process sent since its first send.
-  let firstSentAt: number | undefined;
+  // For the per-page debug line, with the pace's own elapsed time: what this process sent since its first send.
   let sentThisRun = 0;
   // Each topic's MaximumMessageSize, read once, when its first row comes up: what the live relay
   // plans its requests with, so a replay fits wherever the original did.
@@ -113,8 +112,8 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
       );
     }
     await pace.take(ready.length);
-    firstSentAt ??= performance.now();
-    const elapsedMs = Math.round(performance.now() - firstSentAt);
+    // Unrounded: rounded down, a page sent on the dot would look early against the rate.
+    const elapsedMs = pace.elapsedMs();
     for (const chunk of planChunks(ready)) {
       const deadline = Deadline.after(deps.publishTimeoutMs);
       try {
