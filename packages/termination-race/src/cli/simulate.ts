@@ -78,11 +78,8 @@ function tickOption(option: string, field: SetupField): number {
 
 function setupOf(platform: RacePlatform): RaceSetup {
   const own = Object.values(stopOptions[platform]);
-  const misplaced = platforms
-    .flatMap((other) => Object.values(stopOptions[other]))
-    .filter(
-      (name, index, all) => all.indexOf(name) === index && !own.includes(name) && values[name] !== undefined,
-    );
+  const every = new Set(platforms.flatMap((other) => Object.values(stopOptions[other])));
+  const misplaced = [...every].filter((name) => !own.includes(name) && values[name] !== undefined);
   if (misplaced.length > 0) {
     const owners = platforms.filter((other) =>
       Object.values(stopOptions[other]).includes(misplaced[0] ?? ""),
