@@ -1,7 +1,10 @@
 import type { Exit } from "@outbox/test-kit/process";
+import { type CheckRow, checkName } from "./check-rows.js";
 
 /** One row of the acceptance table: what was checked, what happened, and whether that is right. */
 export interface Check {
+  /** Which of the table's rows this is (`CHECK_ROWS`). */
+  readonly row: CheckRow;
   readonly check: string;
   readonly result: string;
   readonly pass: boolean;
@@ -26,8 +29,9 @@ export interface RelaySigtermObservation {
 }
 
 export function checkRelaySigterm(o: RelaySigtermObservation): Check {
-  const check = `relay: ${o.total} events queued, SIGTERM during the first batch of ${o.batchSize}`;
-  if (!o.drained) return { check, result: `no drained line; ${exitText(o.exit)}`, pass: false };
+  const row = "relaySigterm";
+  const check = checkName(row, { total: o.total, batchSize: o.batchSize });
+  if (!o.drained) return { row, check, result: `no drained line; ${exitText(o.exit)}`, pass: false };
   const { published, unsent, clean } = o.drained;
   const pass =
     clean &&
@@ -38,6 +42,7 @@ export function checkRelaySigterm(o: RelaySigtermObservation): Check {
   const completes =
     published === o.batchSize ? "batch completes" : `batch cut at ${published}/${o.batchSize}`;
   return {
+    row,
     check,
     result: `${completes}; published=${published} + unsent=${unsent} = ${published + unsent}/${o.total}; clean=${clean}; ${exitText(o.exit)}`,
     pass,
@@ -54,10 +59,12 @@ export interface ConsumerSigtermObservation {
 }
 
 export function checkConsumerSigterm(o: ConsumerSigtermObservation): Check {
-  const check = `consumer: SIGTERM while ${o.inHandlersAtStop} messages are in the handler`;
-  if (!o.drained) return { check, result: `no drained line; ${exitText(o.exit)}`, pass: false };
+  const row = "consumerSigterm";
+  const check = checkName(row, { inHandlers: o.inHandlersAtStop });
+  if (!o.drained) return { row, check, result: `no drained line; ${exitText(o.exit)}`, pass: false };
   const pass = o.inHandlersAtStop > 0 && o.drained.clean && o.undeletedAfterExit === 0 && o.exit.code === 0;
   return {
+    row,
     check,
     result: `received messages finish (processed=${o.drained.processed}, released=${o.drained.released}, undeleted=${o.undeletedAfterExit}); clean=${o.drained.clean}; ${exitText(o.exit)}`,
     pass,
@@ -84,7 +91,8 @@ export function checkRestartDrain(o: DeliveryObservation): Check {
     o.queueDepth === 0 &&
     o.dlqDepth === 0;
   return {
-    check: "restart and drain everything",
+    row: "restartDrain",
+    check: checkName("restartDrain", {}),
     result: `inbox ${o.inbox}/${o.expected}, effects ${o.effects}, duplicate skips: ${o.duplicates}, queue ${o.queueDepth}, DLQ ${o.dlqDepth}`,
     pass,
   };
@@ -99,7 +107,8 @@ export interface SigkillObservation extends DeliveryObservation {
 export function checkSigkill(o: SigkillObservation): Check {
   const pass = o.inbox === o.expected && o.effects === o.expected && o.queueDepth === 0 && o.dlqDepth === 0;
   return {
-    check: `same with SIGKILL (comparison, ${o.kills} kills)`,
+    row: "sigkill",
+    check: checkName("sigkill", { kills: o.kills }),
     result: `relay re-sent ${o.relayResent}, inbox caught ${o.duplicates} duplicates; effects ${o.effects}/${o.expected} (exactly once: ${o.effects === o.expected})`,
     pass,
   };
@@ -122,7 +131,8 @@ export function checkRollingRestart(o: RestartSeriesObservation): Check {
   const nonZero = o.exits.filter((exit) => exit.code !== 0).length;
   const pass = o.lost === 0 && o.duplicates === 0 && nonZero === 0 && o.effects === o.expected;
   return {
-    check: `rolling restart: ${o.stopMs.length} SIGTERM restarts, 2 replicas each`,
+    row: "rollingRestart",
+    check: checkName("rollingRestart", { restarts: o.stopMs.length }),
     result: `lost ${o.lost}, duplicate skips ${o.duplicates}, non-zero exits ${nonZero} (of ${o.exits.length} stops); ${latencyText(o.stopMs)}`,
     pass,
   };
@@ -139,7 +149,12 @@ export interface ChaosObservation extends DeliveryObservation {
 export function checkChaos(o: ChaosObservation): Check {
   const pass = o.lost === 0 && o.effects === o.expected && o.inbox === o.expected;
   return {
-    check: `chaos: ${o.kills} SIGKILLs, ${o.postgresRestarts} Postgres restart, ${o.busOutages} bus outage`,
+    row: "chaos",
+    check: checkName("chaos", {
+      kills: o.kills,
+      postgresRestarts: o.postgresRestarts,
+      busOutages: o.busOutages,
+    }),
     result: `lost ${o.lost}, effects ${o.effects}/${o.expected} (exactly once: ${o.effects === o.expected}); relay re-sent ${o.relayResent}, duplicates caught ${o.duplicates}`,
     pass,
   };
@@ -179,7 +194,8 @@ export function checkTerminationRace(o: TerminationRaceObservation): Check {
       `preStop ${run.preStopMs} ms: predicted ${run.predicted}, measured ${run.measured} of ${run.sent} (${signed(run.measured - run.predicted)})`,
   );
   return {
-    check: `termination race: 2 api replicas behind a round-robin proxy that drops one ${propagation} ms after its stop begins`,
+    row: "terminationRace",
+    check: checkName("terminationRace", { propagationMs: propagation }),
     result: runs.length > 0 ? runs.join("; ") : "no runs",
     pass: agree && contrast,
   };
@@ -221,7 +237,7 @@ export interface HttpSigtermObservation extends HttpStopObservation {
 }
 
 export function checkHttpSigterm(o: HttpSigtermObservation): Check {
-  const check = `HTTP: ${o.inFlight} requests in flight (each held ${formatSeconds(o.holdMs)} before its commit), SIGTERM`;
+  const check = checkName("httpSigterm", { inFlight: o.inFlight, hold: formatSeconds(o.holdMs) });
   const answered = o.outcomes.filter((outcome) => outcome === 201).length;
   const pass =
     o.inFlight > 0 &&
@@ -234,6 +250,7 @@ export function checkHttpSigterm(o: HttpSigtermObservation): Check {
     o.exit.code === 0;
   const shutdown = o.shutdown ? `clean=${o.shutdown.clean}, cut=${o.shutdown.cut}` : "no shutdown line";
   return {
+    row: "httpSigterm",
     check,
     result: `${answered}/${o.inFlight} answered 201 (${outcomeText(o.outcomes)}); ${shutdown}; committed ${o.committedPhotos} photos + ${o.committedEvents} outbox events; ${exitText(o.exit)}`,
     pass,
@@ -251,7 +268,8 @@ export function checkHttpSigkill(o: HttpStopObservation): Check {
     o.committedEvents === 0 &&
     o.exit.signal === "SIGKILL";
   return {
-    check: `same with SIGKILL (comparison, ${o.inFlight} in flight)`,
+    row: "httpSigkill",
+    check: checkName("httpSigkill", { inFlight: o.inFlight }),
     result: `${cut}/${o.inFlight} cut (client errors; ${outcomeText(o.outcomes)}); committed ${o.committedPhotos} photos + ${o.committedEvents} outbox events; ${exitText(o.exit)}`,
     pass,
   };
@@ -283,7 +301,8 @@ export function checkSlowDependency(o: SlowDependencyObservation): Check {
     o.linkedAfterRecovery &&
     o.linksAtStub === 1;
   return {
-    check: `slow dependency: equipment stub hangs ${formatSeconds(o.stubHangMs)}`,
+    row: "slowDependency",
+    check: checkName("slowDependency", { hang: formatSeconds(o.stubHangMs) }),
     result: `${o.status} in ${formatSeconds(o.elapsedMs)}, link ${o.gearLink ?? "?"}; stub received ${o.stubReceivedMs === null ? "nothing" : formatMs(o.stubReceivedMs)}; after recovery ${o.linkedAfterRecovery ? "linked" : "still pending"} by reconciliation (${o.linksAtStub} link at the stub)`,
     pass,
   };
@@ -310,7 +329,8 @@ export function checkDeadline(o: DeadlineObservation): Check {
     o.elapsedMs >= o.headerMs * 0.9 && o.elapsedMs < (o.headerMs + o.equipmentTimeoutMs) / 2;
   const pass = o.status === 201 && o.gearLink === "pending" && propagated && answeredInTime;
   return {
-    check: `deadline: client sends X-Request-Timeout-Ms: ${o.headerMs}, equipment stub hangs`,
+    row: "deadline",
+    check: checkName("deadline", { headerMs: o.headerMs }),
     result: `${o.status} in ${formatSeconds(o.elapsedMs)} (not ${formatSeconds(o.equipmentTimeoutMs)}), link ${o.gearLink ?? "?"}; stub received ${received === null ? "nothing" : `${formatMs(received)} (${formatMs(o.headerMs)} − ${formatMs(o.headerMs - received)} upstream)`}`,
     pass,
   };
@@ -340,7 +360,8 @@ export function checkPhotoChain(o: PhotoChainObservation): Check {
     o.duplicates === 0 &&
     nonZero === 0;
   return {
-    check: `photo chain: ${o.posts} posts under a rolling restart of api, relay and consumer (${o.restarts} restarts)`,
+    row: "photoChain",
+    check: checkName("photoChain", { posts: o.posts, restarts: o.restarts }),
     result: `posted ${o.posted}/${o.posts}, events ${o.events}, feed rows ${o.feed} (exactly once: ${o.feed === o.events}); lost ${o.lost}, duplicate skips ${o.duplicates}, non-zero exits ${nonZero}`,
     pass,
   };
@@ -386,7 +407,12 @@ function stopText(stop: StopUnderFault): string {
  */
 export function checkFault(o: FaultObservation): Check {
   if (o.notInjected !== null) {
-    return { check: o.fault, result: `fault not injected: ${o.notInjected}`, pass: false };
+    return {
+      row: "fault",
+      check: checkName("fault", { fault: o.fault }),
+      result: `fault not injected: ${o.notInjected}`,
+      pass: false,
+    };
   }
   const stopsHeld = o.stops.every((stop) => stop.stopMs <= stop.budgetMs && stop.exit.code === 0);
   const orderHeld = o.outOfOrder === 0 && o.overtaken === 0;
@@ -409,7 +435,8 @@ export function checkFault(o: FaultObservation): Check {
     ? "per-key order held"
     : `per-key order broken (${o.outOfOrder} out of order, ${o.overtaken} overtaken)`;
   return {
-    check: o.fault,
+    row: "fault",
+    check: checkName("fault", { fault: o.fault }),
     result: [
       notice,
       recover,
@@ -436,8 +463,9 @@ export interface ReplayObservation {
 }
 
 export function checkReplay(o: ReplayObservation): Check {
-  const check = `replay: relay republish of the ${o.published} events published (replay=true), consumer running`;
-  if (o.replayed === null) return { check, result: "republish printed no summary", pass: false };
+  const row = "replay";
+  const check = checkName(row, { published: o.published });
+  if (o.replayed === null) return { row, check, result: "republish printed no summary", pass: false };
   const pass =
     o.finished &&
     o.replayed === o.published &&
@@ -446,6 +474,7 @@ export function checkReplay(o: ReplayObservation): Check {
     o.effectsAfter === o.effectsBefore &&
     o.queueDepth === 0;
   return {
+    row,
     check,
     result: `republished ${o.replayed} (finished: ${o.finished}); consumer duplicates ${o.duplicates} = replayed; effects ${o.effectsBefore} → ${o.effectsAfter} (unchanged: ${o.effectsAfter === o.effectsBefore}); queue ${o.queueDepth}`,
     pass,
@@ -479,7 +508,8 @@ export function checkClaimCheck(o: ClaimCheckObservation): Check {
     named &&
     exited;
   return {
-    check: `claim check: a ${formatBytes(o.payloadBytes)} payload through S3, and one whose object was deleted`,
+    row: "claimCheck",
+    check: checkName("claimCheck", { payload: formatBytes(o.payloadBytes) }),
     result: `SQS body ${o.messageBytes} bytes (the pointer, with ExtendedPayloadSize); handled ${o.inbox}× (effects ${o.effects}), ${o.exactBytes ? "byte for byte" : "bytes differ"}; deleted object → DLQ: ${o.deletedObjectReason ?? "not in the DLQ"}; ${exited ? "exit 0" : o.exits.map(exitText).join(", ")}`,
     pass,
   };

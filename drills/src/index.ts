@@ -1,8 +1,19 @@
+export { CHECK_ROWS, type CheckRow, checkName, isCheckOf } from "./check-rows.js";
 export * from "./checks.js";
 export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
+export { DEMO_DRILLS } from "./demo.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
 export type { ExampleDatabase, ExampleEffectsTable } from "./handlers/example-handlers.js";
 export { judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
+export {
+  type DrillReport,
+  README_TABLE_END,
+  README_TABLE_START,
+  readmeBlock,
+  readmeTableChecks,
+  replaceReadmeBlock,
+  rowsProblem,
+} from "./readme-table.js";
 export { allPassed, renderTable, type ScenarioResult } from "./report.js";
 export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.js";
 export { runChaos } from "./scenarios/chaos.js";
@@ -10,7 +21,7 @@ export { runDeadlineDrill } from "./scenarios/deadline.js";
 export { FAULTS, type FaultSpec } from "./scenarios/fault-kinds.js";
 export { runFaultsDrill } from "./scenarios/faults.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";
-export { drills, runDrills } from "./scenarios/index.js";
+export { drills, rowsOf, runDrills } from "./scenarios/index.js";
 export { runPhotoChain } from "./scenarios/photo-chain.js";
 export { runReplayDrill } from "./scenarios/replay.js";
 export { runRollingRestart } from "./scenarios/rolling-restart.js";

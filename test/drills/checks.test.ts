@@ -145,6 +145,7 @@ describe("termination-race checker", () => {
 
   it("passes when prediction and measurement agree on which settings drop nothing, and says how far they differ", () => {
     expect(checkTerminationRace({ runs: [dropping, covered] })).toEqual({
+      row: "terminationRace",
       check:
         "termination race: 2 api replicas behind a round-robin proxy that drops one 1000 ms after its stop begins",
       result:

@@ -14,8 +14,10 @@ export interface DrillSessionOptions {
   readonly drills: readonly string[];
   readonly scale: DrillScale;
   readonly seed: number;
-  /** Where the JSON report goes; default `reports/drill-<time>.json`. */
+  /** Where the JSON report goes; default `reports/<label>-<time>.json`. */
   readonly reportPath?: string;
+  /** What the default report's name starts with: `drill` (default) or `start`, which `pnpm readme:table` reads. */
+  readonly label?: string;
   /**
    * After the drills: start what should keep running (the demo's `--keep-running`); the session
    * then waits for Ctrl-C, which ends it normally (exit code of the drills), and cleans up.
@@ -25,19 +27,25 @@ export interface DrillSessionOptions {
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
+/** The drills inject faults only the embedded stack offers; the report says which stack it ran on. */
+const BACKEND = "embedded";
+
 function writeReport(
   options: DrillSessionOptions,
   results: readonly ScenarioResult[],
   startedAt: Date,
 ): string {
   const file =
-    options.reportPath ?? repoPath(`reports/drill-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
+    options.reportPath ??
+    repoPath(`reports/${options.label ?? "drill"}-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const report = {
     startedAt: startedAt.toISOString(),
     machine: { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length },
     seed: options.seed,
     scale: options.scale,
+    backend: BACKEND,
+    drills: options.drills,
     passed: allPassed(results),
     results,
   };
@@ -56,7 +64,7 @@ export async function runDrillSession(options: DrillSessionOptions): Promise<num
   board.say(
     `seed ${options.seed} (repeat this run with --seed ${options.seed}); starting the embedded stack…`,
   );
-  const stack = await startStack({ backend: "embedded" });
+  const stack = await startStack({ backend: BACKEND });
   let interrupted = false;
   let endKeepRunning: (() => void) | undefined;
   const interrupt = async () => {

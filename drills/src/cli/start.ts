@@ -3,6 +3,7 @@ import "./quiet-sdk-node-warning.js";
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
 import { DaemonFleet } from "@outbox/test-kit/process";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
+import { DEMO_DRILLS } from "../demo.js";
 import { fullScale } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { enqueueBacklog } from "../produce-events.js";
@@ -43,19 +44,8 @@ const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 
 process.exit(
   await runDrillSession({
-    // The document's order: the HTTP stop rows, the daemons' rows, then the timeout and deadline rows.
-    // Then what the peers lack: a payload past SNS's limit through the S3 claim check, and a replay
-    // (a republished range reaches the consumer as duplicates, no effect twice).
-    drills: [
-      "http-sigterm",
-      "relay-sigterm",
-      "sigkill",
-      "rolling-restart",
-      "slow-dependency",
-      "deadline",
-      "claim-check",
-      "replay",
-    ],
+    drills: DEMO_DRILLS,
+    label: "start",
     scale,
     seed,
     ...(values["keep-running"] === true

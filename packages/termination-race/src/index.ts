@@ -1,4 +1,6 @@
-export { DEMO, type DemoCell, demoGrid, runDemoCell } from "./demo.js";
+export { DEMO } from "./demo.js";
+export { type DemoCell, demoGrid, runDemoCell } from "./demo-grid.js";
+export { renderDemoGrid } from "./demo-grid-text.js";
 export { renderPlan } from "./plan-text.js";
 export {
   DEFAULT_MARGIN_MS,
@@ -10,6 +12,7 @@ export {
   type ServicePlanInput,
   type WorkerPlanInput,
 } from "./planner.js";
+export { gracePreset, preStopPreset } from "./presets.js";
 export {
   type LogEntry,
   type RaceCounts,
@@ -24,6 +27,8 @@ export { explainRun } from "./race-explanation.js";
 export {
   DEFAULT_SETUP,
   planFor,
+  RACE_PLATFORMS,
+  type RacePlatform,
   type RaceSetup,
   recommendFor,
   runSetup,
@@ -32,7 +37,7 @@ export {
   scheduleOf,
   setupProblem,
 } from "./race-setup.js";
-export { describeDrops, describeEntry, renderDemoGrid, renderLog } from "./race-text.js";
+export { describeCounts, describeDrops, describeEntry, renderLog } from "./race-text.js";
 export { type RaceOutcome, type RaceScenario, runRace } from "./run-race.js";
 export { secondsText } from "./seconds-text.js";
 export { describeSetup, renderRun } from "./setup-text.js";

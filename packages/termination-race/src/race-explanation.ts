@@ -12,7 +12,7 @@ function refusingTicks(run: SetupRun): number {
 function refusedCause(run: SetupRun): string {
   const { setup, schedule, stopAt } = run;
   const hookOverruns = setup.platform === "k8s" && setup.preStop >= setup.grace;
-  const wait = setup.platform === "k8s" ? "preStop" : "deregistration delay";
+  const wait = setup.platform === "ecs" ? "deregistration delay" : "preStop";
   const remedy = hookOverruns
     ? `the preStop ${setup.preStop} outlives the grace ${setup.grace}, so SIGTERM comes at the grace: the grace must be longer than the preStop`
     : `a ${wait} of at least the propagation, ${setup.propagation}, closes that window`;
@@ -31,12 +31,14 @@ function unroutableCause(run: SetupRun): string {
 function sigkillCause(run: SetupRun): string {
   const { setup, schedule } = run;
   const window = schedule.killAfter - schedule.sigtermAfter;
-  const why =
-    setup.platform === "k8s"
-      ? setup.preStop >= setup.grace
+  const why = {
+    document: `the grace ${setup.grace} counts from SIGTERM`,
+    k8s:
+      setup.preStop >= setup.grace
         ? `the preStop ${setup.preStop} outlives the grace ${setup.grace}: SIGTERM at the grace, SIGKILL ${window} later`
-        : `the grace ${setup.grace} counts from the deletion and holds the preStop ${setup.preStop}: ${window} left after SIGTERM`
-      : `stopTimeout ${setup.grace}`;
+        : `the grace ${setup.grace} counts from the deletion and holds the preStop ${setup.preStop}: ${window} left after SIGTERM`,
+    ecs: `stopTimeout ${setup.grace}`,
+  }[setup.platform];
   return `${run.counts.cutBySigkill} cut by SIGKILL (${why}, the work takes ${setup.work})`;
 }
 

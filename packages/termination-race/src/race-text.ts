@@ -1,4 +1,3 @@
-import { DEMO, type DemoCell } from "./demo.js";
 import type { LogEntry, RaceCounts } from "./race.js";
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -16,6 +15,11 @@ export function describeDrops(counts: RaceCounts): string {
   ] as const;
   const present = causes.filter(([n]) => n > 0).map(([n, cause]) => `${n} ${cause}`);
   return present.length === 0 ? "dropped 0" : `dropped ${counts.dropped} (${present.join(", ")})`;
+}
+
+/** "served 54, dropped 2 (2 cut by SIGKILL)": the line `pnpm simulate` prints and the page shows. */
+export function describeCounts(counts: RaceCounts): string {
+  return `served ${counts.served}, ${describeDrops(counts)}`;
 }
 
 export function describeEntry(entry: LogEntry): string {
@@ -63,33 +67,4 @@ export function renderLog(log: readonly LogEntry[]): string[] {
   }
   flush();
   return lines;
-}
-
-function preStopLabel(preStop: number): string {
-  if (preStop === 0) return "0 (no wait)";
-  return preStop < DEMO.propagation
-    ? `${preStop} (shorter than the propagation)`
-    : `${preStop} (covers the propagation)`;
-}
-
-function graceLabel(grace: number): string {
-  return grace < DEMO.work ? `${grace} (shorter than the work)` : `${grace} (covers the work)`;
-}
-
-function cellText(cell: DemoCell): string {
-  return `served ${cell.counts.served}, ${describeDrops(cell.counts)}`;
-}
-
-/** The demo's preStop × grace grid as a Markdown table, one row per preStop. */
-export function renderDemoGrid(cells: readonly DemoCell[]): string {
-  const header = `| preStop \\ grace | ${DEMO.graces.map(graceLabel).join(" | ")} |`;
-  const rule = `|---|${DEMO.graces.map(() => "---|").join("")}`;
-  const rows = DEMO.preStops.map((preStop) => {
-    const row = DEMO.graces.map((grace) => {
-      const cell = cells.find((candidate) => candidate.preStop === preStop && candidate.grace === grace);
-      return cell ? cellText(cell) : "";
-    });
-    return `| ${preStopLabel(preStop)} | ${row.join(" | ")} |`;
-  });
-  return [header, rule, ...rows].join("\n");
 }

@@ -1,14 +1,19 @@
 import { explainRun } from "./race-explanation.js";
-import type { RaceSetup, SetupRun } from "./race-setup.js";
-import { describeDrops, renderLog } from "./race-text.js";
+import type { RacePlatform, RaceSetup, SetupRun } from "./race-setup.js";
+import { describeCounts, renderLog } from "./race-text.js";
 import { renderTimeline, TIMELINE_LEGEND } from "./timeline-text.js";
+
+/** Each order's names for its two stop numbers. */
+const STOP_NUMBERS: Readonly<Record<RacePlatform, readonly [string, string]>> = {
+  document: ["preStop", "grace after SIGTERM"],
+  k8s: ["preStop", "terminationGracePeriod"],
+  ecs: ["deregistration delay", "stopTimeout"],
+};
 
 /** The setup in one line, each number under its platform's name. */
 export function describeSetup(setup: RaceSetup): string {
-  const stop =
-    setup.platform === "k8s"
-      ? `preStop ${setup.preStop}, terminationGracePeriod ${setup.grace}`
-      : `deregistration delay ${setup.preStop}, stopTimeout ${setup.grace}`;
+  const [preStop, grace] = STOP_NUMBERS[setup.platform];
+  const stop = `${preStop} ${setup.preStop}, ${grace} ${setup.grace}`;
   return `${setup.platform}: propagation ${setup.propagation}, work ${setup.work}, ${setup.rate} requests per tick, ${setup.replicas} replica${setup.replicas === 1 ? "" : "s"}; ${stop} (ticks)`;
 }
 
@@ -20,7 +25,7 @@ export function renderRun(run: SetupRun): string[] {
     ...renderTimeline(run.frames),
     TIMELINE_LEGEND,
     "",
-    `served ${run.counts.served}, ${describeDrops(run.counts)}`,
+    describeCounts(run.counts),
     explainRun(run),
     "",
     "what happened:",

@@ -16,11 +16,18 @@ function run(script: "simulate" | "plan", ...args: string[]) {
 }
 
 describe("pnpm simulate", () => {
-  it("prints the demo grid, then the document's headline case tick by tick", () => {
+  it("prints the demo grid in the document's model and in Kubernetes', then the headline case tick by tick", () => {
     const { code, stdout } = run("simulate");
     expect(code).toBe(0);
-    expect(stdout).toContain(
+    const [document, k8s] = stdout.split("\nKubernetes: ");
+    expect(document).toContain(
       "| 0 (no wait) | served 46, dropped 10 (8 refused, 2 cut by SIGKILL) | served 48, dropped 8 (8 refused) |",
+    );
+    expect(document).toContain(
+      "| 4 (covers the propagation) | served 54, dropped 2 (2 cut by SIGKILL) | served 56, dropped 0 |",
+    );
+    expect(k8s).toContain(
+      "| 4 (covers the propagation) | served 50, dropped 6 (6 refused) | served 56, dropped 0 |",
     );
     expect(stdout).toContain(
       "\npod-1        =!!!!...........\n  dropped     2222\npod-2        ================\n",
@@ -50,6 +57,9 @@ describe("pnpm simulate", () => {
       "2",
     );
     expect(single.stdout).toMatch(/\nno endpoint\s+2+\n/);
+    const document = run("simulate", "--platform", "document", "--pre-stop", "4", "--grace", "1");
+    expect(document.stdout).toContain("preStop 4, grace after SIGTERM 1 (ticks)");
+    expect(document.stdout).toContain("\nserved 54, dropped 2 (2 cut by SIGKILL)\n");
     const ecs = run("simulate", "--platform", "ecs", "--deregistration-delay", "5", "--stop-timeout", "1");
     expect(ecs.stdout).toContain("served 54, dropped 2 (2 cut by the load balancer)");
   });
@@ -58,8 +68,9 @@ describe("pnpm simulate", () => {
     const cases = [
       [["--replicas", "0"], '--replicas must be a whole number ≥ 1, got "0"'],
       [["--grace", "500"], '--grace must be at most 120, got "500"'],
-      [["--platform", "nomad"], '--platform must be k8s or ecs, got "nomad"'],
-      [["--platform", "ecs", "--pre-stop", "2"], "--pre-stop applies to k8s only, not ecs"],
+      [["--platform", "nomad"], '--platform must be k8s, document or ecs, got "nomad"'],
+      [["--platform", "ecs", "--pre-stop", "2"], "--pre-stop applies to document and k8s only, not ecs"],
+      [["--platform", "document", "--stop-timeout", "2"], "--stop-timeout applies to ecs only, not document"],
       [["--port", "80"], "--port applies to --serve only"],
       [["4"], "unexpected argument: 4"],
     ] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runDemoCell } from "../src/demo.js";
+import { runDemoCell } from "../src/demo-grid.js";
 import { explainRun } from "../src/race-explanation.js";
 import { DEFAULT_SETUP, recommendFor, runSetup, setupProblem } from "../src/race-setup.js";
 import { renderTimeline } from "../src/timeline-text.js";
@@ -55,6 +55,22 @@ describe("a setup to play with", () => {
     expect(explainRun(run)).toContain("the preStop 4 outlives the grace 2");
   });
 
+  it("runs the document's model too: the grace counts from SIGTERM, so preStop 4 / grace 1 cuts 2 by SIGKILL", () => {
+    const document = { ...DEFAULT_SETUP, platform: "document" as const };
+    const run = runSetup({ ...document, preStop: 4, grace: 1 });
+    expect(run.schedule).toEqual({ removeAfter: 4, sigtermAfter: 4, killAfter: 5 });
+    expect(run.counts).toMatchObject({ served: 54, dropped: 2, refused: 0, cutBySigkill: 2 });
+    expect(explainRun(run)).toBe(
+      "2 dropped, 54 served: 2 cut by SIGKILL (the grace 1 counts from SIGTERM, the work takes 3)",
+    );
+    // The same numbers in Kubernetes' order move SIGTERM to the grace instead: refusals, no cut.
+    expect(runSetup({ ...run.setup, platform: "k8s" }).counts).toMatchObject({
+      served: 50,
+      refused: 6,
+      cutBySigkill: 0,
+    });
+  });
+
   it("cuts work in flight when SIGKILL comes before the work ends", () => {
     // SIGTERM at t=5, SIGKILL at t=6: the 2 requests routed at t=4 still have a tick to run.
     const run = runSetup({ ...DEFAULT_SETUP, preStop: 4, grace: 5 });
@@ -89,6 +105,11 @@ describe("a setup to play with", () => {
     const ecs = recommendFor({ ...DEFAULT_SETUP, platform: "ecs" });
     expect(ecs.setup).toMatchObject({ preStop: 4 + 3, grace: 3 + 5 });
     expect(runSetup(ecs.setup).counts.dropped).toBe(0);
+    // The document's model gets the same stop: Kubernetes' grace less the preStop, after SIGTERM.
+    const document = recommendFor({ ...DEFAULT_SETUP, platform: "document" });
+    expect(document.setup).toMatchObject({ preStop: 4, grace: 3 + 5 });
+    expect(runSetup(document.setup).schedule).toEqual(runSetup(k8s.setup).schedule);
+    expect(runSetup(document.setup).counts.dropped).toBe(0);
     const single = recommendFor({ ...DEFAULT_SETUP, replicas: 1 });
     expect(single.plan.problems.join()).toContain("with 1 replica");
   });
@@ -100,7 +121,7 @@ describe("a setup to play with", () => {
     );
     expect(setupProblem({ ...DEFAULT_SETUP, work: 2.5 })).toContain("work must be a whole number");
     expect(setupProblem({ ...DEFAULT_SETUP, platform: "nomad" as "k8s" })).toBe(
-      'platform must be k8s or ecs, got "nomad"',
+      'platform must be k8s, document or ecs, got "nomad"',
     );
   });
 });

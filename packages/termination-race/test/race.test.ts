@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEMO, demoGrid, runDemoCell } from "../src/demo.js";
+import { DEMO } from "../src/demo.js";
+import { demoGrid, runDemoCell } from "../src/demo-grid.js";
 import { TerminationRace } from "../src/race.js";
 import { runRace } from "../src/run-race.js";
 import { documentSchedule, type RaceConfig } from "../src/stop-schedule.js";
@@ -64,6 +65,23 @@ describe("the source document's demo", () => {
       [4, 1, 54, 2],
       [4, 10, 56, 0],
     ]);
+  });
+
+  it("fills Kubernetes' grid, where a grace of 1 no longer cuts work but moves SIGTERM (2 of the 6 cells differ)", () => {
+    const summary = (cell: ReturnType<typeof runDemoCell>) =>
+      `${cell.preStop}/${cell.grace}: ${cell.counts.served} served, ${cell.counts.refused} refused, ${cell.counts.cutBySigkill} cut`;
+    expect(demoGrid("k8s").map(summary)).toEqual([
+      "0/1: 46 served, 8 refused, 2 cut",
+      "0/10: 48 served, 8 refused, 0 cut",
+      "2/1: 50 served, 6 refused, 0 cut",
+      "2/10: 52 served, 4 refused, 0 cut",
+      "4/1: 50 served, 6 refused, 0 cut",
+      "4/10: 56 served, 0 refused, 0 cut",
+    ]);
+    const differ = demoGrid("k8s").filter(
+      (cell, index) => JSON.stringify(cell.counts) !== JSON.stringify(demoGrid("document")[index]?.counts),
+    );
+    expect(differ.map((cell) => `${cell.preStop}/${cell.grace}`)).toEqual(["2/1", "4/1"]);
   });
 
   it("is deterministic: the same run twice gives the same counts and the same log", () => {

@@ -1,29 +1,38 @@
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { EXIT_CRASH } from "@outbox/shared/exit-codes";
-import { DEMO, demoGrid } from "../demo.js";
-import { DEFAULT_SETUP, type RaceSetup, runSetup, SETUP_FIELDS, type SetupField } from "../race-setup.js";
-import { renderDemoGrid } from "../race-text.js";
+import { DEMO } from "../demo.js";
+import { renderDemoGrid } from "../demo-grid-text.js";
+import {
+  DEFAULT_SETUP,
+  RACE_PLATFORMS,
+  type RacePlatform,
+  type RaceSetup,
+  runSetup,
+  SETUP_FIELDS,
+  type SetupField,
+} from "../race-setup.js";
 import { renderRun } from "../setup-text.js";
-import type { Platform } from "../stop-settings.js";
 
 const DEFAULT_PORT = 4173;
 
-const usage = `usage: pnpm simulate [--platform k8s|ecs] [--propagation N] [--work N] [--rate N] [--replicas N]
-                     [k8s: --pre-stop N --grace N | ecs: --deregistration-delay N --stop-timeout N]
+const usage = `usage: pnpm simulate [--platform document|k8s|ecs] [--propagation N] [--work N] [--rate N] [--replicas N]
+                     [document, k8s: --pre-stop N --grace N | ecs: --deregistration-delay N --stop-timeout N]
                      [--serve [--port N]]
 
 The termination race on the source document's logical clock (N: whole ticks). With no option it
 prints the document's demo grid (propagation ${DEMO.propagation}, work ${DEMO.work}, ${DEMO.requestsPerTick} requests per tick, ${DEMO.replicas} replicas, pod-1 stopped
-at t=${DEMO.stopAt}, preStop ${DEMO.preStops.join("/")} × grace ${DEMO.graces.join("/")}), then the run of preStop 0 / grace 10 tick by tick. With options
-it runs that setup instead: per replica and tick its state and its drops, the counts, why, the log.
+at t=${DEMO.stopAt}, preStop ${DEMO.preStops.join("/")} × grace ${DEMO.graces.join("/")}) in the document's model and in Kubernetes', then the run
+of preStop 0 / grace 10 tick by tick. With options it runs that setup instead: per replica and tick
+its state and its drops, the counts, why, the log.
 
-  --platform               k8s (default; the grace counts from the deletion and holds the preStop)
+  --platform               k8s (default; the grace counts from the deletion and holds the preStop),
+                           document (the source document's model: the grace counts from SIGTERM)
                            or ecs (behind an ALB: the deregistration delay holds SIGTERM back)
   --propagation N          ticks until the removal reaches every router (default ${DEFAULT_SETUP.propagation})
   --work N                 ticks one request runs (default ${DEFAULT_SETUP.work})
   --rate N                 requests per tick (default ${DEFAULT_SETUP.rate})
   --replicas N             replicas; pod-1 stops (default ${DEFAULT_SETUP.replicas}; 1 always drops)
-  --pre-stop N, --grace N  k8s: preStop sleep and terminationGracePeriod (default ${DEFAULT_SETUP.preStop} and ${DEFAULT_SETUP.grace})
+  --pre-stop N, --grace N  document, k8s: the preStop wait and the grace (default ${DEFAULT_SETUP.preStop} and ${DEFAULT_SETUP.grace})
   --deregistration-delay N, --stop-timeout N
                            ecs: the target group's delay and the container's stopTimeout (default ${DEFAULT_SETUP.preStop} and ${DEFAULT_SETUP.grace})
   --serve                  serve the same race as a page to play with on http://127.0.0.1:PORT/
@@ -46,16 +55,18 @@ const { values, positionals } = parseCommandLine(usage, {
 });
 if (positionals.length > 0) usageError(usage, `unexpected argument: ${positionals.join(" ")}`);
 
-/** Each platform's names for the two stop settings. */
-const stopOptions: Readonly<Record<Platform, { readonly preStop: string; readonly grace: string }>> = {
+/** Each order's names for the two stop settings. */
+const stopOptions: Readonly<Record<RacePlatform, { readonly preStop: string; readonly grace: string }>> = {
+  document: { preStop: "pre-stop", grace: "grace" },
   k8s: { preStop: "pre-stop", grace: "grace" },
   ecs: { preStop: "deregistration-delay", grace: "stop-timeout" },
 };
+const platforms = Object.keys(stopOptions) as RacePlatform[];
 
-function platformOf(value: unknown): Platform {
+function platformOf(value: unknown): RacePlatform {
   if (value === undefined) return DEFAULT_SETUP.platform;
-  if (value === "k8s" || value === "ecs") return value;
-  return usageError(usage, `--platform must be k8s or ecs, got ${JSON.stringify(value)}`);
+  const known = platforms.find((platform) => platform === value);
+  return known ?? usageError(usage, `--platform must be k8s, document or ecs, got ${JSON.stringify(value)}`);
 }
 
 function tickOption(option: string, field: SetupField): number {
@@ -65,11 +76,15 @@ function tickOption(option: string, field: SetupField): number {
   return value;
 }
 
-function setupOf(platform: Platform): RaceSetup {
-  const other = platform === "k8s" ? "ecs" : "k8s";
-  const misplaced = Object.values(stopOptions[other]).filter((name) => values[name] !== undefined);
+function setupOf(platform: RacePlatform): RaceSetup {
+  const own = Object.values(stopOptions[platform]);
+  const every = new Set(platforms.flatMap((other) => Object.values(stopOptions[other])));
+  const misplaced = [...every].filter((name) => !own.includes(name) && values[name] !== undefined);
   if (misplaced.length > 0) {
-    usageError(usage, `--${misplaced.join(", --")} applies to ${other} only, not ${platform}`);
+    const owners = platforms.filter((other) =>
+      Object.values(stopOptions[other]).includes(misplaced[0] ?? ""),
+    );
+    usageError(usage, `--${misplaced.join(", --")} applies to ${owners.join(" and ")} only, not ${platform}`);
   }
   return {
     platform,
@@ -109,7 +124,13 @@ if (values.serve === true) {
     ? [
         `termination race: propagation ${DEMO.propagation}, work ${DEMO.work}, ${DEMO.requestsPerTick} requests per tick, ${DEMO.replicas} replicas, ${DEMO.ticks} ticks`,
         "",
-        renderDemoGrid(demoGrid()),
+        `${RACE_PLATFORMS.document.name}: ${RACE_PLATFORMS.document.explanation}`,
+        "",
+        renderDemoGrid("document"),
+        "",
+        `${RACE_PLATFORMS.k8s.name}: ${RACE_PLATFORMS.k8s.explanation}`,
+        "",
+        renderDemoGrid("k8s"),
         "",
         `preStop 0, grace 10, tick by tick (any option runs another setup):`,
         "",

@@ -2,9 +2,12 @@
 // The playground page, bundled for the browser by serve.ts: the same simulator and planner as
 // `pnpm simulate` and `pnpm plan`, run here on every change of the form.
 import { DEMO } from "../demo.js";
+import { gracePreset, preStopPreset } from "../presets.js";
 import { explainRun } from "../race-explanation.js";
 import {
   DEFAULT_SETUP,
+  RACE_PLATFORMS,
+  type RacePlatform,
   type RaceSetup,
   recommendFor,
   runSetup,
@@ -13,7 +16,7 @@ import {
   type SetupRun,
   setupProblem,
 } from "../race-setup.js";
-import { renderLog } from "../race-text.js";
+import { describeCounts, renderLog } from "../race-text.js";
 import { describeSettings } from "../stop-settings.js";
 
 const FIELDS = Object.keys(SETUP_FIELDS) as SetupField[];
@@ -24,9 +27,29 @@ function element<T extends HTMLElement>(selector: string): T {
   return found;
 }
 
+const PLATFORMS = Object.keys(RACE_PLATFORMS) as RacePlatform[];
+
 const form = element<HTMLFormElement>("#setup");
-const platformInput = element<HTMLSelectElement>("select[name=platform]");
 const inputOf = (field: SetupField) => element<HTMLInputElement>(`input[name=${field}]`);
+const platformInput = (platform: RacePlatform) =>
+  element<HTMLInputElement>(`input[name=platform][value=${platform}]`);
+
+/** The choice of the order of the stop: a radio each, with the sentence that says what it does. */
+function renderPlatformChoice(): void {
+  element("#platforms").append(
+    ...PLATFORMS.map((platform) => {
+      const label = document.createElement("label");
+      const radio = document.createElement("input");
+      radio.type = "radio";
+      radio.name = "platform";
+      radio.value = platform;
+      const name = document.createElement("strong");
+      name.textContent = RACE_PLATFORMS[platform].name;
+      label.append(radio, " ", name, `: ${RACE_PLATFORMS[platform].explanation}`);
+      return label;
+    }),
+  );
+}
 
 function initialSetup(): RaceSetup {
   const text = document.getElementById("initial-setup")?.textContent ?? "";
@@ -41,7 +64,7 @@ function initialSetup(): RaceSetup {
 function readSetup(): RaceSetup {
   const value = (field: SetupField) => Number(inputOf(field).value);
   return {
-    platform: platformInput.value === "ecs" ? "ecs" : "k8s",
+    platform: PLATFORMS.find((platform) => platformInput(platform).checked) ?? DEFAULT_SETUP.platform,
     propagation: value("propagation"),
     work: value("work"),
     rate: value("rate"),
@@ -52,27 +75,17 @@ function readSetup(): RaceSetup {
 }
 
 function writeSetup(setup: RaceSetup): void {
-  platformInput.value = setup.platform;
+  platformInput(setup.platform).checked = true;
   for (const field of FIELDS) inputOf(field).value = String(setup[field]);
 }
 
-/** The labels follow the platform: on ECS the two stop numbers are the delay and the stopTimeout. */
+/** The labels follow the order: on ECS the two stop numbers are the delay and the stopTimeout. */
 function labelFields(setup: RaceSetup): void {
   for (const field of FIELDS) {
-    const { label, ecs } = SETUP_FIELDS[field];
-    element(`[data-label=${field}]`).textContent = setup.platform === "ecs" && ecs ? ecs : label;
+    const labels = SETUP_FIELDS[field];
+    const own = setup.platform === "k8s" ? undefined : labels[setup.platform];
+    element(`[data-label=${field}]`).textContent = own ?? labels.label;
   }
-}
-
-function preStopPreset(value: number, setup: RaceSetup): string {
-  if (value === 0) return "0 (no wait)";
-  return value < setup.propagation
-    ? `${value} (shorter than the propagation)`
-    : `${value} (covers the propagation)`;
-}
-
-function gracePreset(value: number, setup: RaceSetup): string {
-  return value < setup.work ? `${value} (shorter than the work)` : `${value} (enough)`;
 }
 
 /** The source document's selectors: preStop 0 / 2 / 4 and grace 1 / 10, labelled against the setup. */
@@ -152,6 +165,7 @@ function renderTimeline(run: SetupRun): void {
 function renderRun(run: SetupRun): void {
   element("#served").textContent = String(run.counts.served);
   element("#dropped").textContent = String(run.counts.dropped);
+  element("#counts").textContent = describeCounts(run.counts);
   renderTimeline(run);
   element("#explanation").textContent = explainRun(run);
   element("#log").replaceChildren(
@@ -189,8 +203,13 @@ function recommend(): void {
   const { plan, setup: recommended } = recommendFor(setup);
   writeSetup(recommended);
   const problems = plan.problems.map((problem) => ` pnpm plan fails: ${problem}.`).join("");
+  // The planner knows Kubernetes' grace; the document's model counts the same SIGKILL from SIGTERM.
+  const inModel =
+    setup.platform === "document"
+      ? ` In the document's model: grace ${recommended.grace} after SIGTERM.`
+      : "";
   element("#plan").textContent =
-    `pnpm plan recommends ${describeSettings(plan.recommended)} (margin ${plan.marginMs / 1000} s).${problems}`;
+    `pnpm plan recommends ${describeSettings(plan.recommended)} (margin ${plan.marginMs / 1000} s).${inModel}${problems}`;
   update();
 }
 
@@ -213,5 +232,6 @@ form.addEventListener("click", (event) => {
   }
 });
 
+renderPlatformChoice();
 writeSetup(initialSetup());
 update();
