@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Workspace packages export their TypeScript sources under the "development" condition, so tests
 // run the code as written, without a build step. ("module" is left out on purpose: it would load the
@@ -18,6 +18,8 @@ export default defineConfig({
       "infra/test/**/*.test.ts",
       "bench/test/**/*.test.ts",
     ],
+    // Waits of minutes (a timeout at its default value): vitest.slow.config.ts runs them, beside this.
+    exclude: [...configDefaults.exclude, "**/*.slow.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -23,6 +23,11 @@ export interface ApiLoadBalancerProps {
   readonly p99Threshold?: Duration;
   /** Alarm when the targets answer more 5xx than this per minute. Default 5. */
   readonly errors5xxPerMinute?: number;
+  /**
+   * Alarm when the load balancer answers 502/503/504 itself, or fails to connect to a target, more
+   * often than this per minute. Default 0: a request dropped there is lost silently.
+   */
+  readonly loadBalancerDropsPerMinute?: number;
   readonly alarmTopic?: sns.ITopic;
 }
 
@@ -30,12 +35,15 @@ export interface ApiLoadBalancerProps {
  * The photo service behind an Application Load Balancer: idle timeout 60 s, below the service's 65 s
  * keep-alive, so the balancer always closes an idle connection first (no 502 from a reused socket);
  * health check on /readyz, which answers 503 from the first moment of a stop; a deregistration delay
- * that outlasts the longest request; alarms on 5xx and on p99 latency.
+ * that outlasts the longest request; alarms on 5xx, on the load balancer's own drops and on p99
+ * latency.
  */
 export class ApiLoadBalancer extends Construct {
   readonly loadBalancer: elbv2.ApplicationLoadBalancer;
   readonly targetGroup: elbv2.ApplicationTargetGroup;
   readonly errors5xx: cloudwatch.Alarm;
+  /** Requests the load balancer dropped: what a stop race costs, which `errors5xx` never sees. */
+  readonly loadBalancerDrops: cloudwatch.Alarm;
   readonly p99Latency: cloudwatch.Alarm;
   /** How clients reach it: `https` with a certificate, else `http`. */
   readonly scheme: "http" | "https";
@@ -103,6 +111,27 @@ export class ApiLoadBalancer extends Construct {
         datapointsToAlarm: 2,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
+    // Each count exists only in a minute that had one: FILL makes a quiet minute 0, not missing.
+    const loadBalancerCount = (metricName: string) =>
+      this.loadBalancer.metrics.custom(metricName, { period: minute, statistic: "Sum" });
+    this.loadBalancerDrops = new cloudwatch.MathExpression({
+      expression: "FILL(elb502, 0) + FILL(elb503, 0) + FILL(elb504, 0) + FILL(targetConnectionErrors, 0)",
+      usingMetrics: {
+        elb502: loadBalancerCount("HTTPCode_ELB_502_Count"),
+        elb503: loadBalancerCount("HTTPCode_ELB_503_Count"),
+        elb504: loadBalancerCount("HTTPCode_ELB_504_Count"),
+        targetConnectionErrors: loadBalancerCount("TargetConnectionErrorCount"),
+      },
+      label: "requests the load balancer dropped",
+      period: minute,
+    }).createAlarm(this, "LoadBalancerDrops", {
+      alarmDescription: loadBalancerDropsDescription(budget),
+      threshold: props.loadBalancerDropsPerMinute ?? 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     const p99 = props.p99Threshold ?? Duration.seconds(5);
     this.p99Latency = this.targetGroup.metrics
       .targetResponseTime({ period: minute, statistic: "p99" })
@@ -116,10 +145,31 @@ export class ApiLoadBalancer extends Construct {
       });
     if (props.alarmTopic) {
       const action = new actions.SnsAction(props.alarmTopic);
-      for (const alarm of [this.errors5xx, this.p99Latency]) {
+      for (const alarm of [this.errors5xx, this.loadBalancerDrops, this.p99Latency]) {
         alarm.addAlarmAction(action);
         alarm.addOkAction(action);
       }
     }
   }
+}
+
+/**
+ * What the load balancer's drops mean and the remedy: the stop settings `pnpm plan` recommends for
+ * this service on ECS (packages/termination-race), which the stack deploys; infra/test checks they
+ * are the planner's. The propagation is the margin the deregistration delay keeps beyond the longest
+ * request.
+ */
+export function loadBalancerDropsDescription(budget: ApiBudget): string {
+  const longestRequestS = budget.handlerTimeoutMs / 1000;
+  const drainS = (budget.drainTimeoutMs + budget.shutdownOverheadMs) / 1000;
+  const propagationS = budget.deregistrationDelaySeconds - Math.ceil(longestRequestS);
+  return (
+    "The load balancer answered 502/503/504 in the photo service's place, or could not connect to a task " +
+    "(TargetConnectionErrorCount): requests dropped before the service saw them, which its own 5xx alarm never counts. " +
+    "During a deployment or a scale-in this is the stop race: a task stopped while the load balancer still routed to it. " +
+    `Remedy: the stop settings \`pnpm plan --platform ecs --propagation ${propagationS}s --longest-request ${longestRequestS}s ` +
+    `--drain ${drainS}s\` recommends, deregistration delay ${budget.deregistrationDelaySeconds} s and stopTimeout ` +
+    `${budget.stopTimeoutSeconds} s (on Kubernetes, its preStop and terminationGracePeriodSeconds): check that ` +
+    "the target group and the task definition still carry them, and that the propagation still holds."
+  );
 }

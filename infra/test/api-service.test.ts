@@ -1,4 +1,6 @@
 import { apiSettings } from "@outbox/api";
+import { plan } from "@outbox/termination-race";
+import type { CfnElement } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { apiBudget, startupProblems } from "../lib/budget.js";
@@ -105,6 +107,66 @@ describe("api service", () => {
       MetricName: "TargetResponseTime",
       ExtendedStatistic: "p99",
     });
+  });
+
+  it("alarms on the requests the load balancer drops (its own 502/503/504, failed target connections), naming the planner's stop settings as the remedy", () => {
+    const drops = stack.apiLoadBalancer?.loadBalancerDrops;
+    if (!drops) throw new Error("the api has no load balancer drops alarm");
+    const alarm =
+      template.findResources("AWS::CloudWatch::Alarm")[
+        stack.getLogicalId(drops.node.defaultChild as CfnElement)
+      ];
+    if (!alarm) throw new Error("the drops alarm is not in the template");
+    const properties = alarm.Properties;
+    // Any one dropped request, in any minute.
+    expect(properties).toMatchObject({ ComparisonOperator: "GreaterThanThreshold", Threshold: 0 });
+    const loadBalancer = Object.keys(template.findResources("AWS::ElasticLoadBalancingV2::LoadBalancer"));
+    const counted = (
+      properties.Metrics as { MetricStat?: { Metric: Record<string, unknown>; Stat: string } }[]
+    )
+      .flatMap((query) => (query.MetricStat ? [query.MetricStat] : []))
+      .map((stat) => {
+        expect(stat.Stat).toBe("Sum");
+        expect(stat.Metric.Namespace).toBe("AWS/ApplicationELB");
+        expect(JSON.stringify(stat.Metric.Dimensions)).toContain(loadBalancer[0]);
+        return stat.Metric.MetricName;
+      });
+    expect(counted.sort()).toEqual([
+      "HTTPCode_ELB_502_Count",
+      "HTTPCode_ELB_503_Count",
+      "HTTPCode_ELB_504_Count",
+      "TargetConnectionErrorCount",
+    ]);
+    const expression = (properties.Metrics as { Expression?: string; ReturnData?: boolean }[]).find(
+      (query) => query.Expression !== undefined,
+    );
+    expect(expression?.Expression).toMatch(
+      /FILL\(elb502, 0\).*FILL\(elb503, 0\).*FILL\(elb504, 0\).*FILL\(targetConnectionErrors, 0\)/,
+    );
+    expect(properties.AlarmActions).toHaveLength(1);
+
+    // The remedy it names: the planner's recommendation for the command it quotes, which is what
+    // the stack deploys.
+    const description = String(properties.AlarmDescription);
+    expect(description.length).toBeLessThanOrEqual(1024);
+    const command = description.match(/--propagation (\d+)s --longest-request (\d+)s --drain (\d+)s/);
+    const named = description.match(/deregistration delay (\d+) s and stopTimeout (\d+) s/);
+    if (!command || !named) throw new Error(`no planner command or settings in: ${description}`);
+    const recommended = plan({
+      platform: "ecs",
+      propagationMs: Number(command[1]) * 1000,
+      longestRequestMs: Number(command[2]) * 1000,
+      drainMs: Number(command[3]) * 1000,
+    }).recommended;
+    expect(recommended).toEqual({
+      platform: "ecs",
+      deregistrationDelaySeconds: Number(named[1]),
+      stopTimeoutSeconds: Number(named[2]),
+    });
+    expect(Number(command[2]) * 1000).toBe(budget.handlerTimeoutMs);
+    expect(Number(command[3]) * 1000).toBe(budget.drainTimeoutMs + budget.shutdownOverheadMs);
+    expect(Number(named[1])).toBe(budget.deregistrationDelaySeconds);
+    expect(Number(named[2])).toBe(container(template, "api").StopTimeout);
   });
 
   it("routes photo.posted to the stack's topic through the relay", () => {

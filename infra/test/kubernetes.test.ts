@@ -1,5 +1,5 @@
-import { readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix } from "node:path";
 import { parseArgs } from "node:util";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
@@ -7,6 +7,7 @@ import { durationOption } from "@outbox/shared/command-line";
 import { describeSettings, plan } from "@outbox/termination-race";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Job } from "kubernetes-models/batch/v1/Job";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Namespace } from "kubernetes-models/v1/Namespace";
@@ -32,6 +33,7 @@ const SCHEMAS: Readonly<Record<string, ModelClass>> = {
   "apps/v1/Deployment": Deployment,
   "batch/v1/Job": Job,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject,
   "keda.sh/v1alpha1/TriggerAuthentication": TriggerAuthentication,
 };
@@ -85,6 +87,8 @@ interface Container {
 }
 interface PodSpec {
   containers: Container[];
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
   terminationGracePeriodSeconds?: number;
   nodeSelector?: Record<string, string>;
 }
@@ -374,5 +378,141 @@ describe("the migration Job", () => {
     });
     expect(job.spec.backoffLimit).toBe(0);
     expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
+  });
+});
+
+describe("the pods' Kubernetes API tokens", () => {
+  const workloads = [...ofKind<DeploymentManifest>("Deployment"), ...ofKind<DeploymentManifest>("Job")];
+
+  it("are mounted into no pod: no daemon and no migration calls the Kubernetes API", () => {
+    expect(workloads.map((workload) => workload.metadata.name).sort()).toEqual([
+      "outbox-api",
+      "outbox-consumer",
+      "outbox-migrate",
+      "outbox-relay",
+    ]);
+    for (const workload of workloads) {
+      const pod = workload.spec.template.spec;
+      const account = named<{ automountServiceAccountToken?: boolean }>(
+        "ServiceAccount",
+        pod.serviceAccountName ?? "default",
+      );
+      // The pod's own setting wins over its service account's; Kubernetes mounts when neither says.
+      const mounted = pod.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true;
+      expect({ [workload.metadata.name]: mounted }).toEqual({ [workload.metadata.name]: false });
+      expect(account.automountServiceAccountToken).toBe(false);
+    }
+  });
+
+  it("leave the AWS identities in place: IRSA mounts a token of its own for the relay and the consumer", () => {
+    for (const daemon of ["relay", "consumer"] as const) {
+      const account = named(
+        "ServiceAccount",
+        deploymentOf(daemon).spec.template.spec.serviceAccountName ?? "",
+      );
+      expect(account.metadata.annotations?.["eks.amazonaws.com/role-arn"]).toMatch(
+        new RegExp(`^arn:aws:iam::\\d{12}:role/outbox-${daemon}$`),
+      );
+    }
+  });
+});
+
+describe("the NetworkPolicies", () => {
+  interface Peer {
+    namespaceSelector?: { matchLabels?: Record<string, string> };
+    podSelector?: { matchLabels?: Record<string, string> };
+  }
+  interface PolicyManifest {
+    spec: {
+      podSelector: { matchLabels?: Record<string, string> };
+      policyTypes?: string[];
+      ingress?: { from?: Peer[]; ports?: { port: string | number; protocol?: string }[] }[];
+    };
+  }
+  const policies = ofKind<PolicyManifest>("NetworkPolicy");
+  /** Who may open a connection to each port of the daemon's pods: "anyone", or the peers allowed. */
+  function allowedIngress(daemon: Daemon): Map<string, Peer[] | "anyone"> {
+    const labels = deploymentOf(daemon).spec.template.metadata.labels;
+    const selecting = policies.filter((policy) => selects(policy.spec.podSelector.matchLabels ?? {}, labels));
+    // Selected by an Ingress policy, a pod refuses whatever no rule allows.
+    expect(selecting.some((policy) => policy.spec.policyTypes?.includes("Ingress"))).toBe(true);
+    const allowed = new Map<string, Peer[] | "anyone">();
+    for (const rule of selecting.flatMap((policy) => policy.spec.ingress ?? [])) {
+      // A rule without ports opens every port: none of ours may be such a rule.
+      expect(rule.ports?.length ?? 0).toBeGreaterThan(0);
+      for (const { port } of rule.ports ?? []) {
+        const before = allowed.get(String(port)) ?? [];
+        const from = rule.from ?? [];
+        allowed.set(String(port), from.length === 0 || before === "anyone" ? "anyone" : [...before, ...from]);
+      }
+    }
+    return allowed;
+  }
+  const prometheus: Peer = {
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+    podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
+  };
+
+  for (const daemon of DAEMONS) {
+    it(`let only Prometheus reach the ${daemon}'s ops port, and nothing else but its API`, () => {
+      const expected = new Map<string, Peer[] | "anyone">([["ops", [prometheus]]]);
+      if (daemon === "api") expected.set("http", "anyone");
+      expect(allowedIngress(daemon)).toEqual(expected);
+      // The ports named are the container's, the ops one the daemon's OPS_PORT.
+      const names = (containerOf(daemon).ports ?? []).map((port) => port.name);
+      for (const port of expected.keys()) expect(names).toContain(port);
+    });
+  }
+
+  it("catch a rule that opens the ops port to every pod (the check is not vacuous)", () => {
+    const policy = structuredClone(named<PolicyManifest>("NetworkPolicy", "outbox-ops"));
+    const rule = policy.spec.ingress?.[0];
+    if (!rule) throw new Error("outbox-ops has no rule");
+    rule.from = [{ podSelector: {} }];
+    const index = policies.findIndex((each) => each.metadata.name === "outbox-ops");
+    policies[index] = policy;
+    try {
+      expect(allowedIngress("relay").get("ops")).not.toEqual([prometheus]);
+    } finally {
+      policies[index] = named<PolicyManifest>("NetworkPolicy", "outbox-ops");
+    }
+  });
+});
+
+describe("the consumer's own settings", () => {
+  const environment = environmentOf(containerOf("consumer"));
+
+  it("names its handlers module, a JavaScript file in the image's working directory that your image adds", () => {
+    // The runtime stage's WORKDIR, where the image's node runs and a `COPY` of your module lands.
+    const dockerfile = readFileSync(new URL("../../Dockerfile", import.meta.url), "utf8");
+    const runtime = dockerfile.slice(dockerfile.indexOf(" AS runtime"));
+    const workdir = runtime.match(/^WORKDIR (\S+)$/m)?.[1];
+    expect(workdir).toBe("/app");
+    const module = environment.CONSUMER_HANDLERS_MODULE ?? "";
+    expect(posix.isAbsolute(module)).toBe(true);
+    expect(module.startsWith(`${workdir}/`)).toBe(true);
+    expect(module).toMatch(/\.m?js$/);
+    // The target ships no handlers: the module is yours, in an image built FROM it.
+    expect(dockerfile).not.toMatch(new RegExp(`COPY[^\\n]*${posix.basename(module)}`));
+  });
+
+  it("reads claim-checked payloads from the bucket the ConfigMap names, within the message's deadline", () => {
+    expect(environment.CONSUMER_CLAIM_CHECK_BUCKET).toBe(configMap.data.CONSUMER_CLAIM_CHECK_BUCKET);
+    expect(environment.CONSUMER_CLAIM_CHECK_BUCKET).toMatch(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/);
+    // With a bucket, the start-up check holds the fetch under the message's deadline too.
+    expect(startupProblems("consumer", environment)).toEqual([]);
+    expect(
+      startupProblems("consumer", {
+        ...environment,
+        // A fetch as long as the whole deadline: refused.
+        CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: String(
+          environment.CONSUMER_HANDLER_TIMEOUT_MS ?? settingsFor.consumer.handlerTimeoutMs.default,
+        ),
+      }),
+    ).toEqual([
+      expect.stringMatching(
+        /^CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: .* must be less than CONSUMER_HANDLER_TIMEOUT_MS/,
+      ),
+    ]);
   });
 });

@@ -1,5 +1,4 @@
 import { maxHeaderSize } from "node:http";
-import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { context } from "@opentelemetry/api";
 import { type Deadline, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "@outbox/client";
@@ -13,6 +12,7 @@ import { ApiError } from "./errors.js";
 import { getPhoto } from "./get-photo.js";
 import { idempotencyKey } from "./idempotency-key.js";
 import { BODY_LIMIT_BYTES, parseJsonBody } from "./json-body.js";
+import { LINGER_MAX_BYTES, lingeringClose } from "./lingering-close.js";
 import { newPhoto } from "./post-photo.js";
 import { type RequestSpan, startRequestSpan } from "./request-span.js";
 import { destroyUnwrittenResponses } from "./response-bound.js";
@@ -73,8 +73,14 @@ function inRequestSpan<T>(request: FastifyRequest, work: () => Promise<T>): Prom
 export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
   const { metrics, log } = options;
   const settings = { ...options, ...photoServerTimeouts(options) };
-  // Connections whose request was answered before its body had arrived (see answerClientError).
-  const answeredEarly = new WeakSet<Socket>();
+  // Connections whose request was answered before its body had arrived: they close once the client
+  // is done sending (see lingeringClose), and serve nothing more meanwhile.
+  const answeredEarly = lingeringClose((bound, discardedBytes) =>
+    log.warn(
+      { bound, discardedBytes, maxBytes: LINGER_MAX_BYTES },
+      "connection answered before its body arrived: lingering close cut at its bound",
+    ),
+  );
   const app = Fastify({
     loggerInstance: log,
     // Two log lines per request would drown the logs under load; the metrics count requests instead.
@@ -89,7 +95,7 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     // other id that names no photo, not Fastify's 414 in a shape of its own.
     routerOptions: { maxParamLength: maxHeaderSize },
     clientErrorHandler: (error, socket) =>
-      answerClientError(error, socket, answeredEarly.has(socket), settings),
+      answerClientError(error, socket, answeredEarly.isClosing(socket), settings),
     // The router's own refusals (a malformed percent-encoding) in the service's error shape.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const { status, message } = errorReply(error, request);
@@ -126,6 +132,12 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
   app.decorateRequest("receivedAt", 0);
 
   app.addHook("onRequest", async (request, reply) => {
+    // A request pipelined behind one answered early: its client was told the connection closes, and
+    // would send it again elsewhere, so serving it here would do its work twice.
+    if (answeredEarly.isClosing(request.raw.socket)) {
+      request.raw.socket.destroy();
+      return reply.hijack();
+    }
     request.receivedAt = performance.now();
     request.span = startRequestSpan(
       request.method,
@@ -137,13 +149,6 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     metrics.inFlight.inc();
     // Not `request.signal`: it follows the request stream, which closes once the body has been read.
     const disconnected = new AbortController();
-    const { socket } = request.raw;
-    reply.raw.once("finish", () => {
-      if (request.raw.complete) return;
-      // Node reads and discards the rest of the body, then serves the connection's next request.
-      answeredEarly.add(socket);
-      request.raw.once("end", () => answeredEarly.delete(socket));
-    });
     // `close` comes for every response, answered or cut (onResponse does not follow an aborted one).
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) disconnected.abort(new Error("client disconnected"));
@@ -162,16 +167,23 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     if (deadline === null)
       return sendError(reply, 504, `deadline already exceeded: ${REQUEST_TIMEOUT_HEADER} is 0 or less`);
     request.deadline = deadline;
-    // Answered before a byte of the body is read, and without closing the connection: Node then reads
-    // and discards the rest of the body (bounded by the request timeout), so the client finishes
-    // sending and reads the 413. Closing at once (Fastify's way) resets the connection under a client
-    // still sending, and most clients see the reset (EPIPE) instead of the answer.
+    // Answered before a byte of the body is read, with a lingering close (onSend).
     if (Number(request.headers["content-length"]) > BODY_LIMIT_BYTES) {
       const { status, message } = bodyTooLarge();
       return sendError(reply, status, message);
     }
   });
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", async (request, reply) => {
+    // Answered before its body has arrived (a 413, a 408, a 504 for a spent deadline): the connection
+    // closes, but only once the client is done sending, so that it reads this answer (lingeringClose).
+    // Closing at once (Fastify's way for a body over the limit) resets the connection under a client
+    // still sending, and most clients then see EPIPE instead of the answer. The body gets the rest
+    // of its own bound, API_REQUEST_TIMEOUT_MS from the request's headers.
+    if (!request.raw.complete) {
+      const elapsedMs = request.receivedAt > 0 ? performance.now() - request.receivedAt : 0;
+      answeredEarly.closeAfterAnswer(request.raw, settings.requestTimeoutMs - elapsedMs);
+      reply.header("connection", "close");
+    }
     // A keep-alive client would otherwise send its next request to a server that is going away.
     if (closing) reply.header("connection", "close");
   });

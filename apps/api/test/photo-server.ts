@@ -78,10 +78,14 @@ export interface RawExchange {
  * A raw TCP connection to the server: what a slow or hostile client sends, byte by byte. With
  * `reads: false` it reads nothing the server sends until `startReading()`: once the socket buffers
  * are full, the server's writes stall (TCP back-pressure). Such a client learns of a close only when
- * it reads again.
+ * it reads again. With `halfOpen: true` it goes on sending when the server has sent its FIN (its
+ * side of the connection is done); it learns of the close when a write meets the server's reset.
  */
-export async function rawConnection(port: number, { reads = true } = {}): Promise<RawExchange> {
-  const socket = connect(port, "127.0.0.1");
+export async function rawConnection(
+  port: number,
+  { reads = true, halfOpen = false } = {},
+): Promise<RawExchange> {
+  const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: halfOpen });
   // A reset shows in the answer (what arrived before it); it is not an error of the test.
   socket.on("error", () => {});
   await new Promise((resolve) => socket.once("connect", resolve));

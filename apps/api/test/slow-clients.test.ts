@@ -72,7 +72,9 @@ describe("slow clients meet the configured timeouts", () => {
     "answers a body that trickles in with one 408 at its deadline, and closes it soon after API_REQUEST_TIMEOUT_MS",
     async () => {
       const { port } = await start();
-      const client = await rawConnection(port);
+      // Trickling on after the server's FIN: the answer's lingering close discards what it sends,
+      // until the body's own bound.
+      const client = await rawConnection(port, { halfOpen: true });
       const body = JSON.stringify({ title: "trickled", gearIds: [] }).padEnd(1_000, " ");
       client.write(
         `POST /photos HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
@@ -80,6 +82,7 @@ describe("slow clients meet the configured timeouts", () => {
       trickle(client, body, 100);
       const answer = await client.answer;
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
       // The request timeout that ends the connection adds no second answer behind the first.
       expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
       expect(errorMessage(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)))).toBe(

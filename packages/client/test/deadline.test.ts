@@ -106,6 +106,29 @@ describe("deadline propagation", () => {
     for (const each of [later.deadline, child, drain]) each.dispose();
   });
 
+  it("never aborts before its expiry by performance.now(), though timers count whole milliseconds", async () => {
+    // A loop kept busy checks its timers at every turn, so a timer fires at the first turn its
+    // whole-millisecond clock allows: about half of them up to 1 ms before performance.now() says so.
+    let busy = true;
+    const turn = () => {
+      if (busy) setImmediate(turn);
+    };
+    turn();
+    const early: number[] = [];
+    try {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const deadline = Deadline.after(3);
+        await new Promise((resolve) => deadline.onAbort(resolve));
+        const lateByMs = performance.now() - deadline.expiresAt;
+        if (lateByMs < 0) early.push(lateByMs);
+        deadline.dispose();
+      }
+    } finally {
+      busy = false;
+    }
+    expect(early).toEqual([]);
+  });
+
   it("min() takes the earlier deadline and aborts with either parent", () => {
     const parent = new AbortController();
     const long = Deadline.after(10_000, parent.signal);

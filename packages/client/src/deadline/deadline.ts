@@ -23,7 +23,7 @@ export interface FollowingDeadline {
  * Set: no EventTarget listener, whose add and remove scan every listener already there.
  */
 export class Deadline {
-  readonly #timer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
   readonly #unlinks: (() => void)[];
   #controller: AbortController | undefined;
   #aborted = false;
@@ -37,8 +37,20 @@ export class Deadline {
   ) {
     this.#unlinks = parents.map((parent) => this.#link(parent));
     if (this.#aborted || expiresAt === Number.POSITIVE_INFINITY) return;
-    const remaining = Math.max(0, expiresAt - performance.now());
-    this.#timer = setTimeout(() => this.#abort(new DeadlineExceededError("deadline exceeded")), remaining);
+    this.#expireAt(Math.max(0, expiresAt - performance.now()));
+  }
+
+  /**
+   * Aborts once `performance.now()` has reached `expiresAt`, never before: a timer counts on the
+   * event loop's clock, whole milliseconds, and fires up to 1 ms early by `performance.now()`
+   * (499.998 ms after it was set for 500). One that fires early is set again for the rest.
+   */
+  #expireAt(inMs: number): void {
+    this.#timer = setTimeout(() => {
+      const left = this.expiresAt - performance.now();
+      if (left > 0) this.#expireAt(left);
+      else this.#abort(new DeadlineExceededError("deadline exceeded"));
+    }, inMs);
     this.#timer.unref();
   }
 
