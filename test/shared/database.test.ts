@@ -12,10 +12,11 @@ import {
   uuidv7,
 } from "@outbox/client";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "@outbox/shared";
-import { createTestDatabase, waitUntil } from "@outbox/test-kit";
+import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { watchPoolReplacement } from "./pool-replacement.js";
 
 let url: string;
 let handle: DatabaseHandle;
@@ -107,51 +108,16 @@ describe("migrations", () => {
 describe("the pool's connection lifetime", () => {
   it("replaces a connection once it is DB_POOL_MAX_LIFETIME_SECONDS old, and no query fails meanwhile", async () => {
     const lifetimeSeconds = 1;
-    // One connection, so every query shows which connection the pool is serving with.
-    const single = createDatabase({
-      url,
-      service: "lifetime-test",
-      poolMax: 1,
-      poolMaxLifetimeSeconds: lifetimeSeconds,
-      statementTimeoutMs: 5_000,
-      idleInTransactionTimeoutMs: 10_000,
+    // A query every 50 ms: any of them failing fails the test.
+    const { first, next, queries, firstStillOpen } = await watchPoolReplacement(url, {
+      lifetimeSeconds,
+      queryEveryMs: 50,
+      timeoutMs: lifetimeSeconds * 1_000 + 10_000,
     });
-    // The serving backend and when Postgres started it, both by the server's clock.
-    const servingConnection = async () => {
-      const { rows } = await sql<{ pid: number; startedMs: number }>`
-        SELECT pid, (extract(epoch FROM backend_start) * 1000)::float8 AS "startedMs"
-        FROM pg_stat_activity WHERE pid = pg_backend_pid()
-      `.execute(single.db);
-      if (rows[0] === undefined) throw new Error("pg_stat_activity has no row for the serving backend");
-      return rows[0];
-    };
-    try {
-      const first = await servingConnection();
-      let latest = first;
-      let queries = 1;
-      // A query every 50 ms: any of them failing fails the test.
-      await waitUntil(
-        "the pool to serve from a new connection",
-        async () => {
-          latest = await servingConnection();
-          queries += 1;
-          return latest.pid !== first.pid;
-        },
-        { timeoutMs: lifetimeSeconds * 1_000 + 10_000, intervalMs: 50 },
-      );
-      expect(queries).toBeGreaterThan(2);
-      // Replaced at the lifetime, not before it.
-      expect(latest.startedMs - first.startedMs).toBeGreaterThanOrEqual(lifetimeSeconds * 1_000);
-      // And the old connection is closed, not left open beside the new one.
-      await waitUntil("the old connection to close", async () => {
-        const { rows } = await sql<{ open: number }>`
-          SELECT count(*)::int AS open FROM pg_stat_activity WHERE pid = ${first.pid}
-        `.execute(handle.db);
-        return rows[0]?.open === 0;
-      });
-    } finally {
-      await single.close(5_000);
-    }
+    expect(queries).toBeGreaterThan(2);
+    // Replaced at the lifetime, not before it.
+    expect(next.startedMs - first.startedMs).toBeGreaterThanOrEqual(lifetimeSeconds * 1_000);
+    expect(firstStillOpen).toBe(0);
   });
 
   it("refuses a lifetime of 0, which pg reads as never replacing a connection", () => {
