@@ -175,10 +175,12 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   try {
     worker = await definition.start({ config, log, database, metrics, stopping: stop.stopping });
   } catch (error) {
-    log.fatal({ err: error }, "start failed");
+    // A setting only the worker can judge (against what its database holds, say): bad config all the same.
+    if (error instanceof ConfigError) process.stderr.write(configErrorText(definition.service, error));
+    else log.fatal({ err: error }, "start failed");
     await ops.close();
     await closePoolAndTraces();
-    return exit(EXIT_CRASH);
+    return exit(error instanceof ConfigError ? EXIT_CONFIG : EXIT_CRASH);
   }
   ops.setReady(true);
   log.info({ opsPort: ops.port }, "started");
