@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
-import type { DatabaseHandle } from "@outbox/shared";
+import type { DatabaseHandle, Logger } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
@@ -25,7 +25,14 @@ import { processReceived } from "../src/process-received.js";
 import type { Receipt } from "../src/receipt.js";
 import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
 import type { Lease } from "../src/visibility-heartbeat.js";
-import { effectRowsOf, exampleEvent, inboxRowsOf, type TestEvent, testLogger } from "./harness.js";
+import {
+  capturingLogger,
+  effectRowsOf,
+  exampleEvent,
+  inboxRowsOf,
+  type TestEvent,
+  testLogger,
+} from "./harness.js";
 
 // The per-message pipeline against a real inbox, with the SQS side recorded instead of sent.
 
@@ -75,9 +82,12 @@ class RecordingQueue implements SettleQueue {
 }
 
 /** A pipeline over the test database: retry delays 2 s doubling to 300 s, handler timeout 5 s. */
-function pipeline(handlers: HandlerSet<ExampleDatabase>, options: { consumer: string; withDlq?: boolean }) {
+function pipeline(
+  handlers: HandlerSet<ExampleDatabase>,
+  options: { consumer: string; withDlq?: boolean; log?: Logger },
+) {
   const queue = new RecordingQueue(options.withDlq ?? true);
-  const log = testLogger();
+  const log = options.log ?? testLogger();
   const metrics = createConsumerMetrics(new Registry());
   const tracked = new Set<Lease>();
   const everTracked: string[] = [];
@@ -461,5 +471,46 @@ describe("a handler that ends the inbox transaction itself", () => {
     expect(queue.retried).toHaveLength(1);
     expect(await effectRowsOf(database, event.id)).toEqual([]);
     expect(await inboxRowsOf(database, "caught")).toEqual([]);
+  });
+});
+
+describe("a handler's database error in the log", () => {
+  it("says the SQLSTATE, the constraint and the table, never the data Postgres quotes", async () => {
+    await sql`CREATE TABLE people (email text CONSTRAINT people_email_key UNIQUE)`.execute(database.db);
+    const email = "alice@example.com";
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      {
+        fallback: async (event, { trx }) => {
+          if ((event.payload as { name: string }).name === "twice") {
+            await sql`INSERT INTO people VALUES (${email})`.execute(trx);
+          } else {
+            // A data exception: Postgres quotes the value it refused in its message.
+            await sql`SELECT ${email}::int`.execute(trx);
+          }
+        },
+      },
+    );
+    await database.db.executeQuery(sql`INSERT INTO people VALUES (${email})`.compile(database.db));
+    const { lines, log } = capturingLogger();
+    const { process } = pipeline(handlers, { consumer: "personal", log });
+
+    await expect(process(received(exampleEvent("twice")))).resolves.toBe("failed");
+    await expect(process(received(exampleEvent("cast")))).resolves.toBe("failed");
+
+    const failures = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> });
+    const [unique, cast] = failures.filter((line) => line.msg === "message failed; retrying later");
+    expect(unique?.err).toMatchObject({
+      code: "23505",
+      constraint: "people_email_key",
+      table: "people",
+      message: 'duplicate key value violates unique constraint "people_email_key"',
+    });
+    expect(unique?.err).not.toHaveProperty("detail");
+    expect(cast?.err).toMatchObject({
+      code: "22P02",
+      message: 'invalid input syntax for type integer: "[REDACTED]"',
+    });
+    for (const line of lines) expect(line).not.toContain("alice");
   });
 });
