@@ -42,6 +42,7 @@ export function consumerService(
       CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
       CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
       CONSUMER_DELIVERY: messaging.delivery,
+      CONSUMER_NAME: consumerOptions.name ?? "consumer",
       CONSUMER_QUEUE_URL: queue.queueUrl,
       CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
       CONSUMER_CLAIM_CHECK_BUCKET: claimCheck.bucket.bucketName,

@@ -60,6 +60,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   const email = context("alarmEmail");
   const databaseSecurityGroupId = context("databaseSecurityGroupId");
   const handlersModule = context("consumerHandlersModule");
+  const consumerName = context("consumerName");
   // The photo service is deployed once it has an equipment service to talk to (`-c equipmentUrl=…`).
   const equipmentUrl = context("equipmentUrl");
   const internetFacing = flag(context, "internetFacing");
@@ -94,7 +95,14 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
     ...(claimCheckWriterRoleArns ? { claimCheckWriterRoleArns } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
-    ...(handlersModule ? { consumer: { handlersModule } } : {}),
+    ...(handlersModule || consumerName
+      ? {
+          consumer: {
+            ...(handlersModule ? { handlersModule } : {}),
+            ...(consumerName ? { name: consumerName } : {}),
+          },
+        }
+      : {}),
     ...(equipmentUrl
       ? {
           api: {

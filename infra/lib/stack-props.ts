@@ -47,6 +47,12 @@ export interface ConsumerServiceOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
   readonly handlersModule?: string;
+  /**
+   * CONSUMER_NAME, the service's key in the inbox. Default "consumer", what every stack ran with
+   * before it was set here (its inbox rows carry it); a second stack whose consumer shares the
+   * database must give its own, or the two split the events between them.
+   */
+  readonly name?: string;
   /** Alarm when handlers fail more often than this per minute (in 2 of 3 minutes). Default 5. */
   readonly handlerFailureAlarm?: number;
   readonly environment?: Readonly<Record<string, string>>;

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { stackPropsFromContext } from "../lib/stack-context.js";
-import { synth } from "./support/synth.js";
+import { container, environmentOf, synth } from "./support/synth.js";
 
 const VPC = "vpc-0123456789abcdef0";
 const TASK_SUBNETS = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"];
@@ -188,5 +188,14 @@ describe("bin/app.ts with bad context", () => {
         /^infra: consumer\.handlersModule \(context consumerHandlersModule\) is required/,
       ),
     ]);
+  });
+});
+
+describe("the consumer's name by context", () => {
+  it("is CONSUMER_NAME on its task; without it, the name stacks ran with before", () => {
+    const named = synthFromContext({ consumerName: "billing" }).template;
+    expect(environmentOf(container(named, "consumer")).CONSUMER_NAME).toBe("billing");
+    const unnamed = synthFromContext({}).template;
+    expect(environmentOf(container(unnamed, "consumer")).CONSUMER_NAME).toBe("consumer");
   });
 });

@@ -1,9 +1,10 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { HandlerSet } from "@outbox/client";
+import { describeError, type HandlerSet } from "@outbox/client";
 import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
+import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
 import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
 import { checkConsumer, consumerSettings } from "./settings.js";
@@ -67,7 +68,10 @@ export interface ConsumerOptions<DB> extends ConsumerTuning {
   readonly delivery?: DeliveryMode;
   /** CONSUMER_TOPIC_ARNS: required with, and only taken with, `delivery: "envelope"`. */
   readonly topicArns?: readonly string[];
-  /** Key of this consumer in the inbox (CONSUMER_NAME). */
+  /**
+   * Key of this consumer in the inbox (CONSUMER_NAME); default the queue's name (the last segment of
+   * `queueUrl`), which differs between services and is shared by one service's replicas.
+   */
   readonly name?: string;
   /**
    * Where claim-checked payloads are fetched from (CONSUMER_CLAIM_CHECK_BUCKET): only `bucket` is
@@ -125,9 +129,11 @@ export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOption
     const quoted = broken.value === undefined ? "" : ` (${broken.value})`;
     throw invalid(`${broken.setting}${quoted} ${broken.complaint}`);
   }
-  return {
-    numbers,
-    delivery: messageDelivery(mode, topicArns),
-    name: options.name ?? defaultOf(consumerSettings.name),
-  };
+  let name: string;
+  try {
+    name = consumerNameOf(options.name, options.queueUrl);
+  } catch (error) {
+    throw invalid(describeError(error));
+  }
+  return { numbers, delivery: messageDelivery(mode, topicArns), name };
 }

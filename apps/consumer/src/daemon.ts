@@ -1,4 +1,5 @@
 import {
+  ConfigError,
   createLongPollSqsClient,
   createS3Client,
   createSqsClient,
@@ -8,6 +9,7 @@ import {
 } from "@outbox/shared";
 import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
+import { consumerNameOf, formerDefaultProblems } from "./consumer-name.js";
 import { tuningOf } from "./consumer-options.js";
 import { loadHandlers } from "./load-handlers.js";
 import { startInboxRetention } from "./retention.js";
@@ -25,6 +27,9 @@ export function runConsumerDaemon(): Promise<never> {
       const handlers = await loadHandlers(config.handlersModule);
       // Fail at start, not on the first message, when migrations have not run.
       await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
+      const name = consumerNameOf(config.name, config.queueUrl);
+      const nameProblems = await formerDefaultProblems(database.db, config.name, name);
+      if (nameProblems.length > 0) throw new ConfigError(nameProblems);
       const awsSettings = {
         region: config.awsRegion,
         endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
@@ -57,7 +62,7 @@ export function runConsumerDaemon(): Promise<never> {
         dlqUrl: config.dlqUrl,
         delivery: config.delivery,
         topicArns: config.topicArns,
-        name: config.name,
+        name,
         claimCheck: s3 === undefined ? undefined : { s3, bucket: config.claimCheckBucket },
         log,
         metrics,
@@ -65,14 +70,14 @@ export function runConsumerDaemon(): Promise<never> {
       });
       const retention = startInboxRetention({
         db: database.db,
-        consumer: config.name,
+        consumer: name,
         retentionHours: config.inboxRetentionHours,
         intervalMs: config.inboxCleanupIntervalMs,
         log,
       });
       stopping.addEventListener("abort", () => consumer.stop(), { once: true });
       consumer.start();
-      log.info({ queueUrl: config.queueUrl, handlers: handlers.types, consumer: config.name }, "consuming");
+      log.info({ queueUrl: config.queueUrl, handlers: handlers.types, consumer: name }, "consuming");
       return {
         failure: consumer.failure,
         inFlight: consumer.inFlight,

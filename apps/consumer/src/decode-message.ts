@@ -45,11 +45,20 @@ function rawAttributes(message: Message): Map<string, Attribute> {
   return attributes;
 }
 
+// V8 quotes the text it could not parse, whole when it is short (`Unexpected token 'a',
+// "alice@example.com" is not valid JSON`): a body is the application's data, so the reason (a log
+// line, the DLQ's poison_reason) keeps V8's other messages, which say where, and drops this quote.
+const quotingJsonError = /^Unexpected token .*, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s;
+
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, error: describeError(error) };
+    const description = describeError(error);
+    return {
+      ok: false,
+      error: quotingJsonError.test(description) ? "Unexpected token: not valid JSON" : description,
+    };
   }
 }
 

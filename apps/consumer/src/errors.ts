@@ -11,6 +11,7 @@ export type PoisonKind =
   | "unknown_event_type"
   | "payload_rejected"
   | "rejected_by_handler"
+  | "handler_left_transaction"
   | "invalid_claim_pointer"
   | "claim_check_not_configured"
   | "claim_check_bucket_not_allowed"

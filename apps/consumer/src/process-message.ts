@@ -16,7 +16,7 @@ import type { DrainDeadline } from "./drain.js";
 import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
 import { type ClaimCheckReader, fetchClaimedPayload } from "./fetch-claimed-payload.js";
 import { type FoundHandler, findHandler } from "./find-handler.js";
-import { runInboxTransaction } from "./inbox-transaction.js";
+import { runInboxTransaction, TransactionEscapedError } from "./inbox-transaction.js";
 import type { MessageDelivery } from "./message-delivery.js";
 import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";
@@ -53,9 +53,10 @@ export interface MessageDeps<DB> {
  * What the value a message's handling threw means for the message. A handler may throw anything,
  * even a Proxy whose prototype cannot be read: whatever cannot be classified is a plain failure.
  */
-function howItEnded(error: unknown): "poison" | "drain expired" | "failed" {
+function howItEnded(error: unknown): "poison" | "left its transaction" | "drain expired" | "failed" {
   try {
     if (error instanceof PoisonMessageError) return "poison";
+    if (error instanceof TransactionEscapedError) return "left its transaction";
     if (error instanceof DrainExpiredError) return "drain expired";
   } catch {
     // Not one of ours.
@@ -195,8 +196,13 @@ export function messageLog(log: Logger, event: ConsumedEvent): Logger {
   return log.child({ eventId: event.id, eventType: echoed(event.type), messageId: event.messageId });
 }
 
-/** Settles a message whose transaction failed, by what the failure means (see howItEnded). */
-async function settleFailed<DB>(
+/**
+ * Settles a message whose transaction failed, by what the failure means (see howItEnded). A handler
+ * that left its transaction goes to the DLQ at once, like poison, though the message is not to
+ * blame: each retry would run the broken handler again and commit its later writes once more,
+ * outside any inbox row. Redriven once the handler is fixed (docs/consumer.md).
+ */
+export async function settleFailed<DB>(
   deps: MessageDeps<DB>,
   message: Message,
   error: unknown,
@@ -205,6 +211,13 @@ async function settleFailed<DB>(
   const ending = howItEnded(error);
   if (ending === "poison") {
     return deps.settle.quarantine(message, new PoisonReason("rejected_by_handler", describeError(error)));
+  }
+  if (ending === "left its transaction") {
+    deps.log.error({ messageId: message.MessageId, err: error }, "handler left its inbox transaction");
+    return deps.settle.quarantine(
+      message,
+      new PoisonReason("handler_left_transaction", describeError(error)),
+    );
   }
   if (ending === "drain expired") return deps.settle.release(message);
   return context.with(spanContext, () => deps.settle.retry(message, error));

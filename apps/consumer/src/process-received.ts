@@ -1,8 +1,10 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
+import { context } from "@opentelemetry/api";
 import type { BatchHandler } from "@outbox/client";
 import { runBatchInboxTransaction } from "./batch-inbox-transaction.js";
 import { echoed } from "./errors.js";
+import { TransactionEscapedError } from "./inbox-transaction.js";
 import type { MessageResult } from "./metrics.js";
 import {
   type MessageDeps,
@@ -10,6 +12,7 @@ import {
   type PreparedMessage,
   prepareMessage,
   runPreparedMessage,
+  settleFailed,
 } from "./process-message.js";
 import { startProcessSpan } from "./process-span.js";
 
@@ -115,6 +118,11 @@ async function runBatch<DB>(
       span.fail(error);
       span.end(undefined);
     }
+    // Its inbox rows may be committed already (by the handler's own COMMIT): one message at a time
+    // would then count each as a duplicate and delete it. Each is settled as the failure says.
+    if (error instanceof TransactionEscapedError) {
+      return Promise.all(chunk.map((prepared) => settleFailedBatched(deps, prepared, error, started)));
+    }
     deps.log.warn(
       { err: error, eventType: echoed(first.event.type), batchSize: chunk.length },
       "batch failed; handling its messages one at a time",
@@ -131,4 +139,18 @@ async function runBatch<DB>(
     deps.counts.observeHandler(result, seconds);
     return result;
   });
+}
+
+/** One message of a batch whose transaction failed as a whole, settled as that failure says. */
+async function settleFailedBatched<DB>(
+  deps: MessageDeps<DB>,
+  prepared: BatchedMessage<DB>,
+  error: unknown,
+  started: number,
+): Promise<MessageResult> {
+  deps.heartbeat.untrack(prepared.lease);
+  prepared.deadline.dispose();
+  const result = await settleFailed(deps, prepared.message, error, context.active());
+  deps.counts.observeHandler(result, (performance.now() - started) / 1_000);
+  return result;
 }

@@ -56,8 +56,10 @@ export const consumerSettings = {
   }),
   name: setting.string({
     env: "CONSUMER_NAME",
-    default: "consumer",
-    description: "This consumer's key in the inbox: consumers sharing a database each process an event once.",
+    default: "",
+    defaultLabel: "*(the queue's name)*",
+    description:
+      "This consumer's key in the inbox: each name processes an event once. Unset, the last segment of CONSUMER_QUEUE_URL, so two services on one topic (a queue each) never skip each other's events; refused at start while the inbox holds rows of the former default `consumer` (docs/consumer.md).",
   }),
   handlersModule: setting.string({
     env: "CONSUMER_HANDLERS_MODULE",

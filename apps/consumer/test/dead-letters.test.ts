@@ -1,8 +1,10 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
+import { sleep } from "@outbox/shared";
 import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers from "../../../drills/src/handlers/example-handlers.js";
+import { deadLetterBatches, WalkOutlastedHoldError } from "../src/cli/dead-letters.js";
 import type { RedriveCounts } from "../src/cli/redrive.js";
 import {
   effectCount,
@@ -11,6 +13,7 @@ import {
   sendBody,
   sendRaw,
   type TestEvent,
+  testLogger,
   useConsumerTestBed,
 } from "./harness.js";
 
@@ -32,6 +35,7 @@ function consumerCli(queue: BootstrappedResources, args: string[]) {
 
 interface Listed {
   total: number;
+  complete: boolean;
   messages: {
     messageId: string;
     eventId: string | null;
@@ -49,7 +53,7 @@ async function listDlq(queue: BootstrappedResources): Promise<Listed> {
 }
 
 /** The summary line redrive prints: its counts, and whether it was a dry run. */
-type Summary = RedriveCounts & { dryRun: boolean };
+type Summary = RedriveCounts & { dryRun: boolean; complete: boolean };
 
 /** The summary line (the last on stdout) and the lines before it. */
 async function redrive(queue: BootstrappedResources, args: string[], code = 0) {
@@ -125,6 +129,84 @@ describe("consumer dlq list", () => {
   });
 });
 
+// What a terminal would act on: C0 and C1 controls, DEL, bidi overrides.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+
+describe("what the DLQ commands show of a hostile message", () => {
+  it("escapes its control sequences and caps its length, in the table, the JSON and a dry run's lines", async () => {
+    const queue = await queueFor("dlq-hostile");
+    // OSC 52 would write the operator's clipboard; the event id is 5 095 characters.
+    const osc52 = "order.placed\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\u0007\u009b2J\u202e";
+    await sendRaw(bed.sqs, queue.dlqUrl, [
+      { ...exampleEvent("hostile"), id: "e".repeat(5_095), type: osc52 },
+    ]);
+
+    const table = await consumerCli(queue, ["dlq", "list"]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).not.toMatch(CONTROL);
+    expect(table.stdout).toContain("order.placed\\x1b]52;c;");
+    for (const line of table.stdout.split("\n")) expect(line.length).toBeLessThan(400);
+
+    const listed = await listDlq(queue);
+    expect(listed.complete).toBe(true);
+    const [letter] = listed.messages;
+    expect(letter?.eventType).toBe(
+      "order.placed\\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\\x07\\x9b2J\\u{202e}",
+    );
+    expect(letter?.eventId).toBe(`${"e".repeat(1_000)}… (5095 chars)`);
+
+    const dry = await consumerCli(queue, ["redrive", "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).not.toMatch(CONTROL);
+    expect(JSON.parse(dry.stdout.split("\n")[0] ?? "")).toMatchObject({
+      wouldMove: { eventType: letter?.eventType, eventId: letter?.eventId },
+    });
+    // Only what is shown is escaped: the message in the DLQ is as it came.
+    const [kept] = await drainQueue(bed.sqs, queue.dlqUrl);
+    expect(kept?.attributes).toMatchObject({ event_type: osc52, event_id: "e".repeat(5_095) });
+  });
+});
+
+describe("a walk of the DLQ longer than its hold", () => {
+  it("says it did not cover the DLQ when its first messages come back, instead of ending as if complete", async () => {
+    const queue = await queueFor("dlq-hold");
+    await sendRaw(bed.sqs, queue.dlqUrl, [exampleEvent("held")]);
+    // Longer than a receive's 1 s wait: local-aws-sqs fills a long poll for all of its wait.
+    const holdSeconds = 2;
+    const queues = {
+      sqs: bed.sqs,
+      queueUrl: queue.queueUrl,
+      dlqUrl: queue.dlqUrl,
+      requestTimeoutMs: 5_000,
+      callTimeoutMs: 5_000,
+      holdSeconds,
+      log: testLogger(),
+      close: () => {},
+    };
+    const received: string[] = [];
+    const walk = (async () => {
+      for await (const batch of deadLetterBatches(queues, new AbortController().signal)) {
+        received.push(...batch.map((message) => message.MessageId ?? ""));
+        // The walk goes on past the hold of what it received: that comes back.
+        await sleep(holdSeconds * 1_000 + 500);
+      }
+    })();
+
+    const error = await walk.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(WalkOutlastedHoldError);
+    // Its new receipts, to release (local-aws-sqs may hand it back twice in one long poll).
+    const again = (error as WalkOutlastedHoldError).again;
+    expect(again.length).toBeGreaterThan(0);
+    expect(new Set(again.map((receipt) => receipt.messageId))).toEqual(new Set(received));
+    expect((error as Error).message).toMatch(/^after 1 messages the walk outlasted its 2 s hold/);
+    expect(received).toHaveLength(1);
+  });
+});
+
 describe("a poison message's copy in the DLQ", () => {
   it("keeps the event's id and type when a header must stay behind, and carries its receive count", async () => {
     const queue = await queueFor("dlq-copy");
@@ -194,6 +276,7 @@ describe("consumer redrive", () => {
       failed: 0,
       undeleted: 0,
       dryRun: false,
+      complete: true,
     });
     expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
     const back = await drainQueue(bed.sqs, queue.queueUrl);

@@ -102,6 +102,27 @@ describe("decodeMessage", () => {
     expect((decoded as PoisonReason).kind).toBe(kind);
   });
 
+  it("says why a body is not JSON without quoting it: the body is the application's data", () => {
+    const attributes: Record<string, [string, string]> = {
+      event_id: ["String", id],
+      event_type: ["String", "t"],
+    };
+    for (const body of ["alice@example.com", `${"x".repeat(40)} alice@example.com ${"y".repeat(40)}`]) {
+      const decoded = decodeMessage(rawMessage(body, attributes), raw);
+      expect(decoded).toBeInstanceOf(PoisonReason);
+      expect(String(decoded)).toBe("body_not_json: Unexpected token: not valid JSON");
+    }
+    const inEnvelope = decodeMessage(
+      { MessageId: "m", Body: envelopeBody({ id, type: "t", payload: 1 }, "alice@example.com") },
+      envelope,
+    );
+    expect(String(inEnvelope)).toBe("envelope_message_not_json: Unexpected token: not valid JSON");
+    // A position says where without saying what.
+    expect(String(decodeMessage(rawMessage('{"email":"alice@example.com"', attributes), raw))).toBe(
+      "body_not_json: Expected ',' or '}' after property value in JSON at position 28",
+    );
+  });
+
   const notification = JSON.parse(envelopeBody({ id, type: "t", payload: 1 })) as Record<string, unknown>;
   const withEnvelope = (changes: Record<string, unknown>): Message => ({
     MessageId: "m",

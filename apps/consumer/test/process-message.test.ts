@@ -2,22 +2,37 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
-import type { DatabaseHandle } from "@outbox/shared";
+import type { DatabaseHandle, Logger } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ResultCounts } from "../src/count-results.js";
 import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
-import { defineHandlers, type EventHandler, type HandlerSet, PoisonMessageError } from "../src/index.js";
+import {
+  defineBatchHandler,
+  defineHandlers,
+  type EventHandler,
+  type HandlerSet,
+  PoisonMessageError,
+} from "../src/index.js";
 import { messageDelivery } from "../src/message-delivery.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { type MessageSettings, processMessage } from "../src/process-message.js";
+import { processReceived } from "../src/process-received.js";
 import type { Receipt } from "../src/receipt.js";
 import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
 import type { Lease } from "../src/visibility-heartbeat.js";
-import { effectRowsOf, exampleEvent, inboxRowsOf, type TestEvent, testLogger } from "./harness.js";
+import {
+  capturingLogger,
+  effectRowsOf,
+  exampleEvent,
+  inboxRowsOf,
+  type TestEvent,
+  testLogger,
+} from "./harness.js";
 
 // The per-message pipeline against a real inbox, with the SQS side recorded instead of sent.
 
@@ -67,9 +82,12 @@ class RecordingQueue implements SettleQueue {
 }
 
 /** A pipeline over the test database: retry delays 2 s doubling to 300 s, handler timeout 5 s. */
-function pipeline(handlers: HandlerSet<ExampleDatabase>, options: { consumer: string; withDlq?: boolean }) {
+function pipeline(
+  handlers: HandlerSet<ExampleDatabase>,
+  options: { consumer: string; withDlq?: boolean; log?: Logger },
+) {
   const queue = new RecordingQueue(options.withDlq ?? true);
-  const log = testLogger();
+  const log = options.log ?? testLogger();
   const metrics = createConsumerMetrics(new Registry());
   const tracked = new Set<Lease>();
   const everTracked: string[] = [];
@@ -104,6 +122,9 @@ function pipeline(handlers: HandlerSet<ExampleDatabase>, options: { consumer: st
     tracked,
     everTracked,
     process: (message: Message) => processMessage(settings, deps, message, performance.now() + 30_000),
+    /** One receive's messages, batch handlers' events in batches. */
+    processAll: (messages: readonly Message[]) =>
+      Promise.all(processReceived(settings, deps, messages, performance.now() + 30_000)),
   };
 }
 
@@ -321,5 +342,175 @@ describe("processMessage", () => {
     expect(queue.calls).toBe(1);
     drain.end();
     drainDeadline.dispose();
+  });
+});
+
+/** The example effect of one event, as a handler writes it on the transaction it was given. */
+function insertEffect(trx: Kysely<ExampleDatabase>, eventId: string) {
+  return trx
+    .insertInto("example_effects")
+    .values({ event_id: eventId, event_type: "example.created", payload: "{}" })
+    .execute();
+}
+
+/**
+ * The issue's three measured break-outs, and the list that opens a transaction of its own: each
+ * sent as a statement list, which pg sends as plain text whatever it starts with.
+ */
+const breakOuts = [
+  { name: "ABORT, insert, throw", sent: "SELECT 1; ABORT", after: "throw", inboxKept: false },
+  { name: "ABORT, insert, return", sent: "SELECT 1; ABORT", after: "return", inboxKept: false },
+  { name: "SELECT 1; COMMIT, insert, throw", sent: "SELECT 1; COMMIT", after: "throw", inboxKept: true },
+  { name: "ABORT; BEGIN, insert, return", sent: "SELECT 1; ABORT; BEGIN", after: "return", inboxKept: false },
+] as const;
+
+/** Sends `sent` on its transaction, inserts its effect, then throws or returns (swallowing any refusal). */
+function breakingOut(breakOut: (typeof breakOuts)[number]) {
+  return async (trx: Kysely<ExampleDatabase>, eventIds: readonly string[]): Promise<void> => {
+    await sql.raw(breakOut.sent).execute(trx);
+    const inserted = Promise.all(eventIds.map((eventId) => insertEffect(trx, eventId)));
+    if (breakOut.after === "throw") {
+      await inserted;
+      throw new Error("the handler failed after its insert");
+    }
+    await inserted.catch(() => {});
+  };
+}
+
+describe("a handler that ends the inbox transaction itself", () => {
+  for (const breakOut of breakOuts) {
+    it(`${breakOut.name}: fails loudly, commits no effect, never deletes the message as processed`, async () => {
+      const breakOutOf = breakingOut(breakOut);
+      const consumer = `escape-${breakOuts.indexOf(breakOut)}`;
+      const handlers = defineHandlers<object, ExampleDatabase>(
+        {},
+        { fallback: (event, { trx }) => breakOutOf(trx, [event.id]) },
+      );
+      const { queue, process } = pipeline(handlers, { consumer });
+      const event = exampleEvent("escape");
+      const message = received(event);
+
+      await expect(process(message)).resolves.toBe("poison");
+
+      // Into the DLQ with a reason that says what happened: never deleted as processed, never retried
+      // (every retry would run the broken handler again).
+      expect(queue.deadLettered).toEqual([
+        { messageId: message.MessageId, reason: expect.stringMatching(/^handler_left_transaction: /) },
+      ]);
+      expect(queue.retried).toEqual([]);
+      expect(await effectRowsOf(database, event.id)).toEqual([]);
+      // The handler's COMMIT took the inbox row with it: nothing the consumer can undo, and the reason says so.
+      expect(await inboxRowsOf(database, consumer)).toEqual(
+        breakOut.inboxKept ? [{ event_id: event.id }] : [],
+      );
+    });
+  }
+
+  it("without a DLQ: retried later like any failure, not deleted", async () => {
+    const breakOutOf = breakingOut(breakOuts[1]);
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      { fallback: (event, { trx }) => breakOutOf(trx, [event.id]) },
+    );
+    const { queue, process } = pipeline(handlers, { consumer: "escape-no-dlq", withDlq: false });
+    const event = exampleEvent("escape");
+    const message = received(event);
+
+    await expect(process(message)).resolves.toBe("failed");
+
+    expect(queue.retried).toEqual([{ message: receiptFor(message), delaySeconds: 2 }]);
+    expect(queue.deleted).toEqual([]);
+    expect(await effectRowsOf(database, event.id)).toEqual([]);
+  });
+
+  for (const breakOut of breakOuts) {
+    it(`in a batch handler, ${breakOut.name}: every message of the batch to the DLQ, no effect`, async () => {
+      const breakOutOf = breakingOut(breakOut);
+      const consumer = `escape-batch-${breakOuts.indexOf(breakOut)}`;
+      const handlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
+        "example.created": defineBatchHandler({
+          handleBatch: (events, { trx }) =>
+            breakOutOf(
+              trx,
+              events.map((event) => event.id),
+            ),
+        }),
+      });
+      const { queue, processAll } = pipeline(handlers, { consumer });
+      const events = [exampleEvent("one"), exampleEvent("two"), exampleEvent("three")];
+      const messages = events.map((event) => received(event));
+
+      await expect(processAll(messages)).resolves.toEqual(["poison", "poison", "poison"]);
+
+      expect(queue.deadLettered.map((letter) => letter.messageId).sort()).toEqual(
+        messages.map((message) => message.MessageId).sort(),
+      );
+      for (const letter of queue.deadLettered) expect(letter.reason).toMatch(/^handler_left_transaction: /);
+      expect(queue.retried).toEqual([]);
+      for (const event of events) expect(await effectRowsOf(database, event.id)).toEqual([]);
+    });
+  }
+
+  it("a handler that caught its own failed statement: a plain failure, saying nothing was written", async () => {
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      {
+        fallback: async (event, { trx }) => {
+          await insertEffect(trx, event.id);
+          await sql`SELECT 1 / 0`.execute(trx).catch(() => {});
+        },
+      },
+    );
+    const { queue, process } = pipeline(handlers, { consumer: "caught" });
+    const event = exampleEvent("caught");
+    const message = received(event);
+
+    await expect(process(message)).resolves.toBe("failed");
+
+    expect(queue.deadLettered).toEqual([]);
+    expect(queue.retried).toHaveLength(1);
+    expect(await effectRowsOf(database, event.id)).toEqual([]);
+    expect(await inboxRowsOf(database, "caught")).toEqual([]);
+  });
+});
+
+describe("a handler's database error in the log", () => {
+  it("says the SQLSTATE, the constraint and the table, never the data Postgres quotes", async () => {
+    await sql`CREATE TABLE people (email text CONSTRAINT people_email_key UNIQUE)`.execute(database.db);
+    const email = "alice@example.com";
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      {
+        fallback: async (event, { trx }) => {
+          if ((event.payload as { name: string }).name === "twice") {
+            await sql`INSERT INTO people VALUES (${email})`.execute(trx);
+          } else {
+            // A data exception: Postgres quotes the value it refused in its message.
+            await sql`SELECT ${email}::int`.execute(trx);
+          }
+        },
+      },
+    );
+    await database.db.executeQuery(sql`INSERT INTO people VALUES (${email})`.compile(database.db));
+    const { lines, log } = capturingLogger();
+    const { process } = pipeline(handlers, { consumer: "personal", log });
+
+    await expect(process(received(exampleEvent("twice")))).resolves.toBe("failed");
+    await expect(process(received(exampleEvent("cast")))).resolves.toBe("failed");
+
+    const failures = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> });
+    const [unique, cast] = failures.filter((line) => line.msg === "message failed; retrying later");
+    expect(unique?.err).toMatchObject({
+      code: "23505",
+      constraint: "people_email_key",
+      table: "people",
+      message: 'duplicate key value violates unique constraint "people_email_key"',
+    });
+    expect(unique?.err).not.toHaveProperty("detail");
+    expect(cast?.err).toMatchObject({
+      code: "22P02",
+      message: 'invalid input syntax for type integer: "[REDACTED]"',
+    });
+    for (const line of lines) expect(line).not.toContain("alice");
   });
 });

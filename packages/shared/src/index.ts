@@ -7,6 +7,7 @@ export {
 } from "./aws/aws-clients.js";
 export { isTopicArn } from "./aws/topic-arn.js";
 export { renderTable } from "./cli/render-table.js";
+export { forTerminal } from "./cli/terminal-text.js";
 export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
 export { loadConfig, readConfig } from "./config/load-config.js";

@@ -1,23 +1,29 @@
-import { renderTable } from "@outbox/shared";
+import { forTerminal, renderTable } from "@outbox/shared";
 import type { DeadLetter } from "./dead-letters.js";
 
-/** The most characters of a reason a table row shows; `--json` carries it whole. */
+/** The most characters of an id or an event type a table row shows; `--json` shows up to 1 000. */
+const TEXT_SHOWN = 60;
+/** The most characters of a reason a table row shows. */
 const REASON_SHOWN = 80;
 
 /**
  * Dead letters as a table for people: one row each, columns padded to their widest cell, numbers
  * right-aligned. A message the redrive policy moved has no reason of the consumer's: it says so.
+ * Every text is the message's own, escaped and capped (forTerminal).
  */
 export function renderDeadLetters(letters: readonly DeadLetter[]): string {
+  const text = (value: string | null, max = TEXT_SHOWN) => (value === null ? "—" : forTerminal(value, max));
   const rows = [
     ["MESSAGE ID", "EVENT ID", "EVENT TYPE", "ATTEMPTS", "AGE", "REASON"],
     ...letters.map((letter) => [
-      letter.messageId,
-      letter.eventId ?? "—",
-      letter.eventType ?? "—",
+      text(letter.messageId),
+      text(letter.eventId),
+      text(letter.eventType),
       String(letter.attempts),
       letter.ageSeconds === null ? "—" : `${letter.ageSeconds} s`,
-      (letter.reason ?? "(redrive policy: the handler kept failing)").slice(0, REASON_SHOWN),
+      letter.reason === null
+        ? "(redrive policy: the handler kept failing)"
+        : text(letter.reason, REASON_SHOWN),
     ]),
   ];
   return renderTable(rows, new Set([3, 4]));

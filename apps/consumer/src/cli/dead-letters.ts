@@ -1,11 +1,10 @@
 import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_BATCH_ENTRIES } from "@outbox/client";
-import { untilAborted } from "@outbox/shared";
+import { forTerminal, untilAborted } from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
 import { systemAttributes } from "../poll-messages.js";
-import { type Receipt, receiveCountOf } from "../receipt.js";
+import { type Receipt, receiptOf, receiveCountOf } from "../receipt.js";
 import { releaseMessages } from "../release-messages.js";
-import { DLQ_HOLD_SECONDS } from "../settings.js";
 import type { DlqQueues } from "./open-queues.js";
 
 /**
@@ -52,7 +51,7 @@ async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
         QueueUrl: queues.dlqUrl,
         MaxNumberOfMessages: MAX_BATCH_ENTRIES,
         WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
-        VisibilityTimeout: DLQ_HOLD_SECONDS,
+        VisibilityTimeout: queues.holdSeconds,
         MessageAttributeNames: ["All"],
         ...SYSTEM_ATTRIBUTES,
       }),
@@ -63,10 +62,30 @@ async function receiveBatch(queues: DlqQueues): Promise<Message[]> {
 }
 
 /**
- * Every message in the DLQ, 10 at a time, each received once: each is held (invisible for
- * DLQ_HOLD_SECONDS) until the caller deletes or releases it. Ends when a receive finds nothing new:
- * the DLQ is empty of messages not held, or a run longer than the hold sees its first ones again;
- * or when `stopping` aborts.
+ * The walk lasted longer than the hold: messages it received first are visible again, and it can no
+ * longer tell when it has seen them all. `again` are their new receipts, for the caller to release.
+ */
+export class WalkOutlastedHoldError extends Error {
+  override readonly name = "WalkOutlastedHoldError";
+
+  constructor(
+    readonly again: readonly Receipt[],
+    seen: number,
+    holdSeconds: number,
+  ) {
+    super(
+      `after ${seen} messages the walk outlasted its ${holdSeconds} s hold: the first ones came back, so the DLQ was not covered; run it again (what this run moved is gone from the DLQ)`,
+    );
+  }
+}
+
+/**
+ * Every message in the DLQ, 10 at a time, each received once: each is held (invisible for the
+ * queues' hold) until the caller deletes or releases it. Ends when a receive finds nothing: the DLQ
+ * is empty of messages not held; or when `stopping` aborts. A message received a second time means
+ * its hold ran out before the walk ended (a DLQ too large to walk within it): the walk cannot know
+ * what it missed, and throws WalkOutlastedHoldError after yielding what was new, instead of ending
+ * as if it were complete.
  */
 export async function* deadLetterBatches(
   queues: DlqQueues,
@@ -75,10 +94,18 @@ export async function* deadLetterBatches(
   const seen = new Set<string>();
   // A stop (SIGTERM, Ctrl-C) ends the walk before the next receive: the caller then releases what it holds.
   while (!stopping.aborted) {
-    const fresh = (await receiveBatch(queues)).filter((message) => !seen.has(message.MessageId ?? ""));
-    if (fresh.length === 0) return;
-    for (const message of fresh) seen.add(message.MessageId ?? "");
-    yield fresh;
+    const batch = await receiveBatch(queues);
+    if (batch.length === 0) return;
+    const fresh: Message[] = [];
+    const again: Message[] = [];
+    for (const message of batch) {
+      const id = message.MessageId ?? "";
+      (seen.has(id) ? again : fresh).push(message);
+      seen.add(id);
+    }
+    if (fresh.length > 0) yield fresh;
+    if (again.length > 0)
+      throw new WalkOutlastedHoldError(again.map(receiptOf), seen.size, queues.holdSeconds);
   }
 }
 
@@ -98,6 +125,24 @@ export function describeDeadLetter(message: Message, now = Date.now()): DeadLett
     attempts: poisonCount === null ? Math.max(0, receiveCountOf(message) - 1) : Number(poisonCount),
     sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : null,
     ageSeconds: Number.isFinite(sent) ? Math.max(0, Math.round((now - sent) / 1_000)) : null,
+  };
+}
+
+/** The most characters of one of a dead letter's texts that `--json` and a dry run's lines show. */
+const SHOWN_CHARS = 1_000;
+
+/**
+ * A dead letter as an operator is shown it: its texts come from the message, so each is escaped and
+ * capped (forTerminal). What is moved is the message itself, untouched.
+ */
+export function shownDeadLetter(letter: DeadLetter): DeadLetter {
+  const shown = (text: string | null) => (text === null ? null : forTerminal(text, SHOWN_CHARS));
+  return {
+    ...letter,
+    messageId: forTerminal(letter.messageId, SHOWN_CHARS),
+    eventId: shown(letter.eventId),
+    eventType: shown(letter.eventType),
+    reason: shown(letter.reason),
   };
 }
 

@@ -9,7 +9,12 @@ import {
   readConfig,
   reportConfigErrors,
 } from "@outbox/shared";
-import { type DlqCommandConfig, dlqCommandProblems, dlqCommandSettings } from "../settings.js";
+import {
+  DLQ_HOLD_SECONDS,
+  type DlqCommandConfig,
+  dlqCommandProblems,
+  dlqCommandSettings,
+} from "../settings.js";
 
 /**
  * What `consumer dlq list` and `consumer redrive` read: SQS and the two queues, nothing else, so
@@ -28,6 +33,8 @@ export interface DlqQueues {
   readonly requestTimeoutMs: number;
   /** The longest one SQS call may take, every SDK attempt included: each call's deadline. */
   readonly callTimeoutMs: number;
+  /** How long a received dead letter stays invisible unless released: DLQ_HOLD_SECONDS. */
+  readonly holdSeconds: number;
   /** Progress and warnings on stderr; stdout carries the command's answer alone. */
   readonly log: Logger;
   close(): void;
@@ -62,6 +69,7 @@ export function openQueues(command: string): DlqQueues | null {
     dlqUrl: config.dlqUrl,
     requestTimeoutMs: config.awsRequestTimeoutMs,
     callTimeoutMs: config.awsRequestTimeoutMs * config.awsMaxAttempts,
+    holdSeconds: DLQ_HOLD_SECONDS,
     log,
     close: () => sqs.destroy(),
   };

@@ -9,7 +9,14 @@ import { describeError } from "@outbox/client";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
 import { type Receipt, receiptOf } from "../receipt.js";
-import { bounded, deadLetterBatches, describeDeadLetter, releaseHeld } from "./dead-letters.js";
+import {
+  bounded,
+  deadLetterBatches,
+  describeDeadLetter,
+  releaseHeld,
+  shownDeadLetter,
+  WalkOutlastedHoldError,
+} from "./dead-letters.js";
 import { type DlqQueues, openQueues } from "./open-queues.js";
 import { matchesFilter, type RedriveFilter } from "./redrive-filter.js";
 
@@ -162,7 +169,7 @@ async function redriveAll(
       counts.matched += 1;
       if (options.dryRun) {
         held.push(receiptOf(message));
-        process.stdout.write(`${JSON.stringify({ wouldMove: letter })}\n`);
+        process.stdout.write(`${JSON.stringify({ wouldMove: shownDeadLetter(letter) })}\n`);
       } else {
         matched.push(message);
       }
@@ -178,8 +185,9 @@ async function redriveAll(
 /**
  * `consumer redrive [filters] [--dry-run]`: moves the DLQ's messages (all, or those the filter
  * matches) back to the consumer's queue. What it received and did not move is released at once at
- * the end. Prints `{"matched":N,"moved":N,"skipped":N,"failed":N,…}`; exit 1 when a send failed,
- * SQS failed as a whole or a stop cut it short (after the release), or `--id` matched nothing.
+ * the end. Prints `{"matched":N,"moved":N,"skipped":N,"failed":N,…,"complete":B}`; exit 1 when a
+ * send failed, SQS failed as a whole, a stop cut it short (after the release), the walk outlasted
+ * its hold (not complete), or `--id` matched nothing.
  */
 export async function runRedrive(options: RedriveOptions): Promise<number> {
   const queues = openQueues("redrive");
@@ -198,10 +206,15 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
     }
   } catch (error) {
     cut = true;
-    queues.log.error(
-      { err: error, ...counts },
-      "redrive: SQS failed; stopped, what is left stays in the DLQ",
-    );
+    if (error instanceof WalkOutlastedHoldError) {
+      held.push(...error.again);
+      queues.log.error({ err: error, ...counts }, "redrive: stopped, the DLQ was not covered");
+    } else {
+      queues.log.error(
+        { err: error, ...counts },
+        "redrive: SQS failed; stopped, what is left stays in the DLQ",
+      );
+    }
   }
   try {
     await releaseHeld(queues, held);
@@ -214,7 +227,8 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
     stops.dispose();
     queues.close();
   }
-  const summary = { ...counts, dryRun: options.dryRun };
+  // `complete`: the whole DLQ was walked (a stop, a failure or an outlasted hold leave it false).
+  const summary = { ...counts, dryRun: options.dryRun, complete: !cut };
   queues.log.info(summary, "redrive done");
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   const idMissed = options.filter.ids !== undefined && counts.matched === 0;

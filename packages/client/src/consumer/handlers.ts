@@ -21,6 +21,9 @@ export interface HandlerContext<DB = OutboxTables> {
   /**
    * The inbox transaction. Write the effect through it: it commits together with the inbox row, so the
    * effect happens exactly once. It fails once the deadline passed (the transaction is rolled back).
+   * Never end it (COMMIT, ROLLBACK, ABORT, in any statement): the consumer checks before its own
+   * COMMIT that the transaction is still the one it opened, and sends the message of a handler that
+   * ended it to the DLQ as `handler_left_transaction`.
    */
   readonly trx: Kysely<DB>;
   /** Visibility-based deadline: pass it to `deadlineFetch` so downstream calls stop when we must. */

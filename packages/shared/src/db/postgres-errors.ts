@@ -43,3 +43,31 @@ export function isStalePreparedStatement(error: unknown): boolean {
 export function isPasswordRefused(error: unknown): boolean {
   return fields(error).code === SQLSTATE.invalidPassword;
 }
+
+/**
+ * The fields of pg's DatabaseError that quote the data itself, never logged: `detail` (`Key
+ * (email)=(alice@example.com) already exists.`), `hint`, `where` (the context, which may quote a
+ * statement's values) and `internalQuery`. What stays says what failed and where: `code` (the
+ * SQLSTATE), `severity`, `schema`, `table`, `column`, `dataType`, `constraint`, `routine`.
+ */
+const DATA_FIELDS: ReadonlySet<string> = new Set(["detail", "hint", "where", "internalQuery"]);
+
+/** An error Postgres sent (pg's DatabaseError, of any copy of pg): a five-character SQLSTATE and a severity. */
+export function isPostgresError(value: object): boolean {
+  const { code, severity } = value as { code?: unknown; severity?: unknown };
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && typeof severity === "string";
+}
+
+/** Whether a field of a Postgres error quotes data (see DATA_FIELDS). */
+export function isPostgresDataField(field: string): boolean {
+  return DATA_FIELDS.has(field);
+}
+
+// A data exception (SQLSTATE class 22) quotes the value it refused: `invalid input syntax for type
+// integer: "alice@example.com"`, `value "123456789012" is out of range for type integer`.
+const quotedValue = /"(?:[^"]|"")*"/g;
+
+/** A Postgres error's message (or stack) without the value a data exception quotes; other classes quote only names. */
+export function postgresTextWithoutData(code: string, text: string): string {
+  return code.startsWith("22") ? text.replace(quotedValue, '"[REDACTED]"') : text;
+}

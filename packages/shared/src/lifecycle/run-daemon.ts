@@ -88,7 +88,8 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
  * side, each bounded by the shutdown overhead) → exit. The whole stop ends within drain timeout +
  * shutdown overhead: a drain still running then is left behind, and the closes get what is left.
  * Exit codes (exit-codes.ts): EXIT_OK for any signal-initiated stop, EXIT_CRASH for a crash,
- * EXIT_CONFIG for bad config or a database that lacks migrations; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
+ * EXIT_CONFIG for bad config (a ConfigError from the worker's `start` too: a setting it judges against
+ * its database) or a database that lacks migrations; a second stop request exits EXIT_FORCED at once (stop-requests.ts).
  */
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
@@ -175,10 +176,12 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
   try {
     worker = await definition.start({ config, log, database, metrics, stopping: stop.stopping });
   } catch (error) {
-    log.fatal({ err: error }, "start failed");
+    // A setting only the worker can judge (against what its database holds, say): bad config all the same.
+    if (error instanceof ConfigError) process.stderr.write(configErrorText(definition.service, error));
+    else log.fatal({ err: error }, "start failed");
     await ops.close();
     await closePoolAndTraces();
-    return exit(EXIT_CRASH);
+    return exit(error instanceof ConfigError ? EXIT_CONFIG : EXIT_CRASH);
   }
   ops.setReady(true);
   log.info({ opsPort: ops.port }, "started");

@@ -1,4 +1,5 @@
 import { thrownParts } from "@outbox/client";
+import { isPostgresDataField, isPostgresError, postgresTextWithoutData } from "../db/postgres-errors.js";
 import { maskSecretsInText } from "./redaction.js";
 
 // pino writes a field's value 5 levels deep and 100 entries wide (its depthLimit and edgeLimit) and
@@ -45,9 +46,16 @@ function withCauses(error: object, part: "message" | "stack"): string {
     if (seen.has(current) || seen.size === MAX_CAUSES) break;
     seen.add(current);
     const parts = thrownParts(current);
-    texts.push((part === "message" ? parts.message : parts.stack) ?? "");
+    const text = (part === "message" ? parts.message : parts.stack) ?? "";
+    texts.push(
+      postgresError(current) ? postgresTextWithoutData(String(property(current, "code")), text) : text,
+    );
   }
   return maskSecretsInText(texts.join(part === "message" ? ": " : "\ncaused by: "));
+}
+
+function postgresError(error: object): boolean {
+  return attempt(() => isPostgresError(error), false);
 }
 
 function errorType(error: object): string {
@@ -79,8 +87,11 @@ function serializeError(error: object, depth: number, ancestors: Set<object>): R
     for (const key in error) found.push(key);
     return found;
   }, []);
+  // What Postgres said about the data (a unique violation's `detail` quotes the row's key) is personal
+  // data as often as not: the SQLSTATE, the constraint and the table say what failed.
+  const withheld = postgresError(error) ? isPostgresDataField : () => false;
   for (const key of keys.slice(0, MAX_ENTRIES)) {
-    if (key in serialized) continue;
+    if (key in serialized || withheld(key)) continue;
     serialized[key] = maskedCopyAt(property(error, key), depth + 1, ancestors);
   }
   serializedErrors.add(serialized);
