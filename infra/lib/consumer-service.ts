@@ -42,7 +42,9 @@ export function consumerService(
       CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(budget.visibilityTimeoutSeconds),
       CONSUMER_QUEUE_RETENTION_HOURS: String(budget.queueRetentionSeconds / 3600),
       CONSUMER_DELIVERY: messaging.delivery,
-      CONSUMER_NAME: consumerOptions.name ?? "consumer",
+      // Unset, the daemon names itself after its queue (one queue per stack, so stacks sharing a
+      // database never split events) and refuses to start over rows of the former default.
+      ...(consumerOptions.name ? { CONSUMER_NAME: consumerOptions.name } : {}),
       CONSUMER_QUEUE_URL: queue.queueUrl,
       CONSUMER_DLQ_URL: deadLetterQueue.queueUrl,
       CONSUMER_CLAIM_CHECK_BUCKET: claimCheck.bucket.bucketName,

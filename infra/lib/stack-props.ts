@@ -48,9 +48,10 @@ export interface ConsumerServiceOptions {
   /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
   readonly handlersModule?: string;
   /**
-   * CONSUMER_NAME, the service's key in the inbox. Default "consumer", what every stack ran with
-   * before it was set here (its inbox rows carry it); a second stack whose consumer shares the
-   * database must give its own, or the two split the events between them.
+   * CONSUMER_NAME, the service's key in the inbox. Unset, the daemon takes its queue's name, which
+   * differs between stacks, so two stacks sharing a database never split the events. A stack
+   * deployed before names were derived has inbox rows under "consumer": its daemon refuses to start
+   * (exit 78, naming both choices) until this says "consumer" (context `consumerName`).
    */
   readonly name?: string;
   /** Alarm when handlers fail more often than this per minute (in 2 of 3 minutes). Default 5. */

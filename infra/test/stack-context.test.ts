@@ -192,10 +192,10 @@ describe("bin/app.ts with bad context", () => {
 });
 
 describe("the consumer's name by context", () => {
-  it("is CONSUMER_NAME on its task; without it, the name stacks ran with before", () => {
+  it("is CONSUMER_NAME on its task; without it, unset, so the daemon takes its queue's name", () => {
     const named = synthFromContext({ consumerName: "billing" }).template;
     expect(environmentOf(container(named, "consumer")).CONSUMER_NAME).toBe("billing");
     const unnamed = synthFromContext({}).template;
-    expect(environmentOf(container(unnamed, "consumer")).CONSUMER_NAME).toBe("consumer");
+    expect(environmentOf(container(unnamed, "consumer")).CONSUMER_NAME).toBeUndefined();
   });
 });

@@ -126,8 +126,8 @@ describe("the containers", () => {
     });
     expect(environmentOf(consumerContainer).CONSUMER_QUEUE_URL).toEqual({ Ref: queueId });
     expect(environmentOf(consumerContainer).CONSUMER_DLQ_URL).toEqual({ Ref: dlqId });
-    // Explicit: the name every deployment of the stack ran with (docs/consumer.md, one name per service).
-    expect(environmentOf(consumerContainer).CONSUMER_NAME).toBe("consumer");
+    // Unset: the daemon takes its queue's name, one per stack (docs/consumer.md, one name per service).
+    expect(environmentOf(consumerContainer).CONSUMER_NAME).toBeUndefined();
     expect(environmentOf(consumerContainer).CONSUMER_VISIBILITY_TIMEOUT_SECONDS).toBe(
       String(consumer.visibilityTimeoutSeconds),
     );
