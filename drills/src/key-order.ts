@@ -64,3 +64,31 @@ export async function countFeedRows(environment: DrillEnvironment): Promise<numb
   );
   return Number(rows[0]?.feed ?? 0);
 }
+
+/**
+ * Producer-side order: per key, events in the order their transactions committed (and, within one,
+ * as given) against their `seq`. Counts the events whose `seq` is below one committed before them:
+ * the relay publishes in `seq` order, so each would reach the bus ahead of an event that committed
+ * first.
+ */
+export function commitOrderInversions(
+  committed: readonly {
+    readonly ids: readonly string[];
+    readonly keys: readonly (string | null)[];
+    readonly commitOrder: number;
+  }[],
+  seqOf: ReadonlyMap<string, number>,
+): number {
+  const highest = new Map<string, number>();
+  let inversions = 0;
+  for (const transaction of committed.toSorted((a, b) => a.commitOrder - b.commitOrder)) {
+    transaction.ids.forEach((id, at) => {
+      const key = transaction.keys[at];
+      const seq = seqOf.get(id);
+      if (key == null || seq === undefined) return;
+      if (seq < (highest.get(key) ?? Number.NEGATIVE_INFINITY)) inversions += 1;
+      else highest.set(key, seq);
+    });
+  }
+  return inversions;
+}

@@ -5,6 +5,7 @@ import {
   checkDeadline,
   checkHttpSigkill,
   checkHttpSigterm,
+  checkKeyOrder,
   checkPhotoChain,
   checkRelaySigterm,
   checkReplay,
@@ -346,5 +347,36 @@ describe("replay checker", () => {
     expect(checkReplay({ ...good, queueDepth: 1 }).pass).toBe(false);
     expect(checkReplay({ ...good, effectsBefore: 149, effectsAfter: 149 }).pass).toBe(false);
     expect(checkReplay({ ...good, replayed: null })).toMatchObject({ pass: false });
+  });
+
+  it("racing-producers: no inversion anywhere, every committed event once, with held transactions and a kill", () => {
+    const good = {
+      producers: 32,
+      keys: 8,
+      held: 60,
+      kills: 1,
+      expected: 1_200,
+      rolledBack: 60,
+      outOfOrder: 0,
+      overtaken: 0,
+      commitOrderInversions: 0,
+      inbox: 1_200,
+      effects: 1_200,
+      lost: 0,
+      dead: 0,
+      duplicates: 3,
+    };
+    expect(checkKeyOrder(good)).toMatchObject({ pass: true });
+    expect(checkKeyOrder(good).result).toContain("per-key inversions 0");
+    expect(checkKeyOrder({ ...good, outOfOrder: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, commitOrderInversions: 2 })).toMatchObject({ pass: false });
+    expect(checkKeyOrder({ ...good, commitOrderInversions: 2 }).result).toContain("per-key inversions 2");
+    expect(checkKeyOrder({ ...good, overtaken: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, effects: 1_201 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, inbox: 1_199, lost: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, dead: 1 }).pass).toBe(false);
+    // A run that raced nothing, or killed nothing, shows nothing.
+    expect(checkKeyOrder({ ...good, held: 0 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, kills: 0 }).pass).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import { runDeadlineDrill } from "./deadline.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
 import { runPhotoChain } from "./photo-chain.js";
+import { runRacingProducers } from "./racing-producers.js";
 import { runReplayDrill } from "./replay.js";
 import { runRollingRestart } from "./rolling-restart.js";
 import { runSigkillDrill } from "./sigkill.js";
@@ -36,6 +37,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   faults: runFaultsDrill,
   replay: runReplayDrill,
   "claim-check": runClaimCheckDrill,
+  "racing-producers": runRacingProducers,
 };
 
 /** Runs the named drills in order, each underlying drill once. */
