@@ -11,7 +11,7 @@ import type { DatabaseHandle } from "@outbox/shared";
 import { sql } from "kysely";
 import type { BenchContext } from "../context.js";
 import { BODY, dropDatabase, freshDatabase, openDatabase, TRACEPARENT } from "../fixtures.js";
-import { percentile, summarize } from "../measure.js";
+import { percentile, postgresCpuSeconds, summarize } from "../measure.js";
 
 type Side = "ours" | "before 0014";
 const PEER_NAME = "the same, without the key lock (before 0014)";
@@ -24,6 +24,8 @@ interface Figures {
   readonly transactionsPerSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** The Postgres server's CPU (every process of it) per transaction: less swayed by load than time. */
+  readonly postgresCpuUs: number;
 }
 
 function event(n: number, orderingKey: string | null): NewEvent {
@@ -36,14 +38,16 @@ function event(n: number, orderingKey: string | null): NewEvent {
   };
 }
 
-/** Latencies (ms) and time spent, of one side, gathered over the slices of one phase. */
+/** Latencies (ms), time and Postgres CPU spent, of one side, gathered over the slices of one phase. */
 interface Tally {
   readonly latencies: number[];
   seconds: number;
+  cpuSeconds: number;
 }
 
 /** `producers` loops of `each` transactions of one event each, every producer on its own connection. */
 async function produce(
+  postmasterPid: number,
   handle: DatabaseHandle,
   tally: Tally,
   producers: number,
@@ -51,6 +55,7 @@ async function produce(
   key: (producer: number, n: number) => string | null,
 ): Promise<void> {
   const started = performance.now();
+  const cpuBefore = postgresCpuSeconds(postmasterPid);
   await Promise.all(
     Array.from({ length: producers }, async (_, producer) => {
       for (let n = 0; n < each; n += 1) {
@@ -61,6 +66,7 @@ async function produce(
     }),
   );
   tally.seconds += (performance.now() - started) / 1_000;
+  tally.cpuSeconds += postgresCpuSeconds(postmasterPid) - cpuBefore;
 }
 
 function figures(tally: Tally): Figures {
@@ -69,6 +75,7 @@ function figures(tally: Tally): Figures {
     transactionsPerSecond: Math.round(sorted.length / tally.seconds),
     p50Ms: Number(percentile(sorted, 50).toFixed(2)),
     p99Ms: Number(percentile(sorted, 99).toFixed(2)),
+    postgresCpuUs: Math.round((tally.cpuSeconds * 1e6) / sorted.length),
   };
 }
 
@@ -83,8 +90,8 @@ type Phase = (handle: DatabaseHandle, tally: Tally, slice: number) => Promise<vo
 /** Both sides through `phase` in slices, alternating which goes first: drift falls on both alike. */
 async function sliced(handles: Record<Side, DatabaseHandle>, phase: Phase): Promise<Record<Side, Figures>> {
   const tallies: Record<Side, Tally> = {
-    ours: { latencies: [], seconds: 0 },
-    "before 0014": { latencies: [], seconds: 0 },
+    ours: { latencies: [], seconds: 0, cpuSeconds: 0 },
+    "before 0014": { latencies: [], seconds: 0, cpuSeconds: 0 },
   };
   for (let slice = 0; slice < SLICES; slice += 1) {
     const order: Side[] = slice % 2 === 0 ? ["ours", "before 0014"] : ["before 0014", "ours"];
@@ -112,11 +119,14 @@ async function run(ctx: BenchContext): Promise<Record<Side, Run>> {
     const each = Math.ceil(ctx.sizes.enqueueTransactions / SLICES);
     // A key per transaction: one producer never waits for a lock, so this is the lock's own price.
     const keyed = await sliced(handles, (handle, tally, slice) =>
-      produce(handle, tally, 1, each, (_, n) => `key-${slice}-${n}`),
+      produce(ctx.postmasterPid, handle, tally, 1, each, (_, n) => `key-${slice}-${n}`),
     );
-    const unkeyed = await sliced(handles, (handle, tally) => produce(handle, tally, 1, each, () => null));
+    const unkeyed = await sliced(handles, (handle, tally) =>
+      produce(ctx.postmasterPid, handle, tally, 1, each, () => null),
+    );
     const contended = await sliced(handles, (handle, tally) =>
       produce(
+        ctx.postmasterPid,
         handle,
         tally,
         CONTENDED_PRODUCERS,
@@ -162,7 +172,9 @@ export async function enqueueCost(ctx: BenchContext): Promise<void> {
   const one = "8 enqueue → commit, 1 producer";
   row(one, "keyed p50 ms", (r) => r.keyed.p50Ms, "lower");
   row(one, "keyed p99 ms", (r) => r.keyed.p99Ms, "lower");
+  row(one, "keyed Postgres CPU µs/transaction", (r) => r.keyed.postgresCpuUs, "lower");
   row(one, "unkeyed p50 ms (no lock taken)", (r) => r.unkeyed.p50Ms, "lower");
+  row(one, "unkeyed Postgres CPU µs/transaction", (r) => r.unkeyed.postgresCpuUs, "lower");
   const contended = `8 enqueue → commit, ${CONTENDED_PRODUCERS} producers on ${CONTENDED_KEYS} keys`;
   row(contended, "transactions/s", (r) => r.contended.transactionsPerSecond, "higher");
   row(contended, "p50 ms", (r) => r.contended.p50Ms, "lower");
