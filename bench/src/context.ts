@@ -85,8 +85,8 @@ export const FULL: Sizes = {
   growthBacklog: 100_000,
   growthMessages: 2_000,
   growthRuns: 1,
-  enqueueTransactions: 3_000,
-  enqueueContendedPerProducer: 300,
+  enqueueTransactions: 1_000,
+  enqueueContendedPerProducer: 100,
 };
 
 export const QUICK: Sizes = {
