@@ -65,30 +65,47 @@ export async function countFeedRows(environment: DrillEnvironment): Promise<numb
   return Number(rows[0]?.feed ?? 0);
 }
 
+/** A committed transaction as the producer saw it: its events' keys, and when its COMMIT went and came back. */
+export interface CommitWindow {
+  readonly ids: readonly string[];
+  readonly keys: readonly (string | null)[];
+  readonly commitSent: number;
+  readonly commitAnswered: number;
+}
+
 /**
- * Producer-side order: per key, events in the order their transactions committed (and, within one,
- * as given) against their `seq`. Counts the events whose `seq` is below one committed before them:
- * the relay publishes in `seq` order, so each would reach the bus ahead of an event that committed
- * first.
+ * Producer-side order: an event whose `seq` is below that of an event of its key from a transaction
+ * whose COMMIT was answered before this one's COMMIT was sent. That transaction committed first, as
+ * any client could tell, and the relay publishes in `seq` order: each such event would reach the bus
+ * ahead of one committed before it. (Two commits in flight together give no order to check.)
  */
 export function commitOrderInversions(
-  committed: readonly {
-    readonly ids: readonly string[];
-    readonly keys: readonly (string | null)[];
-    readonly commitOrder: number;
-  }[],
+  committed: readonly CommitWindow[],
   seqOf: ReadonlyMap<string, number>,
 ): number {
-  const highest = new Map<string, number>();
-  let inversions = 0;
-  for (const transaction of committed.toSorted((a, b) => a.commitOrder - b.commitOrder)) {
+  const byKey = new Map<string, { sent: number; answered: number; seqs: number[] }[]>();
+  for (const transaction of committed) {
     transaction.ids.forEach((id, at) => {
       const key = transaction.keys[at];
       const seq = seqOf.get(id);
       if (key == null || seq === undefined) return;
-      if (seq < (highest.get(key) ?? Number.NEGATIVE_INFINITY)) inversions += 1;
-      else highest.set(key, seq);
+      const windows = byKey.get(key) ?? [];
+      let window = windows.find((candidate) => candidate.sent === transaction.commitSent);
+      if (!window) {
+        window = { sent: transaction.commitSent, answered: transaction.commitAnswered, seqs: [] };
+        windows.push(window);
+      }
+      window.seqs.push(seq);
+      byKey.set(key, windows);
     });
+  }
+  let inversions = 0;
+  for (const windows of byKey.values()) {
+    for (const later of windows) {
+      const before = windows.filter((earlier) => earlier.answered < later.sent);
+      const highest = Math.max(Number.NEGATIVE_INFINITY, ...before.flatMap((earlier) => earlier.seqs));
+      inversions += later.seqs.filter((seq) => seq < highest).length;
+    }
   }
   return inversions;
 }

@@ -13,16 +13,21 @@ export interface RacingPlan {
   readonly rollbackShare: number;
 }
 
-/** One committed transaction: its events and keys as given, and its place among all commits. */
+/**
+ * One committed transaction: its events and keys as given, and when, on one clock counting every
+ * COMMIT sent and answered, it sent its COMMIT and got the answer.
+ */
 export interface CommittedTransaction {
   readonly ids: readonly string[];
   readonly keys: readonly (string | null)[];
-  readonly commitOrder: number;
+  readonly commitSent: number;
+  readonly commitAnswered: number;
 }
 
 export interface RaceOutcome {
   readonly committed: readonly CommittedTransaction[];
-  readonly rolledBack: number;
+  /** Ids of the events rolled back. */
+  readonly rolledBack: readonly string[];
   /** Transactions that stayed open a while after enqueuing. */
   readonly held: number;
   /** Transactions that failed on their own (e.g. a wait past the statement timeout): nothing committed. */
@@ -32,8 +37,8 @@ export interface RaceOutcome {
 /**
  * `plan.producers` loops on their own connections, each running `transactionsEach` transactions of
  * one to three events (one in ten unkeyed) on random keys; `random` (seeded) decides everything but
- * the timing. A commit's place is read when COMMIT answers: a key's producers take turns from their
- * enqueue to their commit, so per key this is the order they committed in.
+ * the timing. The clock ticks at each COMMIT sent and answered: a commit answered before another was
+ * sent came first, which the client can tell (two commits in flight together may land either way).
  */
 export async function raceProducers(
   database: DatabaseHandle,
@@ -58,9 +63,10 @@ export async function raceProducers(
     })),
   );
   const committed: CommittedTransaction[] = [];
-  let rolledBack = 0;
+  const rolledBack: string[] = [];
   let held = 0;
   let failed = 0;
+  let clock = 0;
   await Promise.all(
     steps.map(async (producerSteps) => {
       for (const step of producerSteps) {
@@ -74,12 +80,13 @@ export async function raceProducers(
           }
           if (step.rollback) {
             await trx.rollback().execute();
-            rolledBack += ids.length;
+            rolledBack.push(...ids);
             continue;
           }
+          const commitSent = clock++;
           await trx.commit().execute();
           const keys = step.events.map((event) => event.orderingKey ?? null);
-          committed.push({ ids, keys, commitOrder: committed.length });
+          committed.push({ ids, keys, commitSent, commitAnswered: clock++ });
         } catch {
           failed += 1;
           await trx

@@ -14,6 +14,7 @@ import {
   checkSigkill,
   checkSlowDependency,
   checkTerminationRace,
+  commitOrderInversions,
   formatMs,
   formatSeconds,
   type HttpOutcome,
@@ -378,5 +379,26 @@ describe("replay checker", () => {
     // A run that raced nothing, or killed nothing, shows nothing.
     expect(checkKeyOrder({ ...good, held: 0 }).pass).toBe(false);
     expect(checkKeyOrder({ ...good, kills: 0 }).pass).toBe(false);
+  });
+
+  it("commit order: only a commit answered before another was sent orders them", () => {
+    const seqOf = new Map([
+      ["a1", 1],
+      ["a2", 5],
+      ["b1", 3],
+      ["c1", 4],
+    ]);
+    // A answered (clock 1) before B sent (2): B's seq 3 is below A's 5, an inversion.
+    const a = { ids: ["a1", "a2"], keys: ["k", "k"], commitSent: 0, commitAnswered: 1 };
+    const b = { ids: ["b1"], keys: ["k"], commitSent: 2, commitAnswered: 3 };
+    expect(commitOrderInversions([a, b], seqOf)).toBe(1);
+    // In flight together (B sent before A answered): either order is right.
+    expect(commitOrderInversions([a, { ...b, commitSent: 0.5 }], seqOf)).toBe(0);
+    // Another key, or no key, is not compared.
+    expect(commitOrderInversions([a, { ...b, keys: ["other"] }], seqOf)).toBe(0);
+    expect(commitOrderInversions([a, { ...b, keys: [null] }], seqOf)).toBe(0);
+    expect(
+      commitOrderInversions([a, { ids: ["c1"], keys: ["k"], commitSent: 4, commitAnswered: 5 }], seqOf),
+    ).toBe(1);
   });
 });
