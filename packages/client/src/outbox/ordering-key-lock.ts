@@ -10,19 +10,23 @@ export function orderingKeyLock(orderingKey: string): number {
 }
 
 /**
- * The rows in the order their key locks must be taken: keyed rows by ascending lock number, so that two
- * transactions enqueuing overlapping sets of keys in one statement each take their locks in the same
- * order and never wait for each other in a cycle. Rows sharing a lock number keep their given order (a
- * key's events are sequenced as they were given); unkeyed rows take no lock and go first, as given.
+ * The rows in the order their key locks must be taken: the keyed rows by ascending lock number, so
+ * that two transactions enqueuing overlapping sets of keys in one statement each take their locks in
+ * the same order and never wait for each other in a cycle. Rows sharing a lock number keep their
+ * given order (a key's events are sequenced as they were given), and so do unkeyed rows, each in its
+ * place; a call with at most one key is written exactly as given.
  */
 export function inKeyLockOrder<Row extends { readonly ordering_key?: string | null }>(
   rows: readonly Row[],
 ): Row[] {
-  const locked = rows.map((row) => ({
-    row,
-    lock: row.ordering_key == null ? Number.NEGATIVE_INFINITY : orderingKeyLock(row.ordering_key),
-  }));
+  if (new Set(rows.map((row) => row.ordering_key ?? null).filter((key) => key !== null)).size <= 1) {
+    return [...rows];
+  }
+  const keyed = rows
+    .filter((row) => row.ordering_key != null)
+    .map((row) => ({ row, lock: orderingKeyLock(row.ordering_key as string) }));
   // Array.prototype.sort is stable.
-  locked.sort((a, b) => (a.lock < b.lock ? -1 : a.lock > b.lock ? 1 : 0));
-  return locked.map(({ row }) => row);
+  keyed.sort((a, b) => a.lock - b.lock);
+  let next = 0;
+  return rows.map((row) => (row.ordering_key == null ? row : (keyed[next++]?.row ?? row)));
 }
