@@ -21,8 +21,9 @@ import { ORDERING_KEY_LOCK_SPACE } from "../../protocol.js";
  * - SECURITY DEFINER: the identity default needs no privilege on its sequence, an explicit `nextval`
  *   does; an application role allowed to insert into `outbox` must not need a grant it never needed.
  *   Its search_path is pinned so no caller's schema can shadow what it calls.
- * - Locks of several keys in one statement are taken in row order: `enqueue` and `enqueueWith` sort a
- *   call's rows by lock number, so two transactions enqueuing overlapping keys cannot deadlock.
+ * - Locks of several keys in one statement are taken in row order: `enqueue` and `enqueueWith` write a
+ *   call's keyed rows in lock-number order, so two transactions enqueuing overlapping keys in one call
+ *   each cannot deadlock (keys enqueued in several calls can: docs/relay.md, "Order per key").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
