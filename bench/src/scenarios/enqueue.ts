@@ -1,5 +1,5 @@
 /**
- * Scenario 8 (what per-key order costs the producers): `enqueue` in its own transaction, BEGIN to
+ * Scenario 9 (what per-key order costs the producers): `enqueue` in its own transaction, BEGIN to
  * COMMIT answered, ours (migration 0014: a keyed row takes its key's lock and holds it to the commit)
  * beside the same schema without that trigger (the outbox before 0014, whose keys' order could break
  * under concurrent producers). One producer (the lock's own price), and 16 producers on 4 keys (the
@@ -169,13 +169,13 @@ export async function enqueueCost(ctx: BenchContext): Promise<void> {
       ours: summarize(runs.ours.map(pick)),
       peer: { name: PEER_NAME, summary: summarize(runs["before 0014"].map(pick)) },
     });
-  const one = "8 enqueue → commit, 1 producer";
+  const one = "9 enqueue → commit, 1 producer";
   row(one, "keyed p50 ms", (r) => r.keyed.p50Ms, "lower");
   row(one, "keyed p99 ms", (r) => r.keyed.p99Ms, "lower");
   row(one, "keyed Postgres CPU µs/transaction", (r) => r.keyed.postgresCpuUs, "lower");
   row(one, "unkeyed p50 ms (no lock taken)", (r) => r.unkeyed.p50Ms, "lower");
   row(one, "unkeyed Postgres CPU µs/transaction", (r) => r.unkeyed.postgresCpuUs, "lower");
-  const contended = `8 enqueue → commit, ${CONTENDED_PRODUCERS} producers on ${CONTENDED_KEYS} keys`;
+  const contended = `9 enqueue → commit, ${CONTENDED_PRODUCERS} producers on ${CONTENDED_KEYS} keys`;
   row(contended, "transactions/s", (r) => r.contended.transactionsPerSecond, "higher");
   row(contended, "p50 ms", (r) => r.contended.p50Ms, "lower");
   row(contended, "p99 ms", (r) => r.contended.p99Ms, "lower");
