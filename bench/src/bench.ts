@@ -9,6 +9,7 @@ import type { BenchContext, Row, ScenarioName, Sizes } from "./context.js";
 import { machineInfo, parentPid } from "./measure.js";
 import { apiThroughput } from "./scenarios/api.js";
 import { consumerThroughput } from "./scenarios/consumer.js";
+import { enqueueCost } from "./scenarios/enqueue.js";
 import { growth } from "./scenarios/growth.js";
 import { latency } from "./scenarios/latency.js";
 import { relayThroughput } from "./scenarios/relay.js";
@@ -47,6 +48,7 @@ const RUNNERS: Record<ScenarioName, (ctx: BenchContext) => Promise<void>> = {
   scale,
   api: apiThroughput,
   growth,
+  enqueue: enqueueCost,
 };
 
 function packageVersion(name: string): string {

@@ -52,6 +52,10 @@ export interface Sizes {
    * `growthBacklog` events, and the scenario has to fit the whole bench's time budget.
    */
   growthRuns: number;
+  /** Transactions of one event the enqueue scenario times with one producer, per side and run. */
+  enqueueTransactions: number;
+  /** Transactions each of its 16 producers on 4 keys runs, per side and run. */
+  enqueueContendedPerProducer: number;
 }
 
 export const FULL: Sizes = {
@@ -81,6 +85,8 @@ export const FULL: Sizes = {
   growthBacklog: 100_000,
   growthMessages: 2_000,
   growthRuns: 1,
+  enqueueTransactions: 1_000,
+  enqueueContendedPerProducer: 100,
 };
 
 export const QUICK: Sizes = {
@@ -111,6 +117,8 @@ export const QUICK: Sizes = {
   growthBacklog: 10_000,
   growthMessages: 500,
   growthRuns: 1,
+  enqueueTransactions: 400,
+  enqueueContendedPerProducer: 40,
 };
 
 /** Tiny sizes for the smoke tests: every code path, no figures worth reading. */
@@ -138,6 +146,8 @@ export const SMOKE: Sizes = {
   growthBacklog: 300,
   growthMessages: 60,
   growthRuns: 1,
+  enqueueTransactions: 40,
+  enqueueContendedPerProducer: 4,
 };
 
 export type ScenarioName =
@@ -148,7 +158,8 @@ export type ScenarioName =
   | "stop"
   | "scale"
   | "api"
-  | "growth";
+  | "growth"
+  | "enqueue";
 export const SCENARIOS: readonly ScenarioName[] = [
   "relay",
   "relay-latency-sns",
@@ -158,6 +169,7 @@ export const SCENARIOS: readonly ScenarioName[] = [
   "scale",
   "api",
   "growth",
+  "enqueue",
 ];
 
 /** One line of the Markdown table: ours against one peer on one metric. */

@@ -25,6 +25,10 @@ const TABLE_SAYS: Partial<Record<ScenarioName, RegExp[]>> = {
     /bare SDK: \d+ PublishBatch loops × 10, no Postgres/,
     /the relay's CPU per event over the bare SDK's/,
   ],
+  enqueue: [
+    /enqueue → commit, 16 producers on 4 keys \| transactions\/s/,
+    /the same, without the key lock \(before 0014\)/,
+  ],
   growth: [
     /events\/s at 2 000 published rows/,
     /claim p99 ms: growth 0 → 2 000 published rows/,

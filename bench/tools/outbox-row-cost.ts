@@ -1,7 +1,7 @@
 /**
  * What the outbox row adds to POST /photos inside Postgres, piece by piece: the api's statement (photo
  * + gear link + outbox event) beside the comparison's (photo + gear link), and the api's statement
- * into copies of the outbox that each lack one piece (a trigger, an index, every index). Each statement
+ * into copies of the outbox that each lack one piece (a trigger, both, an index, every index). Each statement
  * runs N times in a server-side loop, so neither the client, the protocol nor the commit is counted:
  * only executing the statement. Rounds alternate the order; each variant's figure is its median
  * difference from the comparison in the same round, which cancels this machine's drift.
@@ -30,6 +30,10 @@ const PROBES = [
   "CREATE TABLE probe_no_primary_key (LIKE outbox INCLUDING ALL)",
   "ALTER TABLE probe_no_primary_key DROP CONSTRAINT probe_no_primary_key_pkey",
   "CREATE TABLE probe_heap_only (LIKE outbox INCLUDING DEFAULTS INCLUDING IDENTITY)",
+  // The outbox before migration 0014: the wake-up trigger, not the key-order one.
+  "CREATE TABLE probe_no_key_turn (LIKE outbox INCLUDING ALL)",
+  `CREATE TRIGGER probe_no_key_turn_inserted AFTER INSERT ON probe_no_key_turn
+     FOR EACH STATEMENT EXECUTE FUNCTION outbox_notify_inserted()`,
 ];
 
 const PAYLOAD = `'{"photoId":"0192d3c4-0000-7000-8000-000000000000","title":"bench photo","gearIds":[]}'`;
@@ -44,7 +48,8 @@ const VARIANTS: Record<string, string> = {
   "without the event (the comparison)": `WITH photo AS (INSERT INTO photos (id, title) VALUES (id, 'bench photo'))
      INSERT INTO photo_gear_links (photo_id, gear_ids, state) VALUES (id, '[]', 'linked')`,
   "with the event (ours)": withEvent("outbox"),
-  "outbox without its trigger": withEvent("probe_no_trigger"),
+  "outbox without its key-order trigger (0014)": withEvent("probe_no_key_turn"),
+  "outbox without its triggers": withEvent("probe_no_trigger"),
   "no trigger, no outbox_pending_by_key": withEvent("probe_no_key_index"),
   "no trigger, no outbox_pending_by_seq": withEvent("probe_no_seq_index"),
   "no trigger, no primary key": withEvent("probe_no_primary_key"),

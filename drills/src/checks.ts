@@ -521,3 +521,50 @@ function formatBytes(bytes: number): string {
     ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
     : `${Math.round(bytes / 1024)} KiB`;
 }
+
+export interface KeyOrderObservation {
+  readonly producers: number;
+  readonly keys: number;
+  /** Transactions held open after their enqueue, and relays SIGKILLed during the run. */
+  readonly held: number;
+  readonly kills: number;
+  /** Events committed (what must arrive) and rolled back (what must not). */
+  readonly expected: number;
+  readonly rolledBack: number;
+  /** First arrivals at the bus behind a later event of their key (`seq`), and events never arriving behind one. */
+  readonly outOfOrder: number;
+  readonly overtaken: number;
+  /** Events whose `seq` is below that of an event of their key committed before them. */
+  readonly commitOrderInversions: number;
+  readonly inbox: number;
+  readonly effects: number;
+  readonly lost: number;
+  readonly dead: number;
+  /** Deliveries the inbox recognised as already processed. */
+  readonly duplicates: number;
+}
+
+/**
+ * Per-key order under racing producers: each key reaches the bus in the order its transactions
+ * committed (no inversion at the bus against `seq`, none between `seq` and commit order), every
+ * committed event processed exactly once, no rolled-back one. Only a run that held transactions
+ * open and killed a relay can show it.
+ */
+export function checkKeyOrder(o: KeyOrderObservation): Check {
+  const killed = o.kills === 1 ? "one of them SIGKILLed" : `${o.kills} of them SIGKILLed`;
+  const row = "racingProducers";
+  const check = checkName(row, { producers: o.producers, keys: o.keys, held: o.held, killed });
+  const inversions = o.outOfOrder + o.commitOrderInversions;
+  const once = o.inbox === o.expected && o.effects === o.expected && o.lost === 0 && o.dead === 0;
+  const pass = o.held > 0 && o.kills > 0 && inversions === 0 && o.overtaken === 0 && once;
+  return {
+    row,
+    check,
+    result: [
+      `per-key inversions ${inversions} (at the bus ${o.outOfOrder}, seq against commit order ${o.commitOrderInversions}), overtaken ${o.overtaken}`,
+      `${o.expected} committed events: inbox ${o.inbox}, effects ${o.effects}, lost ${o.lost}${o.dead > 0 ? ` (${o.dead} dead)` : ""} (exactly once: ${once})`,
+      `${o.rolledBack} rolled back; duplicates caught ${o.duplicates}`,
+    ].join(" · "),
+    pass,
+  };
+}

@@ -13,6 +13,8 @@ export interface DrillScale {
   readonly eventsPerSecond: number;
   /** Restarts of each daemon kind in the restart series (the issue: ten). */
   readonly restarts: number;
+  /** Transactions each of the racing-producers drill's 32 producers runs. */
+  readonly racingTransactions: number;
 }
 
 export const fullScale: DrillScale = {
@@ -21,6 +23,7 @@ export const fullScale: DrillScale = {
   seriesDurationMs: 60_000,
   eventsPerSecond: 100,
   restarts: 10,
+  racingTransactions: 20,
 };
 
 /** Small enough for the test suite, large enough for every expectation to be able to fail. */
@@ -30,6 +33,7 @@ export const testScale: DrillScale = {
   seriesDurationMs: 12_000,
   eventsPerSecond: 50,
   restarts: 3,
+  racingTransactions: 8,
 };
 
 export interface DrillContext {

@@ -4,7 +4,7 @@ export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
 export { DEMO_DRILLS } from "./demo.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
 export type { ExampleDatabase, ExampleEffectsTable } from "./handlers/example-handlers.js";
-export { judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
+export { commitOrderInversions, judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export {
   type DrillReport,
   README_TABLE_END,
@@ -23,6 +23,7 @@ export { runFaultsDrill } from "./scenarios/faults.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";
 export { drills, rowsOf, runDrills } from "./scenarios/index.js";
 export { runPhotoChain } from "./scenarios/photo-chain.js";
+export { runRacingProducers } from "./scenarios/racing-producers.js";
 export { runReplayDrill } from "./scenarios/replay.js";
 export { runRollingRestart } from "./scenarios/rolling-restart.js";
 export { runSigkillDrill } from "./scenarios/sigkill.js";

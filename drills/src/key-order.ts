@@ -64,3 +64,48 @@ export async function countFeedRows(environment: DrillEnvironment): Promise<numb
   );
   return Number(rows[0]?.feed ?? 0);
 }
+
+/** A committed transaction as the producer saw it: its events' keys, and when its COMMIT went and came back. */
+export interface CommitWindow {
+  readonly ids: readonly string[];
+  readonly keys: readonly (string | null)[];
+  readonly commitSent: number;
+  readonly commitAnswered: number;
+}
+
+/**
+ * Producer-side order: an event whose `seq` is below that of an event of its key from a transaction
+ * whose COMMIT was answered before this one's COMMIT was sent. That transaction committed first, as
+ * any client could tell, and the relay publishes in `seq` order: each such event would reach the bus
+ * ahead of one committed before it. (Two commits in flight together give no order to check.)
+ */
+export function commitOrderInversions(
+  committed: readonly CommitWindow[],
+  seqOf: ReadonlyMap<string, number>,
+): number {
+  const byKey = new Map<string, { sent: number; answered: number; seqs: number[] }[]>();
+  for (const transaction of committed) {
+    transaction.ids.forEach((id, at) => {
+      const key = transaction.keys[at];
+      const seq = seqOf.get(id);
+      if (key == null || seq === undefined) return;
+      const windows = byKey.get(key) ?? [];
+      let window = windows.find((candidate) => candidate.sent === transaction.commitSent);
+      if (!window) {
+        window = { sent: transaction.commitSent, answered: transaction.commitAnswered, seqs: [] };
+        windows.push(window);
+      }
+      window.seqs.push(seq);
+      byKey.set(key, windows);
+    });
+  }
+  let inversions = 0;
+  for (const windows of byKey.values()) {
+    for (const later of windows) {
+      const before = windows.filter((earlier) => earlier.answered < later.sent);
+      const highest = Math.max(Number.NEGATIVE_INFINITY, ...before.flatMap((earlier) => earlier.seqs));
+      inversions += later.seqs.filter((seq) => seq < highest).length;
+    }
+  }
+  return inversions;
+}

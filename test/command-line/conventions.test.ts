@@ -86,7 +86,7 @@ describe("pnpm bench's own options", { timeout: 120_000 }, () => {
     expectUsageError(runs, '--runs must be a whole number ≥ 1, got "0"', usage);
     expectUsageError(
       only,
-      "unknown scenario: latncy; choose from relay, relay-latency-sns, latency, consumer, stop, scale, api, growth",
+      "unknown scenario: latncy; choose from relay, relay-latency-sns, latency, consumer, stop, scale, api, growth, enqueue",
       usage,
     );
     expectUsageError(argument, "unexpected argument: quick", usage);

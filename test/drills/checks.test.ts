@@ -5,6 +5,7 @@ import {
   checkDeadline,
   checkHttpSigkill,
   checkHttpSigterm,
+  checkKeyOrder,
   checkPhotoChain,
   checkRelaySigterm,
   checkReplay,
@@ -13,6 +14,7 @@ import {
   checkSigkill,
   checkSlowDependency,
   checkTerminationRace,
+  commitOrderInversions,
   formatMs,
   formatSeconds,
   type HttpOutcome,
@@ -347,5 +349,57 @@ describe("replay checker", () => {
     expect(checkReplay({ ...good, queueDepth: 1 }).pass).toBe(false);
     expect(checkReplay({ ...good, effectsBefore: 149, effectsAfter: 149 }).pass).toBe(false);
     expect(checkReplay({ ...good, replayed: null })).toMatchObject({ pass: false });
+  });
+
+  it("racing-producers: no inversion anywhere, every committed event once, with held transactions and a kill", () => {
+    const good = {
+      producers: 32,
+      keys: 8,
+      held: 60,
+      kills: 1,
+      expected: 1_200,
+      rolledBack: 60,
+      outOfOrder: 0,
+      overtaken: 0,
+      commitOrderInversions: 0,
+      inbox: 1_200,
+      effects: 1_200,
+      lost: 0,
+      dead: 0,
+      duplicates: 3,
+    };
+    expect(checkKeyOrder(good)).toMatchObject({ pass: true });
+    expect(checkKeyOrder(good).result).toContain("per-key inversions 0");
+    expect(checkKeyOrder({ ...good, outOfOrder: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, commitOrderInversions: 2 })).toMatchObject({ pass: false });
+    expect(checkKeyOrder({ ...good, commitOrderInversions: 2 }).result).toContain("per-key inversions 2");
+    expect(checkKeyOrder({ ...good, overtaken: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, effects: 1_201 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, inbox: 1_199, lost: 1 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, dead: 1 }).pass).toBe(false);
+    // A run that raced nothing, or killed nothing, shows nothing.
+    expect(checkKeyOrder({ ...good, held: 0 }).pass).toBe(false);
+    expect(checkKeyOrder({ ...good, kills: 0 }).pass).toBe(false);
+  });
+
+  it("commit order: only a commit answered before another was sent orders them", () => {
+    const seqOf = new Map([
+      ["a1", 1],
+      ["a2", 5],
+      ["b1", 3],
+      ["c1", 4],
+    ]);
+    // A answered (clock 1) before B sent (2): B's seq 3 is below A's 5, an inversion.
+    const a = { ids: ["a1", "a2"], keys: ["k", "k"], commitSent: 0, commitAnswered: 1 };
+    const b = { ids: ["b1"], keys: ["k"], commitSent: 2, commitAnswered: 3 };
+    expect(commitOrderInversions([a, b], seqOf)).toBe(1);
+    // In flight together (B sent before A answered): either order is right.
+    expect(commitOrderInversions([a, { ...b, commitSent: 0.5 }], seqOf)).toBe(0);
+    // Another key, or no key, is not compared.
+    expect(commitOrderInversions([a, { ...b, keys: ["other"] }], seqOf)).toBe(0);
+    expect(commitOrderInversions([a, { ...b, keys: [null] }], seqOf)).toBe(0);
+    expect(
+      commitOrderInversions([a, { ids: ["c1"], keys: ["k"], commitSent: 4, commitAnswered: 5 }], seqOf),
+    ).toBe(1);
   });
 });

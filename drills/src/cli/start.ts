@@ -39,6 +39,7 @@ const scale = {
   eventsPerSecond: wholeNumberOption(usage, "rate", values.rate, 100),
   seriesDurationMs: wholeNumberOption(usage, "duration", values.duration, 20) * 1_000,
   restarts: 4,
+  racingTransactions: fullScale.racingTransactions,
 };
 const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 

@@ -8,6 +8,7 @@ import { FAULTS } from "./fault-kinds.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
 import { runPhotoChain } from "./photo-chain.js";
+import { runRacingProducers } from "./racing-producers.js";
 import { runReplayDrill } from "./replay.js";
 import { runRollingRestart } from "./rolling-restart.js";
 import { runSigkillDrill } from "./sigkill.js";
@@ -43,6 +44,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   faults: { run: (context) => runFaultsDrill(context), rows: FAULTS.map(() => "fault" as const) },
   replay: { run: runReplayDrill, rows: ["replay"] },
   "claim-check": { run: runClaimCheckDrill, rows: ["claimCheck"] },
+  "racing-producers": { run: runRacingProducers, rows: ["racingProducers"] },
 };
 
 /** The named drills, each underlying drill once, in order; unknown names are an error. */

@@ -61,6 +61,7 @@ export {
   MIN_TOPIC_MESSAGE_BYTES,
   REPLAY_ATTRIBUTE,
 } from "./outbox/message-contract.js";
+export { orderingKeyLock } from "./outbox/ordering-key-lock.js";
 export {
   headersProblem,
   type MessageSize,
@@ -68,5 +69,11 @@ export {
   messageAttributes,
 } from "./outbox/sns-message.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
-export { INSERT_IN_FLIGHT_LOCK, OUTBOX_CHANNEL, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "./protocol.js";
+export {
+  INSERT_IN_FLIGHT_LOCK,
+  ORDERING_KEY_LOCK_SPACE,
+  OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "./protocol.js";
 export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";

@@ -20,6 +20,14 @@ export const INSERT_IN_FLIGHT_LOCK = 2;
 export const BOOKKEEPING_ADOPTION_LOCK = 3;
 
 /**
+ * The key space of the per-ordering-key locks (two-key form: this space, then the key's lock number,
+ * `orderingKeyLock` in outbox/ordering-key-lock.ts). A space of its own because the lock numbers cover
+ * the whole int4 range and would meet `OUTBOX_LOCK_SPACE`'s small ones. The outbox's insert trigger
+ * (migration 0014) holds a keyed row's lock until its transaction ends.
+ */
+export const ORDERING_KEY_LOCK_SPACE = 0x6f75746b; // "outk"
+
+/**
  * The outbox migrations' kysely bookkeeping tables: of their own, so an application's own kysely
  * migrations (kysely's default `kysely_migration`) and ours never see each other's rows.
  */

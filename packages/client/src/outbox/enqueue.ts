@@ -12,6 +12,7 @@ import { type DeliveryTime, deliveryColumns, deliveryTimeProblem } from "./deliv
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { type MessageLimit, messageLimit } from "./message-limit.js";
+import { inKeyLockOrder } from "./ordering-key-lock.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -23,7 +24,11 @@ interface EventFields {
   /** Logical destination, mapped to a topic ARN by the relay's config. */
   readonly topic: string;
   readonly eventType: string;
-  /** Events sharing a key are delivered in the order they were enqueued. */
+  /**
+   * Events sharing a key are published in the order they committed, and those of one transaction in
+   * the order they were given. A transaction holds each key it enqueued until it ends: another
+   * producer's enqueue of the same key waits for it (docs/relay.md, "Order per key").
+   */
   readonly orderingKey?: string | null;
   /**
    * Propagated as message attributes. With tracing on, `enqueue` sets `traceparent` (and `tracestate`)
@@ -231,7 +236,9 @@ export async function enqueueWith(
       };
     });
     if (claimCheck !== undefined && claimed.length > 0) await storeClaimed(claimCheck, claimed);
-    await write(rows);
+    // Written in the order the insert trigger takes their keys' locks (migration 0014), so that two
+    // transactions enqueuing overlapping keys cannot deadlock; the ids are returned as given.
+    await write(inKeyLockOrder(rows));
     tracing.end();
     return rows.map((row) => row.id);
   } catch (error) {

@@ -10,6 +10,7 @@ import * as outboxSeqNotIndexed from "./0009_outbox_seq_not_indexed.js";
 import * as relayDeadHeadsBlockKeys from "./0010_relay_dead_heads_block_keys.js";
 import * as outboxDeliverAt from "./0012_outbox_deliver_at.js";
 import * as relayRepublish from "./0013_relay_republish.js";
+import * as outboxKeyOrder from "./0014_outbox_key_order.js";
 
 /**
  * Every outbox/inbox migration, in order. Listed statically (not read from a folder) so a bundled or
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "0010_relay_dead_heads_block_keys": relayDeadHeadsBlockKeys,
   "0012_outbox_deliver_at": outboxDeliverAt,
   "0013_relay_republish": relayRepublish,
+  "0014_outbox_key_order": outboxKeyOrder,
 };
