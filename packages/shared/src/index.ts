@@ -32,6 +32,7 @@ export {
   isQueryReadTimeout,
   newDatabaseClient,
   type PlanCacheMode,
+  plainTextConnection,
 } from "./db/create-database.js";
 export {
   beginWithStatementTimeout,
