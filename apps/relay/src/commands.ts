@@ -31,9 +31,10 @@ A blocked key is held by a dead row: its later events wait for requeue-dead or s
       summary: "give dead rows (or one) a fresh set of attempts",
       details: `
   --id ID  only the dead row with this event id (a UUID); exit 1 when there is none
-Prints {"requeued":N}.`,
+A claim-checked row older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS stays dead (its object may expire
+before a message is read), named on stderr. Prints {"requeued":N}.`,
       options: { id: { type: "string" } },
-      settings: async () => (await import("./cli/open-database.js")).commandSettings,
+      settings: async () => (await import("./settings.js")).requeueDeadSettings,
       async run({ values }, usage) {
         return (await import("./cli/requeue-dead.js")).runRequeueDead(values.id, usage);
       },

@@ -46,6 +46,8 @@ export interface RepublishDeps {
   readonly resolveTopic: TopicResolver;
   /** The longest one PublishBatch may take, every SDK attempt included. */
   readonly publishTimeoutMs: number;
+  /** RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: older claim-checked rows are skipped, not re-sent. */
+  readonly claimCheckSendWithinHours: number;
   readonly log: Logger;
   /** Aborts at SIGTERM or Ctrl-C: the run ends after the page in hand, its cursor saved. */
   readonly stopping: AbortSignal;
@@ -98,7 +100,13 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
     const ready: ReadyRow[] = [];
     let pageSkipped = 0;
     for (const { row } of page) {
-      const built = buildReplayEntry(row, deps.resolveTopic, (arn) => limits.bytesFor(arn), run.id);
+      const built = buildReplayEntry(
+        row,
+        deps.resolveTopic,
+        (arn) => limits.bytesFor(arn),
+        run.id,
+        deps.claimCheckSendWithinHours,
+      );
       if (built.kind === "ready") {
         ready.push({
           row,
@@ -259,6 +267,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
               publisher: createSnsPublisher(sns),
               resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
               publishTimeoutMs: publishTimeoutMs(config),
+              claimCheckSendWithinHours: config.claimCheckSendWithinHours,
               log,
               stopping: stops.stopping,
             },
