@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { receiveAll, runEntryPoint } from "@outbox/test-kit";
+import { awsEnvironment } from "@outbox/devstack";
+import { receiveAll, runEntryPoint, stack } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { clearOutbox, useRelayTestBed } from "./harness.js";
@@ -81,5 +82,35 @@ describe("claim-checked events past RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS", () => 
     // Named alone, it is not requeued: exit 1, as for an id that names no dead row.
     const one = await runEntryPoint(RELAY_MAIN, ["requeue-dead", "--id", old], { DATABASE_URL: bed.url });
     expect({ code: one.code, stdout: one.stdout.trim() }).toEqual({ code: 1, stdout: '{"requeued":0}' });
+  });
+
+  it("republish skips an old claim-checked row, counting and logging it, and sends a young one", async () => {
+    await clearOutbox(bed.handle);
+    const old = await claimedRow(200);
+    const young = await claimedRow(2);
+    await sql`UPDATE outbox SET published_at = now() - interval '1 minute'`.execute(bed.handle.db);
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const run = await runEntryPoint(
+      RELAY_MAIN,
+      ["republish", "--from", from, "--topic", "orders", "--inbox-retention-hours", "336"],
+      {
+        ...awsEnvironment(stack().aws),
+        DATABASE_URL: bed.url,
+        RELAY_TOPIC_ARNS: `orders=${bed.standard.topicArn}`,
+      },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sent: 1, skipped: 1, finished: true });
+    const skipped = run.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === "republish: event skipped, it cannot be sent");
+    expect(skipped).toMatchObject({ eventId: old });
+    expect(String(skipped?.reason)).toMatch(
+      /^claim-checked event 200 h old, over RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS/,
+    );
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 1);
+    expect(received.map((message) => message.attributes.event_id)).toEqual([young]);
   });
 });
