@@ -38,8 +38,9 @@ function missingCode(error: unknown): string | undefined {
  * and by the read itself, which stops one chunk past the declared size), an object that is gone
  * (deleted, or expired by the bucket's lifecycle: retrying cannot bring it back), a payload that is
  * not JSON. Whoever can write to the bucket or the queue cannot make a fetch hold more than the
- * bound. A message that is not claim-checked comes back as it is. Throws on what a retry may fix (S3 unreachable, the time ran out): when the
- * message's own deadline aborted, with its reason, so a drain's expiry releases the message.
+ * bound. A message that is not claim-checked comes back as it is. Throws on what a retry may fix
+ * (S3 unreachable, the time ran out): when the message's own deadline aborted, with its reason, so
+ * a drain's expiry releases the message.
  */
 export async function fetchClaimedPayload(
   reader: ClaimCheckReader | undefined,

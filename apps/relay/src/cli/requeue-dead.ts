@@ -1,7 +1,7 @@
 import { EXIT_CONFIG, reportConfigErrors, resolveConfig } from "@outbox/shared";
 import { sql } from "kysely";
 import { requeueDeadSettings } from "../settings.js";
-import { runDeadRowsCommand } from "./dead-rows-command.js";
+import { deadRowId, runDeadRowsCommand } from "./dead-rows-command.js";
 
 /** The most refused event ids one line lists; the count says how many there were. */
 const LISTED_IDS = 20;
@@ -15,6 +15,8 @@ const LISTED_IDS = 20;
  * application can send it again, by enqueueing it anew.
  */
 export function runRequeueDead(id: string | boolean | undefined, usage: string): Promise<number> {
+  // A bad --id is a usage error before any configuration is read, as for every dead-rows command.
+  deadRowId(id, usage);
   const config = reportConfigErrors("relay requeue-dead", () =>
     resolveConfig(requeueDeadSettings, () => [], process.env),
   );
