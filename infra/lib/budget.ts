@@ -264,7 +264,8 @@ export function envNamesOf(daemon: Daemon): ReadonlySet<string> {
  * bundle's place in the image is checked by infra/test/packaging.test.ts. Other tokens stand for
  * themselves.
  */
-const DATABASE_URL_PLACEHOLDER = "postgres://placeholder@database:5432/app";
+// With sslmode=require: a task that leaves DB_SSL_MODE at auto is checked reading no file too.
+const DATABASE_URL_PLACEHOLDER = "postgres://placeholder@database:5432/app?sslmode=require";
 const DEPLOY_TIME_URL_PLACEHOLDER = "https://deploy-time.invalid/";
 const CHECKED_BY_THE_IMAGE = ["CONSUMER_HANDLERS_MODULE"];
 // A topic ARN CloudFormation fills in at deploy time: the relay checks each ARN's shape at start-up.

@@ -72,7 +72,9 @@ export function checkedDaemonService(
   if (clash.length > 0) {
     throw new Error(`${daemon}: ${clash.join(", ")} are derived by the stack; set them through its props`);
   }
-  const environment = { ...extra, ...derived };
+  // TLS to the database said in the template, not left to a default: verified against the RDS
+  // bundle the image ships. A service's own DB_SSL_MODE (another CA, a proxy) replaces it.
+  const environment = { DB_SSL_MODE: "verify-full", ...extra, ...derived };
   assertStartsUp(daemon, { ...environment, ...sidecarEnvironment });
   const service = new DaemonService(scope, id, {
     ...shared,

@@ -9,7 +9,7 @@ import { assertApiReachable } from "./api-reachability.js";
 import { apiService } from "./api-service.js";
 import type { ApiBudget, ConsumerBudget, RelayBudget } from "./budget.js";
 import type { SharedServiceProps } from "./checked-daemon-service.js";
-import { ClaimCheckBucket } from "./claim-check-bucket.js";
+import { ClaimCheckBucket, claimCheckSendWithinHours } from "./claim-check-bucket.js";
 import { consumerService } from "./consumer-service.js";
 import { DEFAULT_CPU_ARCHITECTURE } from "./cpu-architecture.js";
 import { daemonImages } from "./daemon-images.js";
@@ -79,7 +79,13 @@ export class OutboxWorkersStack extends Stack {
       budget: this.consumerBudget,
       ...(props.maximumMessageSize === undefined ? {} : { maximumMessageSize: props.maximumMessageSize }),
     });
-    this.claimCheck = new ClaimCheckBucket(this, "ClaimCheck", { budget: this.consumerBudget });
+    this.claimCheck = new ClaimCheckBucket(this, "ClaimCheck", {
+      budget: this.consumerBudget,
+      sendWithinHours: claimCheckSendWithinHours(props),
+      ...(props.claimCheckExpirationDays === undefined
+        ? {}
+        : { expirationDays: props.claimCheckExpirationDays }),
+    });
     // The applications that enqueue live outside the stack (the photo service sends small events
     // only): each role named gets PutObject on the bucket's objects, nothing more.
     (props.claimCheckWriterRoleArns ?? []).forEach((arn, index) => {

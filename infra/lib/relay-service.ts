@@ -3,6 +3,7 @@ import type * as sns from "aws-cdk-lib/aws-sns";
 import type { Construct } from "constructs";
 import type { RelayBudget } from "./budget.js";
 import { checkedDaemonService, type SharedServiceProps } from "./checked-daemon-service.js";
+import { claimCheckSendWithinHours } from "./claim-check-bucket.js";
 import type { DaemonService } from "./daemon-service.js";
 import { daemonTelemetry } from "./daemon-telemetry.js";
 import type { OutboxWorkersStackProps } from "./stack-props.js";
@@ -31,7 +32,14 @@ export function relayService(
   const telemetry = daemonTelemetry(stackProps, "relay");
   const { daemon, telemetry: sidecar } = checkedDaemonService(scope, "Relay", "relay", shared, {
     budget,
-    options: relayOptions,
+    options: {
+      ...relayOptions,
+      // Said in the template: the claim check's lifecycle is derived from it (claim-check-bucket.ts).
+      environment: {
+        RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: String(claimCheckSendWithinHours(stackProps)),
+        ...relayOptions.environment,
+      },
+    },
     computed: {
       RELAY_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
       RELAY_TOPIC_ARNS: [

@@ -99,6 +99,12 @@ export interface OutboxWorkersStackProps extends StackProps {
    */
   readonly claimCheckWriterRoleArns?: readonly string[];
   /**
+   * Days the claim check's objects live. Default: derived, the longest a pointer can live (the
+   * relay's RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS, then the queue's and the DLQ's retention twice, for
+   * one redrive, plus a day); a shorter value fails the synth.
+   */
+  readonly claimCheckExpirationDays?: number;
+  /**
    * Default: a new VPC (2 AZs, private subnets behind `natGateways` NAT gateways, VPC endpoints for
    * every AWS API the tasks call; see worker-vpc.ts). Yours must give the tasks a way to SNS, SQS,
    * Secrets Manager, CloudWatch Logs and the image registry in its PRIVATE_WITH_EGRESS subnets.

@@ -28,9 +28,12 @@ topic_arn=$(awslocal sns create-topic --name "$name" --query TopicArn --output t
 awslocal sns subscribe --topic-arn "$topic_arn" --protocol sqs --notification-endpoint "$queue_arn" \
   --attributes RawMessageDelivery=true >/dev/null
 
-# The claim check's bucket; its objects expire after the DLQ's retention plus a day, as in the stack.
+# The claim check's bucket; its objects expire as in the stack (infra/lib/claim-check-bucket.ts): the
+# relay's RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (its default, 192 h), then the queue's and the DLQ's
+# retention twice (one redrive), plus a day.
 awslocal s3api create-bucket --bucket "${name}-claim-check" >/dev/null
-expire_days=$(((OUTBOX_DLQ_RETENTION_SECONDS + 86399) / 86400 + 1))
+pointer_seconds=$((192 * 3600 + 2 * (OUTBOX_QUEUE_RETENTION_SECONDS + OUTBOX_DLQ_RETENTION_SECONDS)))
+expire_days=$(((pointer_seconds + 86399) / 86400 + 1))
 awslocal s3api put-bucket-lifecycle-configuration --bucket "${name}-claim-check" --lifecycle-configuration \
   "{\"Rules\":[{\"ID\":\"expire-claimed-payloads\",\"Status\":\"Enabled\",\"Filter\":{},\"Expiration\":{\"Days\":${expire_days}}}]}"
 

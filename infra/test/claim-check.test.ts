@@ -2,7 +2,6 @@ import type { CfnElement } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import type { IConstruct } from "constructs";
 import { describe, expect, it } from "vitest";
-import { DLQ_RETENTION_SECONDS } from "../lib/budget.js";
 import { container, environmentOf, policyStatements, synth, wildcardProblems } from "./support/synth.js";
 
 const { stack, template } = synth();
@@ -51,11 +50,16 @@ describe("the claim check's bucket", () => {
     });
   });
 
-  it("expires objects once no message can point at one: the DLQ's retention (past the queue's) plus a day", () => {
-    const days = DLQ_RETENTION_SECONDS / 86_400 + 1;
-    expect(stack.consumerBudget.dlqRetentionSeconds).toBeGreaterThanOrEqual(
-      stack.consumerBudget.queueRetentionSeconds,
+  it("expires objects only once no pointer can reach a consumer: the relay's send window, then the queue and the DLQ twice (one redrive), plus a day", () => {
+    const { queueRetentionSeconds, dlqRetentionSeconds } = stack.consumerBudget;
+    const sendWithinHours = Number(
+      environmentOf(container(template, "relay")).RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS,
     );
+    expect(sendWithinHours).toBe(192);
+    // 8 days to send, 4 in the queue, 14 in the DLQ, again after a redrive, and a day: 45.
+    const days =
+      Math.ceil((sendWithinHours * 3_600 + 2 * (queueRetentionSeconds + dlqRetentionSeconds)) / 86_400) + 1;
+    expect(days).toBe(45);
     expect(stack.claimCheck.expirationDays).toBe(days);
     template.hasResourceProperties("AWS::S3::Bucket", {
       LifecycleConfiguration: {
@@ -69,6 +73,16 @@ describe("the claim check's bucket", () => {
         ],
       },
     });
+    // The relay's window is the operator's to change; the lifecycle follows it.
+    const wider = synth({ relay: { environment: { RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: "336" } } });
+    expect(wider.stack.claimCheck.expirationDays).toBe(51);
+  });
+
+  it("refuses at synth a lifecycle shorter than the longest a pointer can live", () => {
+    expect(() => synth({ claimCheckExpirationDays: 30 })).toThrow(
+      "claimCheckExpirationDays (30) is shorter than the longest a pointer can live: RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (192 h) + the queue's and the DLQ's retention twice (one redrive) = 45 days; a consumer would find objects gone",
+    );
+    expect(synth({ claimCheckExpirationDays: 60 }).stack.claimCheck.expirationDays).toBe(60);
   });
 
   it("tells the consumer its name (CONSUMER_CLAIM_CHECK_BUCKET) and outputs it for the applications", () => {

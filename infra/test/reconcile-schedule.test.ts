@@ -58,7 +58,10 @@ describe("reconcile schedule", () => {
 
   it("gets the service's database secret, log group and the variables the command reads, no others", () => {
     expect(reconcileContainer.Secrets).toEqual(apiContainer.Secrets);
-    expect(environmentOf(reconcileContainer)).toEqual({ API_EQUIPMENT_URL: equipmentUrl });
+    expect(environmentOf(reconcileContainer)).toEqual({
+      API_EQUIPMENT_URL: equipmentUrl,
+      DB_SSL_MODE: "verify-full",
+    });
     const logOptions = (definition: typeof apiContainer) =>
       (definition.LogConfiguration as { Options: Record<string, unknown> }).Options;
     expect(logOptions(reconcileContainer)["awslogs-group"]).toEqual(
@@ -70,6 +73,7 @@ describe("reconcile schedule", () => {
     expect(environmentOf(container(tuned, "reconcile"))).toEqual({
       API_EQUIPMENT_URL: equipmentUrl,
       API_RECONCILE_BATCH_SIZE: "200",
+      DB_SSL_MODE: "verify-full",
     });
   });
 

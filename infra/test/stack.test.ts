@@ -120,6 +120,15 @@ describe("the containers", () => {
     );
   });
 
+  it("set DB_SSL_MODE=verify-full on every daemon, so TLS to the database never rests on a default; a service's own value wins", () => {
+    const { template: withApi } = synth({ api: { equipmentUrl: "https://equipment.example.com" } });
+    for (const name of ["relay", "consumer", "api"]) {
+      expect(environmentOf(container(withApi, name)).DB_SSL_MODE, name).toBe("verify-full");
+    }
+    const { template: required } = synth({ relay: { environment: { DB_SSL_MODE: "require" } } });
+    expect(environmentOf(container(required, "relay")).DB_SSL_MODE).toBe("require");
+  });
+
   it("wire the topic and the queues into the daemons' variables", () => {
     expect(environmentOf(relayContainer).RELAY_TOPIC_ARNS).toEqual({
       "Fn::Join": ["", ["events=", { Ref: topicId }]],

@@ -1,7 +1,13 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import type { SNSClient } from "@aws-sdk/client-sns";
-import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import {
   type ConsumedEvent,
   defineHandlers,
@@ -67,7 +73,7 @@ afterAll(async () => {
 
 const quiet = () => createLogger({ service: "claim-check-test", version: "0", level: "silent" });
 
-/** A JSON payload of exactly `bytes` bytes, unique to this call (so to its content-addressed key). */
+/** A JSON payload of exactly `bytes` bytes, unique to this call. */
 function payloadOf(bytes: number): { json: string; payload: { id: string; blob: string } } {
   const id = randomUUID();
   const overhead = Buffer.byteLength(JSON.stringify({ id, blob: "" }));
@@ -77,7 +83,51 @@ function payloadOf(bytes: number): { json: string; payload: { id: string; blob: 
   return { json, payload };
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+/** A fresh UUID after the prefix: how AWS's extended clients key an object (`s3KeyPrefix + UUID`). */
+const UUID_KEY_TAIL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_KEY = new RegExp(`^test/${UUID_KEY_TAIL.source.slice(1)}`);
+
+/** The object key the event's row points at. */
+async function keyOf(id: string): Promise<string> {
+  const row = await database.db
+    .selectFrom("outbox")
+    .select("payload")
+    .where("id", "=", id)
+    .executeTakeFirstOrThrow();
+  const [, pointer] = row.payload as [string, { s3Key: string }];
+  return pointer.s3Key;
+}
+
+/**
+ * What AWS's Java SQS extended client does on receive, with its default `cleanupS3Payload = true`:
+ * for each message with the `ExtendedPayloadSize` marker, GetObject at the pointer (a NoSuchKey
+ * throws, failing the whole receive), process, DeleteMessage, then DeleteObject.
+ */
+async function receiveDeletingPayloads(queueUrl: string, count: number): Promise<string[]> {
+  const payloads: string[] = [];
+  await waitUntil(`${count} messages through a payload-deleting consumer`, async () => {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MessageAttributeNames: ["All"],
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+      }),
+    );
+    for (const message of Messages as Message[]) {
+      if (message.MessageAttributes?.ExtendedPayloadSize === undefined) continue;
+      const [, pointer] = JSON.parse(message.Body ?? "") as [string, { s3BucketName: string; s3Key: string }];
+      const object = await s3.send(
+        new GetObjectCommand({ Bucket: pointer.s3BucketName, Key: pointer.s3Key }),
+      );
+      payloads.push((await object.Body?.transformToString("utf-8")) ?? "");
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+      await s3.send(new DeleteObjectCommand({ Bucket: pointer.s3BucketName, Key: pointer.s3Key }));
+    }
+    return payloads.length >= count;
+  });
+  return payloads;
+}
 
 async function enqueueClaimed(
   event: NewEvent,
@@ -138,10 +188,13 @@ describe("the S3 claim check", () => {
     });
     const { json } = payloadOf(900 * 1024);
     const id = await enqueueClaimed({ topic: "blobs", eventType, payloadJson: json }, { blobs: 1_048_576 });
-    const before = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: `test/${sha256(json)}` }),
-    );
-    expect(before.KeyCount ?? 0).toBe(0);
+    const row = await database.db
+      .selectFrom("outbox")
+      .select(["payload", "headers"])
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(row.payload) === json).toBe(true);
+    expect(row.headers).not.toHaveProperty("ExtendedPayloadSize");
 
     await relayAll(large);
     const handled: ConsumedEvent[] = [];
@@ -169,9 +222,11 @@ describe("the S3 claim check", () => {
       .select(["payload", "headers"])
       .where("id", "=", id)
       .executeTakeFirstOrThrow();
-    const pointer = `["${POINTER_CLASS}",{"s3BucketName":"${bucket}","s3Key":"test/${sha256(json)}"}]`;
+    const key = await keyOf(id);
+    expect(key).toMatch(UUID_KEY);
+    const pointer = `["${POINTER_CLASS}",{"s3BucketName":"${bucket}","s3Key":"${key}"}]`;
     expect(JSON.stringify(row.payload)).toBe(pointer);
-    const stored = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `test/${sha256(json)}` }));
+    const stored = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     expect((await stored.Body?.transformToString("utf-8")) === json).toBe(true);
 
     await relayAll();
@@ -224,7 +279,7 @@ describe("the S3 claim check", () => {
     const { json } = payloadOf(300 * 1024);
     const id = await enqueueClaimed({ topic: "blobs", eventType, payloadJson: json });
     await relayAll();
-    const key = `test/${sha256(json)}`;
+    const key = await keyOf(id);
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 
     const handled: ConsumedEvent[] = [];
@@ -245,6 +300,24 @@ describe("the S3 claim check", () => {
     // The evidence kept: the pointer and its size marker travel to the DLQ with the message.
     expect(dead[0]?.body).toContain(key);
     expect(dead[0]?.attributes.ExtendedPayloadSize).toBe(String(Buffer.byteLength(json)));
+  });
+
+  it("lets a consumer that deletes each object after processing (AWS's Java client's default) read two events with the same payload", async () => {
+    const { json } = payloadOf(300 * 1024);
+    const event = { topic: "blobs", eventType, payloadJson: json };
+    const ids = await database.db
+      .transaction()
+      .execute((trx) => enqueue(trx as unknown as Kysely<OutboxTables>, [event, event], { claimCheck }));
+    await relayAll();
+    const payloads = await receiveDeletingPayloads(resources.queueUrl, 2);
+    expect(payloads.map((text) => text === json)).toEqual([true, true]);
+    // Both objects gone after processing, as the deleting consumer leaves them.
+    for (const id of ids) {
+      const key = await keyOf(id);
+      await expect(s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).rejects.toMatchObject({
+        name: "NoSuchKey",
+      });
+    }
   });
 });
 
@@ -274,15 +347,21 @@ describe("enqueue with a claim check", () => {
     expect(listed.KeyCount ?? 0).toBe(0);
   });
 
-  it("stores a payload shared by several events once, under its SHA-256", async () => {
+  it("stores each event's payload in an object of its own, under a fresh UUID, even when payloads are equal", async () => {
     const prefix = `shared-${randomUUID()}/`;
     const shared = new S3ClaimCheck({ s3, bucket, keyPrefix: prefix });
     const { json } = payloadOf(300 * 1024);
     const event = { topic: "blobs", eventType, payloadJson: json };
-    await enqueue(database.db, [event, event], { claimCheck: shared });
+    const ids = await enqueue(database.db, [event, event], { claimCheck: shared });
+    const keys = await Promise.all(ids.map(keyOf));
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-    expect(listed.Contents?.map((object) => object.Key)).toEqual([`${prefix}${sha256(json)}`]);
-    expect(listed.Contents?.[0]?.Size).toBe(Buffer.byteLength(json));
+    expect(listed.Contents?.map((object) => object.Key).sort()).toEqual([...keys].sort());
+    expect(new Set(keys).size).toBe(2);
+    for (const key of keys) expect(key.slice(prefix.length)).toMatch(UUID_KEY_TAIL);
+    expect(listed.Contents?.map((object) => object.Size)).toEqual([
+      Buffer.byteLength(json),
+      Buffer.byteLength(json),
+    ]);
   });
 
   it("fails within putTimeoutMs on a hung S3, with a ClaimCheckError naming the object, and writes no row", async () => {
@@ -306,7 +385,9 @@ describe("enqueue with a claim check", () => {
       );
       await expect(attempt).rejects.toBeInstanceOf(ClaimCheckError);
       await expect(attempt).rejects.toThrow(
-        `PutObject s3://${bucket}/${sha256(json)} did not finish within 300 ms`,
+        new RegExp(
+          `^PutObject s3://${bucket}/${UUID_KEY_TAIL.source.slice(1, -1)} did not finish within 300 ms$`,
+        ),
       );
       expect(await outboxCount()).toBe(before);
     } finally {

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { ConfigError, createDatabase, type DatabaseHandle, type DatabaseSsl } from "@outbox/shared";
+import {
+  ConfigError,
+  commonSettings,
+  createDatabase,
+  type DatabaseHandle,
+  type DatabaseSsl,
+  plainTextConnection,
+} from "@outbox/shared";
 import { startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { sql } from "kysely";
 import pg from "pg";
@@ -32,6 +39,8 @@ async function encrypted(handle: DatabaseHandle): Promise<boolean> {
   `.execute(handle.db);
   return rows[0]?.ssl ?? false;
 }
+
+const plainTextHost = (url: string, ssl: DatabaseSsl) => plainTextConnection(url, ssl)?.host;
 
 /** The ConfigError's problems, or a failure when it does not throw one. */
 function problemsOf(url: string, ssl?: DatabaseSsl): readonly { env: string; message: string }[] {
@@ -184,5 +193,64 @@ describe("TLS settings that cannot work are a ConfigError before any connection"
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("DB_SSL_MODE=auto without sslmode in the URL: verified TLS unless the host is loopback", () => {
+  let dir: string;
+  let ca: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "outbox-ca-"));
+    ca = join(dir, "ca.pem");
+    writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a loopback host or a socket: plain text, as before", () => {
+    for (const url of [
+      "postgres://app@127.0.0.1:5432/app",
+      "postgres://app@127.0.0.2/app",
+      "postgres://app@localhost/app",
+      "postgres://app@[::1]/app",
+      "postgres://app@%2Fvar%2Frun%2Fpostgresql/app",
+    ]) {
+      expect(database(url).clientConfig.ssl, url).toBe(false);
+      expect(plainTextHost(url, { mode: "auto", caFile: missing }), url).toBeUndefined();
+    }
+  });
+
+  it("any other host: verify-full against DB_SSL_CA_FILE, its name checked", () => {
+    expect(
+      database("postgres://app@db.example.com/app", { mode: "auto", caFile: ca }).clientConfig.ssl,
+    ).toMatchObject({
+      rejectUnauthorized: true,
+      servername: "db.example.com",
+    });
+    expect(
+      database("postgres://app@10.0.0.1/app", { mode: "auto", caFile: ca }).clientConfig.ssl,
+    ).toMatchObject({
+      rejectUnauthorized: true,
+    });
+  });
+
+  it("by default that is RDS's bundle, so a host outside this machine without it is refused before connecting, naming why", () => {
+    expect(problemsOf("postgres://app@db.example.com/app")).toEqual([
+      {
+        env: "DB_SSL_CA_FILE",
+        message: `cannot read ${commonSettings.dbSslCaFile.default} (ENOENT), which DB_SSL_MODE=auto needs (no sslmode in DATABASE_URL, and its host is not loopback: verified TLS)`,
+      },
+    ]);
+  });
+
+  it("plain text to a host that is not loopback, asked for by DB_SSL_MODE or the URL, is named for the start-up warning", () => {
+    expect(plainTextHost("postgres://app@db.example.com/app", { mode: "disable", caFile: missing })).toBe(
+      "db.example.com",
+    );
+    expect(
+      plainTextHost("postgres://app@10.0.0.1/app?sslmode=disable", { mode: "auto", caFile: missing }),
+    ).toBe("10.0.0.1");
+    expect(
+      plainTextHost("postgres://app@db.example.com/app", { mode: "require", caFile: missing }),
+    ).toBeUndefined();
   });
 });

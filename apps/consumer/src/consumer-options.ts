@@ -31,6 +31,8 @@ const tuningSettings = {
   requestTimeoutMs: "awsRequestTimeoutMs",
   /** Of each claim-checked message's deadline, the most its payload's fetch takes. */
   claimCheckFetchTimeoutMs: "claimCheckFetchTimeoutMs",
+  /** The largest claim-checked payload read; a larger one is poison. */
+  claimCheckMaxBytes: "claimCheckMaxBytes",
 } as const satisfies Record<string, keyof typeof consumerSettings>;
 
 type TuningName = keyof typeof tuningSettings;

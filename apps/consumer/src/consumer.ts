@@ -109,7 +109,11 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const claimCheck =
     options.claimCheck === undefined
       ? undefined
-      : { ...options.claimCheck, fetchTimeoutMs: numbers.claimCheckFetchTimeoutMs };
+      : {
+          ...options.claimCheck,
+          fetchTimeoutMs: numbers.claimCheckFetchTimeoutMs,
+          maxPayloadBytes: numbers.claimCheckMaxBytes,
+        };
   const deps = {
     pool: options.pool,
     handlers: options.handlers,

@@ -22,6 +22,8 @@ export interface DecodedMessage {
    * replaces it with the object's JSON before any handler sees it.
    */
   readonly claimed?: PayloadPointer;
+  /** The payload's size in bytes, as the claim-checked message declares it: what its object must hold. */
+  readonly claimedBytes?: number;
 }
 
 // The inbox column is uuid: a malformed id must be poison here, not a failing INSERT retried forever.
@@ -181,10 +183,18 @@ export function decodeMessage(message: Message, delivery: MessageDelivery): Deco
   const decoded = { eventId: eventId.toLowerCase(), eventType, payload, headers };
   // Marked by the attribute's name whatever its type, as the extended clients read it: they write
   // it as Number, our relay as String.
-  if (!PAYLOAD_SIZE_ATTRIBUTES.some((name) => attributes.has(name))) return decoded;
+  const sizeAttribute = PAYLOAD_SIZE_ATTRIBUTES.find((name) => attributes.has(name));
+  if (sizeAttribute === undefined) return decoded;
   const claimed = decodePointer(payload);
   if (typeof claimed === "string") {
     return new PoisonReason("invalid_claim_pointer", `claim-checked message, but ${claimed}`);
   }
-  return { ...decoded, claimed };
+  const declared = attributes.get(sizeAttribute)?.value ?? "";
+  if (!/^\d{1,15}$/.test(declared)) {
+    return new PoisonReason(
+      "invalid_claim_pointer",
+      `claim-checked message, but ${sizeAttribute} is not a byte count: "${declared}"`,
+    );
+  }
+  return { ...decoded, claimed, claimedBytes: Number(declared) };
 }

@@ -16,6 +16,8 @@ export type PoisonKind =
   | "claim_check_not_configured"
   | "claim_check_bucket_not_allowed"
   | "claimed_payload_missing"
+  | "claimed_payload_too_large"
+  | "claimed_payload_size_mismatch"
   | "claimed_payload_not_json";
 
 /**

@@ -2,6 +2,7 @@ import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Deadline, describeError, pointerUri } from "@outbox/client";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
+import { readBoundedBody } from "./read-bounded-body.js";
 
 /** Where claim-checked payloads are read from (CONSUMER_CLAIM_CHECK_BUCKET and its S3 client). */
 export interface ClaimCheckReader {
@@ -10,6 +11,8 @@ export interface ClaimCheckReader {
   readonly bucket: string;
   /** CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: the most one fetch takes of its message's deadline. */
   readonly fetchTimeoutMs: number;
+  /** CONSUMER_CLAIM_CHECK_MAX_BYTES: the largest payload read; a larger one is poison, never read. */
+  readonly maxPayloadBytes: number;
 }
 
 /** The fetch ran out of its own time (not the message's): retried later like any failure. */
@@ -27,32 +30,17 @@ function missingCode(error: unknown): string | undefined {
   return name === "NoSuchKey" || name === "NotFound" ? name : undefined;
 }
 
-/** The body's text, or the abort: a body that stops half-way must not outlive the deadline either. */
-async function bodyText(
-  body: { transformToString(encoding?: string): Promise<string>; destroy?: () => void },
-  deadline: Deadline,
-): Promise<string> {
-  let unlink = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    unlink = deadline.onAbort((reason) => {
-      body.destroy?.();
-      reject(reason);
-    });
-  });
-  try {
-    return await Promise.race([body.transformToString("utf-8"), aborted]);
-  } finally {
-    unlink();
-  }
-}
-
 /**
  * The message with its claim-checked payload in place, fetched from S3 under the message's
  * deadline (and at most CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS of it), or why it is poison: a
- * pointer we may not follow, an object that is gone (deleted, or expired by the bucket's lifecycle:
- * retrying cannot bring it back), a payload that is not JSON. A message that is not claim-checked
- * comes back as it is. Throws on what a retry may fix (S3 unreachable, the time ran out): when the
- * message's own deadline aborted, with its reason, so a drain's expiry releases the message.
+ * pointer we may not follow, a declared size over CONSUMER_CLAIM_CHECK_MAX_BYTES (no request), an
+ * object whose size is not the declared one (told by its Content-Length, before the body is read,
+ * and by the read itself, which stops one chunk past the declared size), an object that is gone
+ * (deleted, or expired by the bucket's lifecycle: retrying cannot bring it back), a payload that is
+ * not JSON. Whoever can write to the bucket or the queue cannot make a fetch hold more than the
+ * bound. A message that is not claim-checked comes back as it is. Throws on what a retry may fix
+ * (S3 unreachable, the time ran out): when the message's own deadline aborted, with its reason, so
+ * a drain's expiry releases the message.
  */
 export async function fetchClaimedPayload(
   reader: ClaimCheckReader | undefined,
@@ -74,14 +62,34 @@ export async function fetchClaimedPayload(
       `the payload is at ${uri}, outside CONSUMER_CLAIM_CHECK_BUCKET (${reader.bucket})`,
     );
   }
+  const declared = decoded.claimedBytes ?? 0;
+  if (declared > reader.maxPayloadBytes) {
+    return new PoisonReason(
+      "claimed_payload_too_large",
+      `${uri} is declared ${declared} bytes (ExtendedPayloadSize), over CONSUMER_CLAIM_CHECK_MAX_BYTES (${reader.maxPayloadBytes})`,
+    );
+  }
+  const mismatch = (actual: string) =>
+    new PoisonReason(
+      "claimed_payload_size_mismatch",
+      `${uri} is ${actual} bytes, its message declares ${declared} (ExtendedPayloadSize)`,
+    );
   const deadline = Deadline.after(reader.fetchTimeoutMs, messageDeadline);
-  let text: string;
+  let bytes: Buffer;
   try {
     const object = await reader.s3.send(new GetObjectCommand({ Bucket: pointer.bucket, Key: pointer.key }), {
       abortSignal: deadline.signal,
     });
-    if (object.Body === undefined) throw new Error(`GetObject ${uri} returned no body`);
-    text = await bodyText(object.Body, deadline);
+    const body = object.Body as Parameters<typeof readBoundedBody>[0] | undefined;
+    if (body === undefined) throw new Error(`GetObject ${uri} returned no body`);
+    if (object.ContentLength !== undefined && object.ContentLength !== declared) {
+      body.destroy();
+      return mismatch(String(object.ContentLength));
+    }
+    const read = await readBoundedBody(body, declared, deadline);
+    if (read.over) return mismatch(`more than ${declared} (${read.readBytes} read before the fetch stopped)`);
+    if (read.bytes.byteLength !== declared) return mismatch(String(read.bytes.byteLength));
+    bytes = read.bytes;
   } catch (error) {
     const missing = missingCode(error);
     if (missing !== undefined) {
@@ -99,7 +107,7 @@ export async function fetchClaimedPayload(
     deadline.dispose();
   }
   try {
-    return { ...decoded, payload: JSON.parse(text) };
+    return { ...decoded, payload: JSON.parse(bytes.toString("utf-8")) };
   } catch (error) {
     return new PoisonReason("claimed_payload_not_json", `${uri}: ${describeError(error)}`);
   }

@@ -188,6 +188,15 @@ export const consumerSettings = {
     description:
       "The most a claim-checked payload's fetch takes of its message's deadline; less than CONSUMER_HANDLER_TIMEOUT_MS, so the handler keeps the rest.",
   }),
+  claimCheckMaxBytes: setting.integer({
+    env: "CONSUMER_CLAIM_CHECK_MAX_BYTES",
+    min: 1,
+    max: 2_147_483_648,
+    unit: "bytes",
+    default: 8_388_608,
+    description:
+      "The largest claim-checked payload fetched (8 MiB, 32 times SNS's message limit). A larger one, declared or found, is poison and is never read past this; each message in flight may hold this much and its parsed form, so CONSUMER_CONCURRENCY times about four times this must fit the task's memory.",
+  }),
   inboxCleanupIntervalMs: setting.milliseconds({
     env: "CONSUMER_INBOX_CLEANUP_INTERVAL_MS",
     min: 1_000,

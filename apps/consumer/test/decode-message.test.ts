@@ -183,7 +183,23 @@ describe("decodeMessage: claim-checked messages", () => {
         rawMessage(pointer, { ...identity, ExtendedPayloadSize: [type, "300000"] }),
         raw,
       );
-      expect(decoded).toMatchObject({ claimed: { bucket: "claims", key: "k/1" }, headers: {} });
+      expect(decoded).toMatchObject({
+        claimed: { bucket: "claims", key: "k/1" },
+        claimedBytes: 300_000,
+        headers: {},
+      });
+    }
+  });
+
+  it("calls a marker that is not a byte count poison: the fetch is bounded by it", () => {
+    for (const size of ["", "-1", "1e9", "12.5", "9999999999999999"]) {
+      const decoded = decodeMessage(
+        rawMessage(pointer, { ...identity, ExtendedPayloadSize: ["Number", size] }),
+        raw,
+      );
+      expect(String(decoded)).toBe(
+        `invalid_claim_pointer: claim-checked message, but ExtendedPayloadSize is not a byte count: "${size}"`,
+      );
     }
   });
 

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Deadline, DeadlineExceededError, defineHandlers } from "@outbox/client";
 import { s3Client } from "@outbox/devstack";
-import { type SilentServer, stack, startSilentServer, waitUntil } from "@outbox/test-kit";
+import { runEntryPoint, type SilentServer, stack, startSilentServer, waitUntil } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DecodedMessage } from "../src/decode-message.js";
 import { DrainExpiredError, PoisonReason } from "../src/errors.js";
 import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/fetch-claimed-payload.js";
+import { readBoundedBody } from "../src/read-bounded-body.js";
 import { capturingLogger, queueFor, sendBody, useConsumerTestBed } from "./harness.js";
 
 // The claim check's fetch against real servers: moto (or LocalStack) for the objects, and an S3
@@ -28,15 +30,19 @@ const BUCKET = "claims";
 const pointerBody = (bucket: string, key: string) =>
   `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"${bucket}","s3Key":"${key}"}]`;
 
-function claimed(bucket: string, key: string): DecodedMessage {
+function claimed(bucket: string, key: string, claimedBytes = 300_000): DecodedMessage {
   return {
     eventId: randomUUID(),
     eventType: "example.created",
     payload: JSON.parse(pointerBody(bucket, key)),
     headers: {},
     claimed: { bucket, key },
+    claimedBytes,
   };
 }
+
+const MIB = 1024 * 1024;
+const MAX_BYTES = 8 * MIB;
 
 let hung: SilentServer;
 let hungS3: S3Client;
@@ -60,8 +66,8 @@ describe("fetchClaimedPayload", () => {
     const deadline = Deadline.after(10_000);
     try {
       const fetched = await fetchClaimedPayload(
-        { s3, bucket, fetchTimeoutMs: 5_000 },
-        claimed(bucket, key),
+        { s3, bucket, fetchTimeoutMs: 5_000, maxPayloadBytes: MAX_BYTES },
+        claimed(bucket, key, 14),
         deadline,
       );
       expect(fetched).toMatchObject({ payload: { name: "big" }, claimed: { bucket, key } });
@@ -76,7 +82,7 @@ describe("fetchClaimedPayload", () => {
     const deadline = Deadline.after(300);
     try {
       const fetching = fetchClaimedPayload(
-        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 60_000 },
+        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 60_000, maxPayloadBytes: MAX_BYTES },
         claimed(BUCKET, "hung/1"),
         deadline,
       );
@@ -94,7 +100,7 @@ describe("fetchClaimedPayload", () => {
     const deadline = Deadline.after(60_000);
     try {
       const fetching = fetchClaimedPayload(
-        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 300 },
+        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 300, maxPayloadBytes: MAX_BYTES },
         claimed(BUCKET, "hung/2"),
         deadline,
       );
@@ -113,7 +119,7 @@ describe("fetchClaimedPayload", () => {
     const before = hung.opened();
     try {
       const fetching = fetchClaimedPayload(
-        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 60_000 },
+        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 60_000, maxPayloadBytes: MAX_BYTES },
         claimed(BUCKET, "hung/3"),
         deadline,
       );
@@ -136,7 +142,7 @@ describe("fetchClaimedPayload", () => {
         "claim_check_not_configured: the payload is at s3://claims/k and CONSUMER_CLAIM_CHECK_BUCKET is not set",
       );
       const foreign = await fetchClaimedPayload(
-        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 1_000 },
+        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 1_000, maxPayloadBytes: MAX_BYTES },
         claimed("elsewhere", "k"),
         deadline,
       );
@@ -148,6 +154,117 @@ describe("fetchClaimedPayload", () => {
       deadline.dispose();
     }
     expect(hung.opened()).toBe(before);
+  });
+
+  it("calls a declared size over the maximum poison, naming both, without a request", async () => {
+    const deadline = Deadline.after(10_000);
+    const before = hung.opened();
+    try {
+      const refused = await fetchClaimedPayload(
+        { s3: hungS3, bucket: BUCKET, fetchTimeoutMs: 1_000, maxPayloadBytes: MAX_BYTES },
+        claimed(BUCKET, "k", 64 * MIB),
+        deadline,
+      );
+      expect(String(refused)).toBe(
+        `claimed_payload_too_large: s3://claims/k is declared 67108864 bytes (ExtendedPayloadSize), over CONSUMER_CLAIM_CHECK_MAX_BYTES (8388608)`,
+      );
+    } finally {
+      deadline.dispose();
+    }
+    expect(hung.opened()).toBe(before);
+  });
+
+  it("calls an object smaller than its declared size poison, naming both", async () => {
+    const s3 = s3Client(stack().aws);
+    const bucket = stack().claimCheckBucket ?? "";
+    const key = `fetch/${randomUUID()}`;
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '{"name":"big"}' }));
+    const deadline = Deadline.after(10_000);
+    try {
+      const refused = await fetchClaimedPayload(
+        { s3, bucket, fetchTimeoutMs: 5_000, maxPayloadBytes: MAX_BYTES },
+        claimed(bucket, key, 1_000),
+        deadline,
+      );
+      expect(String(refused)).toBe(
+        `claimed_payload_size_mismatch: s3://${bucket}/${key} is 14 bytes, its message declares 1000 (ExtendedPayloadSize)`,
+      );
+    } finally {
+      deadline.dispose();
+      s3.destroy();
+    }
+  });
+
+  it("refuses a 64 MiB object declared as 1 000 bytes without reading it: poison naming both sizes, peak RSS growth far below the object", async () => {
+    const s3 = s3Client(stack().aws);
+    const bucket = stack().claimCheckBucket ?? "";
+    const key = `fetch/huge-${randomUUID()}`;
+    const warmKey = `fetch/warm-${randomUUID()}`;
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.alloc(64 * MIB, 0x20) }));
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: warmKey, Body: "{}" }));
+    } finally {
+      s3.destroy();
+    }
+    const run = await runEntryPoint("apps/consumer/test/fixtures/fetch-peak-rss.ts", [], {
+      FETCH_AWS: JSON.stringify(stack().aws),
+      FETCH_BUCKET: bucket,
+      FETCH_KEY: key,
+      FETCH_WARM_KEY: warmKey,
+      FETCH_DECLARED_BYTES: "1000",
+      FETCH_MAX_BYTES: String(MAX_BYTES),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const measured = JSON.parse(run.stdout) as { outcome: string; peakGrowthBytes: number };
+    expect(measured.outcome).toBe(
+      `claimed_payload_size_mismatch: s3://${bucket}/${key} is 67108864 bytes, its message declares 1000 (ExtendedPayloadSize)`,
+    );
+    // Reading the object would take 64 MiB for its bytes and as much again for its text; refused
+    // on its length, the fetch costs what a small one does.
+    expect(measured.peakGrowthBytes).toBeLessThan(16 * MIB);
+  });
+});
+
+describe("readBoundedBody", () => {
+  /** A 64 MiB stream made on demand, a MiB at a time, counting how much of it was pulled. */
+  function endless(): { body: Readable; pulled: () => number } {
+    let pulled = 0;
+    const body = Readable.from(
+      (function* () {
+        for (let i = 0; i < 64; i += 1) {
+          pulled += MIB;
+          yield Buffer.alloc(MIB, 0x20);
+        }
+      })(),
+    );
+    return { body, pulled: () => pulled };
+  }
+
+  it("stops reading one chunk past the bound, and says how far it got", async () => {
+    const { body, pulled } = endless();
+    const deadline = Deadline.after(10_000);
+    try {
+      const read = await readBoundedBody(body, 2 * MIB + 1, deadline);
+      expect(read).toEqual({ over: true, readBytes: 3 * MIB });
+    } finally {
+      deadline.dispose();
+    }
+    expect(pulled()).toBeLessThanOrEqual(4 * MIB);
+    expect(body.destroyed).toBe(true);
+  });
+
+  it("returns the whole body within the bound", async () => {
+    const deadline = Deadline.after(10_000);
+    try {
+      const read = await readBoundedBody(
+        Readable.from([Buffer.from('{"a":'), Buffer.from("1}")]),
+        7,
+        deadline,
+      );
+      expect(read).toEqual({ over: false, bytes: Buffer.from('{"a":1}') });
+    } finally {
+      deadline.dispose();
+    }
   });
 });
 

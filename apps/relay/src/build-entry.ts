@@ -1,5 +1,6 @@
 import { headersProblem, measureMessage, messageAttributes } from "@outbox/client";
 import type { ClaimedRow } from "./claim-batch.js";
+import { claimCheckAgeProblem } from "./claim-check-age.js";
 import type { PublishEntry } from "./publisher.js";
 
 /** MessageGroupId: 1–128 printable ASCII characters. */
@@ -32,12 +33,16 @@ export type BuiltEntry =
 /**
  * The message a row becomes, or why it can never be sent. Rows that can never be sent die at once:
  * retrying identical bytes against the same limits would only burn attempts and block their key.
+ * A claim-checked row older than `claimCheckSendWithinHours` is one (claimCheckAgeProblem).
  */
 export function buildEntry(
   row: ClaimedRow,
   resolveTopic: TopicResolver,
   limitFor: LimitResolver,
+  claimCheckSendWithinHours: number,
 ): BuiltEntry {
+  const aged = claimCheckAgeProblem(row, claimCheckSendWithinHours);
+  if (aged !== undefined) return { kind: "unsendable", reason: aged };
   const topicArn = resolveTopic(row.topic);
   if (topicArn === undefined) {
     return {

@@ -8,6 +8,8 @@ import type { TopicLimits } from "./topic-limits.js";
 
 export interface ReadyDeps {
   readonly resolveTopic: TopicResolver;
+  /** RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: older claim-checked rows are unsendable. */
+  readonly claimCheckSendWithinHours: number;
   readonly limits: TopicLimits;
   readonly metrics: RelayMetrics;
 }
@@ -33,7 +35,7 @@ export async function buildReady(
       outcome.release(row);
       continue;
     }
-    const built = buildEntry(row, deps.resolveTopic, limitFor);
+    const built = buildEntry(row, deps.resolveTopic, limitFor, deps.claimCheckSendWithinHours);
     if (built.kind === "oversize") oversize.push(row);
     else take(row, built, ready, outcome, deps);
   }
@@ -46,7 +48,7 @@ export async function buildReady(
     ),
   );
   for (const row of oversize) {
-    const built = buildEntry(row, deps.resolveTopic, limitFor);
+    const built = buildEntry(row, deps.resolveTopic, limitFor, deps.claimCheckSendWithinHours);
     if (built.kind === "oversize" && fresh.get(built.topicArn) === undefined) {
       // The limit could not be read: an attempt, not death, so that a passing failure to read a
       // raised limit does not kill the row; one that lasts ends in a dead row after the attempts.

@@ -31,9 +31,10 @@ A blocked key is held by a dead row: its later events wait for requeue-dead or s
       summary: "give dead rows (or one) a fresh set of attempts",
       details: `
   --id ID  only the dead row with this event id (a UUID); exit 1 when there is none
-Prints {"requeued":N}.`,
+A claim-checked row older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS stays dead (its object may expire
+before a message is read), named on stderr. Prints {"requeued":N}.`,
       options: { id: { type: "string" } },
-      settings: async () => (await import("./cli/open-database.js")).commandSettings,
+      settings: async () => (await import("./settings.js")).requeueDeadSettings,
       async run({ values }, usage) {
         return (await import("./cli/requeue-dead.js")).runRequeueDead(values.id, usage);
       },
@@ -61,7 +62,14 @@ The rows stay dead; their keys' later events go out without them. Prints {"skipp
   --key K       only rows of this ordering key
   --rate N      events per second at most (default ${REPUBLISH_DEFAULT_RATE_TEXT}); a resume may change it
   --resume RUN  continue the run RUN (a UUID, printed when it started) where it stopped
-Reads published rows only and changes none: the live relay is not disturbed. Progress is kept in
+  --inbox-retention-hours H
+                the consumers' CONSUMER_INBOX_RETENTION_HOURS (the smallest): a range holding rows
+                published longer ago is refused, since a consumer that has deleted their inbox rows
+                would apply their effects again. Required, or:
+  --allow-reapply
+                send such rows anyway (their effects may apply twice; said on stderr)
+One process works a run at a time: a second one (a --resume of a run still running) is refused,
+exit 1. Reads published rows only and changes none: the live relay is not disturbed. Progress is kept in
 relay_republish after each batch, so a run killed half-way resumes with no gap (at most one batch is
 sent twice; the inbox makes those duplicates). Prints {"run":…,"sent":N,"skipped":N,"failed":N,
 "finished":B}; exit 1 when it stopped early (resume it) or --resume names no run.`,
@@ -72,6 +80,8 @@ sent twice; the inbox makes those duplicates). Prints {"run":…,"sent":N,"skipp
         key: { type: "string" },
         rate: { type: "string" },
         resume: { type: "string" },
+        "inbox-retention-hours": { type: "string" },
+        "allow-reapply": { type: "boolean" },
       },
       settings: async () => (await import("./settings.js")).republishSettings,
       async run({ values }, usage) {

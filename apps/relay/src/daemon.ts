@@ -36,6 +36,7 @@ export function runRelayDaemon(): Promise<never> {
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
         outageBackoffMaxMs: config.outageBackoffMaxMs,
         pollIntervalMs: config.pollIntervalMs,
+        claimCheckSendWithinHours: config.claimCheckSendWithinHours,
         retention:
           config.retentionMs > 0
             ? { maxAgeMs: config.retentionMs, intervalMs: config.retentionIntervalMs }

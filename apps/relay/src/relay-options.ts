@@ -24,6 +24,7 @@ const settingOptions = [
   "maxAttempts",
   "outageBackoffMaxMs",
   "pollIntervalMs",
+  "claimCheckSendWithinHours",
 ] as const satisfies readonly (keyof RelayConfig)[];
 
 /**

@@ -102,6 +102,7 @@ export function createRelay(options: RelayOptions): Relay {
     db,
     chunks,
     resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
+    claimCheckSendWithinHours: settings.claimCheckSendWithinHours,
     marks,
     lanes,
     metrics,

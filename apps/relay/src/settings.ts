@@ -103,6 +103,15 @@ export const relaySettings = {
     default: 1_000,
     description: "Fallback poll when no insert notification arrives (missed NOTIFY, retries coming due).",
   }),
+  claimCheckSendWithinHours: setting.integer({
+    env: "RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS",
+    min: 168,
+    max: 8_760,
+    unit: "h",
+    default: 192,
+    description:
+      "The oldest a claim-checked event (its `ExtendedPayloadSize` header) may be when its pointer is sent: by the relay (older, it is dead at once), `relay requeue-dead` and `relay republish` (older, refused). At least the 7 days an event may be scheduled ahead; the claim check's bucket must keep objects this long plus the queue's and the DLQ's retention (the stack derives its lifecycle from it).",
+  }),
   retentionMs: setting.milliseconds({
     env: "RELAY_RETENTION_MS",
     min: 0,
@@ -139,6 +148,13 @@ export const republishSettings = {
   ...awsSettings,
   topicArns: relaySettings.topicArns,
   defaultTopicArn: relaySettings.defaultTopicArn,
+  claimCheckSendWithinHours: relaySettings.claimCheckSendWithinHours,
+};
+
+/** What `relay requeue-dead` reads: the database, and how old a claim-checked event may be sent. */
+export const requeueDeadSettings = {
+  ...databaseSettings,
+  claimCheckSendWithinHours: relaySettings.claimCheckSendWithinHours,
 };
 
 export type RepublishConfig = ConfigOf<typeof republishSettings>;

@@ -14,6 +14,7 @@ import {
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandSettings } from "../src/cli/open-database.js";
+import { requeueDeadSettings } from "../src/settings.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
 
 const run = promisify(execFile);
@@ -173,16 +174,26 @@ describe("relay command line", () => {
   });
 
   it("status and requeue-dead --help end with every variable they read, from the spec they parse", async () => {
-    const variables = Object.values(commandSettings).map((definition) => definition.env);
-    expect(variables).toEqual(expect.arrayContaining(["DATABASE_URL", "DB_SSL_MODE", "DB_SSL_CA_FILE"]));
-    const environment = [
-      "Reads only these variables; invalid configuration exits 78 after listing every problem:",
-      ...variables.map((env) => `  ${env}`),
-    ].join("\n");
+    const environment = (settings: Record<string, { env: string }>) =>
+      [
+        "Reads only these variables; invalid configuration exits 78 after listing every problem:",
+        ...Object.values(settings).map((definition) => `  ${definition.env}`),
+      ].join("\n");
+    expect(Object.values(commandSettings).map((definition) => definition.env)).toEqual(
+      expect.arrayContaining(["DATABASE_URL", "DB_SSL_MODE", "DB_SSL_CA_FILE"]),
+    );
+    // requeue-dead reads RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS besides (claim-check-age.ts).
+    expect(Object.keys(requeueDeadSettings)).toEqual([
+      ...Object.keys(commandSettings),
+      "claimCheckSendWithinHours",
+    ]);
     const [status, requeue] = await Promise.all([relay("status", "--help"), relay("requeue-dead", "-h")]);
-    for (const help of [status, requeue]) {
+    for (const [help, settings] of [
+      [status, commandSettings],
+      [requeue, requeueDeadSettings],
+    ] as const) {
       expect(help.code, help.stderr).toBe(0);
-      expect(help.stdout.endsWith(`\n\n${environment}\n`), help.stdout).toBe(true);
+      expect(help.stdout.endsWith(`\n\n${environment(settings)}\n`), help.stdout).toBe(true);
     }
   });
 

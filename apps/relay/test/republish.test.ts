@@ -39,8 +39,11 @@ interface Outcome {
   finished: boolean;
 }
 
+/** The consumers' inbox retention, CONSUMER_INBOX_RETENTION_HOURS's default: every run names one. */
+const RETENTION = ["--inbox-retention-hours", "336"];
+
 async function republish(topic: BootstrappedResources, args: string[], code = 0): Promise<Outcome> {
-  const run = await runEntryPoint(RELAY_MAIN, ["republish", ...args], republishEnv(topic));
+  const run = await runEntryPoint(RELAY_MAIN, ["republish", ...args, ...RETENTION], republishEnv(topic));
   expect(run.code, run.stderr).toBe(code);
   return JSON.parse(run.stdout) as Outcome;
 }
@@ -148,7 +151,7 @@ describe("relay republish", () => {
     const rate = 4;
     const run = await runEntryPoint(
       RELAY_MAIN,
-      ["republish", "--from", from, "--topic", "orders", "--rate", String(rate)],
+      ["republish", "--from", from, "--topic", "orders", "--rate", String(rate), ...RETENTION],
       republishEnv(topic, { LOG_LEVEL: "debug" }),
     );
     expect(run.code, run.stderr).toBe(0);
@@ -172,7 +175,7 @@ describe("relay republish", () => {
     const ids = await publishedEvents(40, 500);
     // The relay published to the bed's topic: this run's goes to its own, so only replays arrive.
     const killed = startDaemonProcess(RELAY_MAIN, republishEnv(topic), {
-      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10"],
+      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10", ...RETENTION],
     });
     let runId: string | undefined;
     await expect
@@ -208,7 +211,7 @@ describe("relay republish", () => {
     const from = await databaseNow();
     const ids = await publishedEvents(40, 700);
     const stopped = startDaemonProcess(RELAY_MAIN, republishEnv(topic), {
-      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10"],
+      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10", ...RETENTION],
     });
     await expect
       .poll(
@@ -266,6 +269,115 @@ describe("relay republish", () => {
     );
     // The 9 the bus took before the stop went twice: duplicates for the inbox, nothing missing.
     expect(received).toHaveLength(ids.length + 9);
+  });
+
+  it("two --resume of one run at once: one works it, the other is refused (exit 1) and sends nothing; each event once, the cursor only forward", async () => {
+    const topic = await topicWithQueue("republish-twice");
+    const from = await databaseNow();
+    const ids = await publishedEvents(40, 900);
+    const stopped = startDaemonProcess(RELAY_MAIN, republishEnv(topic), {
+      args: ["republish", "--from", from, "--topic", "orders", "--rate", "10", ...RETENTION],
+    });
+    const sentSoFar = async () => {
+      const { rows } = await sql<{ id: string; sent: string }>`
+        SELECT id, sent::text AS sent FROM relay_republish WHERE from_published = ${from}::timestamptz
+      `.execute(bed.handle.db);
+      return { id: rows[0]?.id ?? "", sent: Number(rows[0]?.sent ?? 0) };
+    };
+    await expect
+      .poll(async () => (await sentSoFar()).sent, { timeout: 30_000, interval: 100 })
+      .toBeGreaterThan(0);
+    stopped.child.kill("SIGTERM");
+    expect((await stopped.exited).code).toBe(1);
+    const { id: run, sent: before } = await sentSoFar();
+    expect(before).toBeLessThan(ids.length);
+
+    // The first resume, at one event a second, holds the run; the second starts while it works.
+    const first = startDaemonProcess(RELAY_MAIN, republishEnv(topic), {
+      args: ["republish", "--resume", run, "--rate", "1", ...RETENTION],
+    });
+    await expect
+      .poll(async () => Number((await runRow(run)).sent), { timeout: 30_000, interval: 50 })
+      .toBeGreaterThan(before);
+    const cursors: string[] = [];
+    const watch = setInterval(async () => {
+      const row = await runRow(run);
+      if (row.cursor_seq !== null) cursors.push(row.cursor_seq);
+    }, 50);
+    try {
+      const second = await runEntryPoint(
+        RELAY_MAIN,
+        ["republish", "--resume", run, "--rate", "1000", ...RETENTION],
+        republishEnv(topic),
+      );
+      expect({ code: second.code, stdout: second.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(second.stderr).toContain(
+        `relay republish: run ${run} is being worked by another process; nothing sent (try again once it has stopped)`,
+      );
+      expect(await runRow(run)).toMatchObject({ finished: false });
+      first.child.kill("SIGTERM");
+      expect((await first.exited).code).toBe(1);
+      // Once the first has stopped, the run is free again.
+      expect(await republish(topic, ["--resume", run, "--rate", "1000"])).toMatchObject({
+        sent: ids.length,
+        finished: true,
+      });
+    } finally {
+      clearInterval(watch);
+    }
+    // Seen from outside, the cursor only ever moved forward.
+    const seen = cursors.map(Number);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    const received = await receiveAll(bed.sqs, topic.queueUrl, ids.length);
+    // A graceful stop and one resume: each event exactly once.
+    expect(received.map((message) => message.attributes.event_id).sort()).toEqual([...ids].sort());
+  });
+
+  it("refuses a range with rows older than the consumers' inbox retention (exit 64, no run); --allow-reapply sends them, the consequence printed", async () => {
+    const topic = await topicWithQueue("republish-aged");
+    const ids = await publishedEvents(3, 1_100);
+    // Published 2 h ago, as far as the range is concerned: their inbox rows may be gone after 1 h.
+    await sql`
+      UPDATE outbox SET published_at = published_at - interval '2 hours' WHERE id = ANY(${ids}::uuid[])
+    `.execute(bed.handle.db);
+    // Exactly these rows: nothing else was published two hours ago.
+    const { rows: bounds } = await sql<{ first: string; after: string }>`
+      SELECT to_char(min(published_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS first,
+             to_char((max(published_at) + interval '1 millisecond') AT TIME ZONE 'UTC',
+                     'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS after
+      FROM outbox WHERE id = ANY(${ids}::uuid[])
+    `.execute(bed.handle.db);
+    const args = [
+      "republish",
+      "--from",
+      bounds[0]?.first ?? "",
+      "--to",
+      bounds[0]?.after ?? "",
+      "--topic",
+      "orders",
+    ];
+    const refused = await runEntryPoint(
+      RELAY_MAIN,
+      [...args, "--inbox-retention-hours", "1"],
+      republishEnv(topic),
+    );
+    expect({ code: refused.code, stdout: refused.stdout }, refused.stderr).toEqual({ code: 64, stdout: "" });
+    expect(refused.stderr).toMatch(
+      /(^|\n)relay republish: the range holds rows published at .+, more than --inbox-retention-hours \(1\) ago: a consumer may have deleted their inbox rows and would apply their effects again\. Narrow the range, or pass --allow-reapply to send them anyway\.\n/,
+    );
+    const { rows } = await sql`
+      SELECT id FROM relay_republish WHERE to_published = ${bounds[0]?.after ?? ""}::timestamptz
+    `.execute(bed.handle.db);
+    expect(rows).toHaveLength(0);
+    expect(await queueDepth(bed.sqs, topic.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+
+    // Within the retention named, the same range goes.
+    const allowed = await runEntryPoint(RELAY_MAIN, [...args, "--allow-reapply"], republishEnv(topic));
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stderr).toContain(
+      "relay republish: --allow-reapply: consumers whose inbox no longer holds these events will apply their effects again",
+    );
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ sent: ids.length, finished: true });
   });
 
   it("a replay reaching a consumer that had the events: duplicates in its inbox, no second effect", async () => {
@@ -360,12 +472,39 @@ describe("relay republish's command line", () => {
     expect(noFrom.stderr).toMatch(/^--from is required \(or --resume RUN\)\n/);
   });
 
+  it("refuses a run that names neither the consumers' inbox retention nor --allow-reapply (exit 64)", async () => {
+    const [unnamed, resumeUnnamed, both] = await Promise.all([
+      runEntryPoint(RELAY_MAIN, ["republish", "--from", "2026-12-01T10:00:00Z"]),
+      runEntryPoint(RELAY_MAIN, ["republish", "--resume", "0190f0e0-0000-7000-8000-000000000000"]),
+      runEntryPoint(RELAY_MAIN, [
+        "republish",
+        "--from",
+        "2026-12-01T10:00:00Z",
+        "--inbox-retention-hours",
+        "336",
+        "--allow-reapply",
+      ]),
+    ]);
+    for (const run of [unnamed, resumeUnnamed]) {
+      expect({ code: run.code, stdout: run.stdout }, run.stderr).toEqual({ code: 64, stdout: "" });
+      expect(run.stderr).toMatch(
+        /^name the consumers' inbox retention with --inbox-retention-hours H \(their CONSUMER_INBOX_RETENTION_HOURS, the smallest\): rows older than it may have lost their inbox rows and would apply their effects again; or --allow-reapply\n/,
+      );
+    }
+    expect(both.code).toBe(64);
+    expect(both.stderr).toMatch(/^--allow-reapply and --inbox-retention-hours exclude each other\n/);
+  });
+
   it("without a topic routing it does not start: one line, exit 78", async () => {
-    const run = await runEntryPoint(RELAY_MAIN, ["republish", "--from", "2026-12-01T10:00:00Z"], {
-      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
-      RELAY_TOPIC_ARNS: "",
-      RELAY_DEFAULT_TOPIC_ARN: "",
-    });
+    const run = await runEntryPoint(
+      RELAY_MAIN,
+      ["republish", "--from", "2026-12-01T10:00:00Z", ...RETENTION],
+      {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+        RELAY_TOPIC_ARNS: "",
+        RELAY_DEFAULT_TOPIC_ARN: "",
+      },
+    );
     expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 78, stdout: "" });
     expect(run.stderr.trim().split("\n")).toEqual([
       "relay republish: config error: RELAY_TOPIC_ARNS: neither RELAY_TOPIC_ARNS nor RELAY_DEFAULT_TOPIC_ARN is set: every row would be dead at once (unknown topic); map the outbox topics to SNS topic ARNs",

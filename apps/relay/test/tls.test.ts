@@ -79,6 +79,28 @@ describe("relay daemon TLS configuration", () => {
     });
   });
 
+  it("warns once at start-up of a plain-text connection to a host that is not loopback", async () => {
+    // 0.0.0.0 is not a loopback address, yet Linux delivers a connection to it to this machine.
+    const relay = startDaemonProcess(relayMain, {
+      DATABASE_URL: "postgres://nobody@0.0.0.0:1/unused",
+      DB_SSL_MODE: "disable",
+      RELAY_TOPIC_ARNS: "orders=arn:aws:sns:us-east-1:000000000000:orders",
+    });
+    try {
+      const warning = await relay.waitForLog("plain-text database connection to a host that is not loopback");
+      expect(warning).toMatchObject({ level: "warn", host: "0.0.0.0", setting: "DB_SSL_MODE=disable" });
+      await relay.waitForLog("schema not checked: the database did not answer");
+      expect(
+        relay.lines.filter(
+          (line) => line.msg === "plain-text database connection to a host that is not loopback",
+        ),
+      ).toHaveLength(1);
+    } finally {
+      relay.child.kill("SIGKILL");
+      await relay.exited;
+    }
+  });
+
   it("refuses verify-full without a readable CA bundle with exit 78 and one line, before connecting", async () => {
     expect(await exitOf({ DB_SSL_MODE: "verify-full", DB_SSL_CA_FILE: "/nonexistent/ca.pem" })).toEqual({
       code: 78,

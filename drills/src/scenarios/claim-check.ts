@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { enqueue } from "@outbox/client";
@@ -25,8 +25,6 @@ function payloadOf(bytes: number): string {
   const overhead = Buffer.byteLength(JSON.stringify({ id, blob: "" }));
   return JSON.stringify({ id, blob: "x".repeat(bytes - overhead) });
 }
-
-const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
 /**
  * The S3 claim check end to end with both daemons as real processes: a 5 MiB event (20 times SNS's
@@ -58,7 +56,13 @@ export async function runClaimCheckDrill(context: DrillContext): Promise<Scenari
         { claimCheck },
       ),
     );
-    const deletedKey = `drill/${sha256(doomed)}`;
+    const doomedRow = await environment.database.db
+      .selectFrom("outbox")
+      .select("payload")
+      .where("id", "=", doomedId ?? "")
+      .executeTakeFirstOrThrow();
+    const [, doomedPointer] = doomedRow.payload as [string, { s3Key: string }];
+    const deletedKey = doomedPointer.s3Key;
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: deletedKey }));
     progress(
       `enqueued ${LARGE_BYTES} + ${DELETED_BYTES} bytes through the claim check; deleted ${deletedKey}`,

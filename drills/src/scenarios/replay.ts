@@ -37,7 +37,18 @@ export async function runReplayDrill(context: DrillContext): Promise<ScenarioRes
 
     const republish = startDaemonProcess("apps/relay/src/main.ts", relayEnv(environment), {
       name: "relay republish",
-      args: ["republish", "--from", from, "--topic", DRILL_TOPIC, "--rate", String(REPLAY_RATE)],
+      args: [
+        "republish",
+        "--from",
+        from,
+        "--topic",
+        DRILL_TOPIC,
+        "--rate",
+        String(REPLAY_RATE),
+        // The drill consumer's CONSUMER_INBOX_RETENTION_HOURS (its default): the range is minutes old.
+        "--inbox-retention-hours",
+        "336",
+      ],
     });
     const exit = await republish.exited;
     // Its stdout is the one summary line (its logs go to stderr).

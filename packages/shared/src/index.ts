@@ -33,6 +33,7 @@ export {
   isQueryReadTimeout,
   newDatabaseClient,
   type PlanCacheMode,
+  plainTextConnection,
 } from "./db/create-database.js";
 export {
   beginWithStatementTimeout,
@@ -51,7 +52,7 @@ export { isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
 export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
 export { type RotatingPassword, rotatingPassword } from "./db/rotating-password.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
-export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "./lifecycle/exit-codes.js";
+export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
   type DaemonTimeouts,

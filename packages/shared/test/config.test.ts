@@ -112,7 +112,7 @@ describe("loadConfig", () => {
       ...problemsOf(() => loadConfig(spec, { DATABASE_URL: '{"password":"hunter2",' })),
     ];
     expect(problems).toEqual([
-      "DATABASE_URL: an RDS secret's JSON needs username, password and host (port and dbname are optional); missing or invalid: host",
+      "DATABASE_URL: an RDS-managed master-user secret (username and password only) holds no host: DATABASE_URL needs the URL, or an RDS secret's JSON with host (docs/deployment.md, the secret); the master-user secret can still rotate the password as DATABASE_SECRET_ARN",
       "DATABASE_URL: not valid JSON (an RDS secret's JSON needs username, password and host (port and dbname are optional))",
     ]);
     expect(problems.join("\n")).not.toContain("hunter2");

@@ -9,6 +9,14 @@ import { openDatabase } from "./open-database.js";
  * row) or an event id (a UUID, anything else a usage error); one statement, `change`, that answers how
  * many rows it changed; `{"<counted>":N}` on stdout; exit 1 when `--id` named no row it could change.
  */
+/** `--id`'s event id, undefined when absent; anything but a UUID is a usage error (exit 64). */
+export function deadRowId(id: string | boolean | undefined, usage: string): string | undefined {
+  if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
+    return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
+  }
+  return id;
+}
+
 export async function runDeadRowsCommand(
   command: string,
   counted: string,
@@ -16,15 +24,13 @@ export async function runDeadRowsCommand(
   usage: string,
   change: (db: Kysely<Database>, id: string | undefined) => Promise<number>,
 ): Promise<number> {
-  if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
-    return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
-  }
+  const only = deadRowId(id, usage);
   const database = await openDatabase(command);
   if (!database) return EXIT_CONFIG;
   try {
-    const changed = await change(database.db, id);
+    const changed = await change(database.db, only);
     process.stdout.write(`${JSON.stringify({ [counted]: changed })}\n`);
-    return id !== undefined && changed === 0 ? EXIT_CRASH : EXIT_OK;
+    return only !== undefined && changed === 0 ? EXIT_CRASH : EXIT_OK;
   } finally {
     await database.close(5_000);
   }

@@ -13,8 +13,9 @@ export function buildReplayEntry(
   resolveTopic: TopicResolver,
   limitFor: LimitResolver,
   runId: string,
+  claimCheckSendWithinHours: number,
 ): BuiltEntry {
-  const built = buildEntry(row, resolveTopic, limitFor);
+  const built = buildEntry(row, resolveTopic, limitFor, claimCheckSendWithinHours);
   if (built.kind !== "ready") return built;
   const attributes = { ...built.entry.attributes, [REPLAY_ATTRIBUTE]: "true" };
   if (Object.keys(attributes).length > MAX_MESSAGE_ATTRIBUTES) {

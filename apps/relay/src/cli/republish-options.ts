@@ -1,8 +1,16 @@
 import { usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { REPUBLISH_DEFAULT_RATE } from "../settings.js";
 
+/**
+ * How old a row a run may send: a replay of an event whose inbox row a consumer has since deleted
+ * (CONSUMER_INBOX_RETENTION_HOURS after it processed it) is applied again. Either the consumers'
+ * retention, in hours (rows published longer ago than that are refused), or "allow-reapply": the
+ * operator accepts that.
+ */
+export type ReapplyGuard = { readonly inboxRetentionHours: number } | "allow-reapply";
+
 /** What `relay republish` was asked: a new run over a range, or the rest of a run killed half-way. */
-export type RepublishRequest =
+export type RepublishRequest = (
   | {
       readonly kind: "new";
       readonly from: string;
@@ -11,7 +19,8 @@ export type RepublishRequest =
       readonly orderingKey: string | undefined;
       readonly rate: number;
     }
-  | { readonly kind: "resume"; readonly id: string; readonly rate: number | undefined };
+  | { readonly kind: "resume"; readonly id: string; readonly rate: number | undefined }
+) & { readonly reapply: ReapplyGuard };
 
 /** A timestamp with its zone: without one, "10:00" would be the host's local time. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
@@ -38,6 +47,27 @@ function textOption(usage: string, name: string, value: string | boolean | undef
   return value;
 }
 
+/** `--inbox-retention-hours H` or `--allow-reapply`: one of them, always (see ReapplyGuard). */
+function reapplyGuard(
+  values: Readonly<Record<string, string | boolean | undefined>>,
+  usage: string,
+): ReapplyGuard {
+  const hours = values["inbox-retention-hours"];
+  if (values["allow-reapply"] !== undefined) {
+    if (hours !== undefined) {
+      return usageError(usage, "--allow-reapply and --inbox-retention-hours exclude each other");
+    }
+    return "allow-reapply";
+  }
+  if (hours === undefined) {
+    return usageError(
+      usage,
+      "name the consumers' inbox retention with --inbox-retention-hours H (their CONSUMER_INBOX_RETENTION_HOURS, the smallest): rows older than it may have lost their inbox rows and would apply their effects again; or --allow-reapply",
+    );
+  }
+  return { inboxRetentionHours: wholeNumberOption(usage, "inbox-retention-hours", hours, 1, 1) };
+}
+
 /** The options as a request; a bad or contradictory one is a usage error (exit 64) before anything runs. */
 export function parseRepublishOptions(
   values: Readonly<Record<string, string | boolean | undefined>>,
@@ -53,7 +83,7 @@ export function parseRepublishOptions(
     if (given.length > 0) {
       return usageError(usage, `--resume continues the run's own range: drop --${given.join(", --")}`);
     }
-    return { kind: "resume", id: resume.toLowerCase(), rate };
+    return { kind: "resume", id: resume.toLowerCase(), rate, reapply: reapplyGuard(values, usage) };
   }
   const from = timestampOption(usage, "from", values.from);
   if (from === undefined) return usageError(usage, "--from is required (or --resume RUN)");
@@ -68,5 +98,6 @@ export function parseRepublishOptions(
     topic: textOption(usage, "topic", values.topic),
     orderingKey: textOption(usage, "key", values.key),
     rate: rate ?? REPUBLISH_DEFAULT_RATE,
+    reapply: reapplyGuard(values, usage),
   };
 }

@@ -108,6 +108,24 @@ interface RawRangeRow extends RawOutboxRow {
   published_at: string;
 }
 
+/** What a run covers: a range of publish times, and its optional filters (a new run's `to` may be open). */
+type RangeOf = Pick<RepublishRun, "from" | "topic" | "orderingKey"> & { readonly to: string | undefined };
+
+/** The rows of `range` after `cursor`: the WHERE both the walk and the reapply check read. */
+function inRange(range: RangeOf, cursor: RepublishCursor | null) {
+  const after =
+    cursor === null
+      ? sql``
+      : sql`AND o.published_at >= ${cursor.published}::timestamptz
+            AND (o.published_at, o.seq) > (${cursor.published}::timestamptz, ${cursor.seq}::bigint)`;
+  return sql`o.published_at IS NOT NULL
+      AND o.published_at >= ${range.from}::timestamptz
+      AND o.published_at < COALESCE(${range.to ?? null}::timestamptz, now())
+      ${after}
+      ${range.topic === null ? sql`` : sql`AND o.topic = ${range.topic}`}
+      ${range.orderingKey === null ? sql`` : sql`AND o.ordering_key = ${range.orderingKey}`}`;
+}
+
 /**
  * The next `limit` rows of the run's range after `cursor`, in (published_at, seq) order. Reads
  * published rows only and locks nothing: the live relay's claims never wait on it, and no row it
@@ -124,20 +142,11 @@ export async function readRange(
   cursor: RepublishCursor | null,
   limit: number,
 ): Promise<RangeRow[]> {
-  const after =
-    cursor === null
-      ? sql``
-      : sql`AND o.published_at >= ${cursor.published}::timestamptz
-            AND (o.published_at, o.seq) > (${cursor.published}::timestamptz, ${cursor.seq}::bigint)`;
   const { rows } = await sql<RawRangeRow>`
     SELECT o.id, o.seq::text AS seq, o.topic, o.ordering_key, o.event_type, o.payload::text AS payload,
            o.headers, o.attempts, o.created_at, o.published_at::text AS published_at
     FROM outbox o
-    WHERE o.published_at IS NOT NULL
-      AND o.published_at >= ${run.from}::timestamptz AND o.published_at < ${run.to}::timestamptz
-      ${after}
-      ${run.topic === null ? sql`` : sql`AND o.topic = ${run.topic}`}
-      ${run.orderingKey === null ? sql`` : sql`AND o.ordering_key = ${run.orderingKey}`}
+    WHERE ${inRange(run, cursor)}
     -- Qualified: bare, ORDER BY would take the output columns, the text forms (seq "10" before "9").
     ORDER BY o.published_at, o.seq
     LIMIT ${limit}
@@ -148,19 +157,64 @@ export async function readRange(
   }));
 }
 
-/** Moves the run's cursor past rows sent (or skipped as unsendable), with their counts, in one statement. */
+/**
+ * When the oldest row still to send in `range` was published, if that is more than `hours` ago (by
+ * the database's clock, the one `published_at` was written with); undefined when no such row. A
+ * consumer deletes an inbox row CONSUMER_INBOX_RETENTION_HOURS after processing its event, which was
+ * after its publish: a row published less than that ago still has its inbox row everywhere, and its
+ * replay is a duplicate. `min` over the range is one probe of `outbox_published_at`.
+ */
+export async function oldestBeyond(
+  db: Kysely<Database>,
+  range: RangeOf,
+  cursor: RepublishCursor | null,
+  hours: number,
+): Promise<string | undefined> {
+  const { rows } = await sql<{ oldest: string | null }>`
+    SELECT min(o.published_at)::text AS oldest
+    FROM outbox o
+    WHERE ${inRange(range, cursor)}
+      AND o.published_at < now() - ${hours} * interval '1 hour'
+  `.execute(db);
+  return rows[0]?.oldest ?? undefined;
+}
+
+/**
+ * Takes run `id` for this connection, or says it is taken: false when another process works it. A
+ * session-level advisory lock, held as long as the connection (the whole run: republish works on
+ * one connection) and let go by Postgres when it closes, so a killed run never leaves its run
+ * locked. Its two-int key space does not overlap the single-bigint one (the docs say so), and the
+ * first key names the table, so no other lock of ours shares it.
+ */
+export async function lockRun(db: Kysely<Database>, id: string): Promise<boolean> {
+  const { rows } = await sql<{ locked: boolean }>`
+    SELECT pg_try_advisory_lock(hashtext('relay_republish'), hashtext(${id}::uuid::text)) AS locked
+  `.execute(db);
+  return rows[0]?.locked === true;
+}
+
+/**
+ * Moves the run's cursor past rows sent (or skipped as unsendable), with their counts, in one
+ * statement. Forward only: the lock keeps a second process off the run, and should one get past it
+ * (a lock lost with its connection), its older cursor changes nothing and it stops, with this error.
+ */
 export async function advanceRun(
   db: Kysely<Database>,
   id: string,
   cursor: RepublishCursor,
   counts: { readonly sent: number; readonly skipped: number },
 ): Promise<void> {
-  await sql`
+  const result = await sql`
     UPDATE relay_republish
     SET cursor_published = ${cursor.published}::timestamptz, cursor_seq = ${cursor.seq}::bigint,
         sent = sent + ${counts.sent}, skipped = skipped + ${counts.skipped}, updated_at = now()
     WHERE id = ${id}::uuid
+      AND (cursor_published IS NULL
+           OR (cursor_published, cursor_seq) < (${cursor.published}::timestamptz, ${cursor.seq}::bigint))
   `.execute(db);
+  if (Number(result.numAffectedRows ?? 0) === 0) {
+    throw new Error(`run ${id}: its cursor is already past this page: another process is working it`);
+  }
 }
 
 export async function finishRun(db: Kysely<Database>, id: string): Promise<void> {

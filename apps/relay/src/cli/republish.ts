@@ -6,6 +6,7 @@ import {
   EXIT_CONFIG,
   EXIT_CRASH,
   EXIT_OK,
+  EXIT_USAGE,
   endpointFor,
   type Logger,
   listenForStopRequests,
@@ -23,12 +24,14 @@ import { TopicLimits } from "../topic-limits.js";
 import { topicRoutingProblems } from "../topic-routing.js";
 import { connectDatabase } from "./open-database.js";
 import { buildReplayEntry } from "./replay-entry.js";
-import type { RepublishRequest } from "./republish-options.js";
+import type { ReapplyGuard, RepublishRequest } from "./republish-options.js";
 import { Pace } from "./republish-pace.js";
 import {
   advanceRun,
   createRun,
   finishRun,
+  lockRun,
+  oldestBeyond,
   type RepublishRun,
   readRange,
   resumeRun,
@@ -43,6 +46,8 @@ export interface RepublishDeps {
   readonly resolveTopic: TopicResolver;
   /** The longest one PublishBatch may take, every SDK attempt included. */
   readonly publishTimeoutMs: number;
+  /** RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: older claim-checked rows are skipped, not re-sent. */
+  readonly claimCheckSendWithinHours: number;
   readonly log: Logger;
   /** Aborts at SIGTERM or Ctrl-C: the run ends after the page in hand, its cursor saved. */
   readonly stopping: AbortSignal;
@@ -94,7 +99,13 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
     const ready: ReadyRow[] = [];
     let pageSkipped = 0;
     for (const { row } of page) {
-      const built = buildReplayEntry(row, deps.resolveTopic, (arn) => limits.bytesFor(arn), run.id);
+      const built = buildReplayEntry(
+        row,
+        deps.resolveTopic,
+        (arn) => limits.bytesFor(arn),
+        run.id,
+        deps.claimCheckSendWithinHours,
+      );
       if (built.kind === "ready") {
         ready.push({
           row,
@@ -158,6 +169,26 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
   return { run: run.id, sent, skipped, failed: 0, finished: true };
 }
 
+/**
+ * Exit 64 with its line on stderr when what is left of the range holds rows published longer ago
+ * than the consumers' inbox retention (their replays would apply again); undefined when it may go.
+ * Checked when a run starts and at each resume, against the rows not yet sent.
+ */
+async function reapplyRefusal(
+  db: Kysely<Database>,
+  guard: ReapplyGuard,
+  range: Parameters<typeof oldestBeyond>[1],
+  cursor: RepublishRun["cursor"],
+): Promise<number | undefined> {
+  if (guard === "allow-reapply") return undefined;
+  const oldest = await oldestBeyond(db, range, cursor, guard.inboxRetentionHours);
+  if (oldest === undefined) return undefined;
+  process.stderr.write(
+    `relay republish: the range holds rows published at ${oldest}, more than --inbox-retention-hours (${guard.inboxRetentionHours}) ago: a consumer may have deleted their inbox rows and would apply their effects again. Narrow the range, or pass --allow-reapply to send them anyway.\n`,
+  );
+  return EXIT_USAGE;
+}
+
 /** The daemon's topic routing, refused like the daemon's when it can route nothing (exit 78). */
 function resolveRepublishConfig(): RepublishConfig | undefined {
   return reportConfigErrors("relay republish", () =>
@@ -190,34 +221,61 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
   });
   const stops = listenForStopRequests(log, () => {});
   try {
-    const run =
-      request.kind === "new"
-        ? await createRun(database.db, { ...request, id: uuidv7() })
-        : await resumeRun(database.db, request.id, request.rate);
-    if (run === undefined) {
-      process.stderr.write(`relay republish: no run ${request.kind === "resume" ? request.id : ""}\n`);
-      return EXIT_CRASH;
-    }
-    log.info(
-      { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
-      `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
-    );
-    const outcome = run.finished
-      ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
-      : await republishRange(
-          {
-            db: database.db,
-            publisher: createSnsPublisher(sns),
-            resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
-            publishTimeoutMs: publishTimeoutMs(config),
-            log,
-            stopping: stops.stopping,
-          },
-          run,
+    // One connection for the whole run: the run's lock is this connection's (lockRun).
+    return await database.db.connection().execute(async (db) => {
+      const refusal = "relay republish:";
+      const guard = request.reapply;
+      if (request.kind === "new") {
+        const range = { ...request, topic: request.topic ?? null, orderingKey: request.orderingKey ?? null };
+        const refused = await reapplyRefusal(db, guard, range, null);
+        if (refused !== undefined) return refused;
+      } else if (!(await lockRun(db, request.id))) {
+        process.stderr.write(
+          `${refusal} run ${request.id} is being worked by another process; nothing sent (try again once it has stopped)\n`,
         );
-    log.info(outcome, "republish done");
-    process.stdout.write(`${JSON.stringify(outcome)}\n`);
-    return outcome.finished ? EXIT_OK : EXIT_CRASH;
+        return EXIT_CRASH;
+      }
+      const run =
+        request.kind === "new"
+          ? await createRun(db, { ...request, id: uuidv7() })
+          : await resumeRun(db, request.id, request.rate);
+      if (run === undefined) {
+        process.stderr.write(`${refusal} no run ${request.kind === "resume" ? request.id : ""}\n`);
+        return EXIT_CRASH;
+      }
+      // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
+      if (request.kind === "new") await lockRun(db, run.id);
+      if (request.kind === "resume" && !run.finished) {
+        const refused = await reapplyRefusal(db, guard, run, run.cursor);
+        if (refused !== undefined) return refused;
+      }
+      if (guard === "allow-reapply") {
+        process.stderr.write(
+          `${refusal} --allow-reapply: consumers whose inbox no longer holds these events will apply their effects again\n`,
+        );
+      }
+      log.info(
+        { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
+        `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
+      );
+      const outcome = run.finished
+        ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
+        : await republishRange(
+            {
+              db,
+              publisher: createSnsPublisher(sns),
+              resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+              publishTimeoutMs: publishTimeoutMs(config),
+              claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+              log,
+              stopping: stops.stopping,
+            },
+            run,
+          );
+      log.info(outcome, "republish done");
+      process.stdout.write(`${JSON.stringify(outcome)}\n`);
+      return outcome.finished ? EXIT_OK : EXIT_CRASH;
+    });
   } finally {
     stops.dispose();
     sns.destroy();

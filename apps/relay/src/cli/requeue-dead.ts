@@ -1,18 +1,47 @@
+import { EXIT_CONFIG, reportConfigErrors, resolveConfig } from "@outbox/shared";
 import { sql } from "kysely";
-import { runDeadRowsCommand } from "./dead-rows-command.js";
+import { requeueDeadSettings } from "../settings.js";
+import { deadRowId, runDeadRowsCommand } from "./dead-rows-command.js";
+
+/** The most refused event ids one line lists; the count says how many there were. */
+const LISTED_IDS = 20;
 
 /**
  * `relay requeue-dead [--id ID]`: dead rows (all, or one) get a fresh set of attempts and are available
  * at once. `last_error` stays as a record of why they died. A skipped row is requeued too: it is again
  * its key's head, and goes out before the events waiting behind it. Exit 1 when `--id` names no dead row.
+ * A claim-checked row older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS stays dead, named on stderr: its
+ * object may expire before a message pointing at it is read (claim-check-age.ts), so only the
+ * application can send it again, by enqueueing it anew.
  */
 export function runRequeueDead(id: string | boolean | undefined, usage: string): Promise<number> {
+  // A bad --id is a usage error before any configuration is read, as for every dead-rows command.
+  deadRowId(id, usage);
+  const config = reportConfigErrors("relay requeue-dead", () =>
+    resolveConfig(requeueDeadSettings, () => [], process.env),
+  );
+  if (config === undefined) return Promise.resolve(EXIT_CONFIG);
+  const hours = config.claimCheckSendWithinHours;
   return runDeadRowsCommand("requeue-dead", "requeued", id, usage, async (db, only) => {
+    const which = only === undefined ? sql`` : sql`AND id = ${only}::uuid`;
+    // Claim-checked (the extended clients' size marker among its headers) and older than the window.
+    const aged = sql`(headers ?| array['ExtendedPayloadSize', 'SQSLargePayloadSize']
+                      AND created_at < now() - ${hours} * interval '1 hour')`;
+    const { rows: refused } = await sql<{ id: string }>`
+      SELECT id FROM outbox WHERE dead_at IS NOT NULL AND published_at IS NULL ${which} AND ${aged}
+      ORDER BY seq
+    `.execute(db);
+    if (refused.length > 0) {
+      const listed = refused.slice(0, LISTED_IDS).map((row) => row.id);
+      process.stderr.write(
+        `relay requeue-dead: ${refused.length} claim-checked events left dead: older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (${hours} h), their objects may expire before a message is read; enqueue them again: ${listed.join(" ")}${refused.length > LISTED_IDS ? " …" : ""}\n`,
+      );
+    }
     const result = await sql`
       UPDATE outbox
       SET dead_at = NULL, skipped_at = NULL, attempts = 0, available_at = now(), locked_until = NULL,
           locked_by = NULL
-      WHERE dead_at IS NOT NULL AND published_at IS NULL ${only === undefined ? sql`` : sql`AND id = ${only}::uuid`}
+      WHERE dead_at IS NOT NULL AND published_at IS NULL ${which} AND NOT ${aged}
     `.execute(db);
     return Number(result.numAffectedRows ?? 0);
   });

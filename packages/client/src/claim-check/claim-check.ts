@@ -6,7 +6,10 @@ import type { PayloadPointer } from "./payload-pointer.js";
  * needs no AWS SDK.
  */
 export interface ClaimCheck {
-  /** The pointer the message carries instead of `payloadJson`; computed, no I/O. */
+  /**
+   * A pointer for one event's payload, never returned before: objects are not shared, since a
+   * consumer may delete its object once it has processed the event. Computed, no I/O.
+   */
   pointerFor(payloadJson: string): PayloadPointer;
   /**
    * Writes `payloadJson` at `pointer`; resolves once it is stored. Each call is bounded by the

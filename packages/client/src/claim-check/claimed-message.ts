@@ -46,13 +46,12 @@ export function claimedMessage(
 }
 
 /**
- * Stores the claimed payloads, each once (events with the same payload share an object), all at
- * once: each call is bounded by the claim check itself.
+ * Stores the claimed payloads, one object per event, all at once: each call is bounded by the
+ * claim check itself.
  */
 export async function storeClaimed(
   claimCheck: ClaimCheck,
   claimed: readonly ClaimedPayload[],
 ): Promise<void> {
-  const byKey = new Map(claimed.map((entry) => [`${entry.pointer.bucket}/${entry.pointer.key}`, entry]));
-  await Promise.all([...byKey.values()].map((entry) => claimCheck.put(entry.pointer, entry.payloadJson)));
+  await Promise.all(claimed.map((entry) => claimCheck.put(entry.pointer, entry.payloadJson)));
 }

@@ -1,12 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Deadline } from "../deadline/deadline.js";
 import { describeError } from "../log/describe-error.js";
 import type { ClaimCheck } from "./claim-check.js";
-import { contentKey } from "./content-key.js";
 import { type PayloadPointer, pointerUri } from "./payload-pointer.js";
 
 export type { ClaimCheck } from "./claim-check.js";
-export { contentKey } from "./content-key.js";
 export {
   decodePointer,
   EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
@@ -38,10 +37,12 @@ export class ClaimCheckError extends Error {
 }
 
 /**
- * The claim check on S3: each payload under its SHA-256 (`contentKey`) in one bucket. Objects are
- * never deleted by the consumer (events with the same payload share one); the bucket's lifecycle
- * rule expires them after the queue's retention, which also removes those a rolled-back transaction
- * left unreferenced.
+ * The claim check on S3: each event's payload in an object of its own, under a fresh random UUID
+ * after `keyPrefix`, as AWS's extended clients key theirs (`s3KeyPrefix + UUID.randomUUID()`). Never
+ * shared: a consumer built on those clients deletes the object after processing (the Java SQS
+ * client by default), which must not take another event's payload with it. The bucket's lifecycle
+ * rule expires objects after the longest a pointer can live, which also removes those a rolled-back
+ * transaction left unreferenced.
  */
 export class S3ClaimCheck implements ClaimCheck {
   readonly #s3: S3Client;
@@ -61,8 +62,8 @@ export class S3ClaimCheck implements ClaimCheck {
     this.#putTimeoutMs = putTimeoutMs;
   }
 
-  pointerFor(payloadJson: string): PayloadPointer {
-    return { bucket: this.#bucket, key: contentKey(payloadJson, this.#keyPrefix) };
+  pointerFor(): PayloadPointer {
+    return { bucket: this.#bucket, key: `${this.#keyPrefix}${randomUUID()}` };
   }
 
   async put(pointer: PayloadPointer, payloadJson: string): Promise<void> {

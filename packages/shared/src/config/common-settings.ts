@@ -75,7 +75,7 @@ export const commonSettings = {
     values: ["auto", "disable", "require", "verify-full"],
     default: "auto",
     description:
-      "TLS to Postgres. verify-full: the server's certificate must chain to DB_SSL_CA_FILE and name the URL's host; require: encrypted, but the server is not verified; disable: plain text; auto: the URL's sslmode (disable, require, verify-full; no-verify = require), else disable.",
+      "TLS to Postgres. verify-full: the server's certificate must chain to DB_SSL_CA_FILE and name the URL's host; require: encrypted, but the server is not verified; disable: plain text; auto: the URL's sslmode (disable, require, verify-full; no-verify = require), else verify-full, or disable for a loopback host or a socket. Plain text to any other host is logged as a warning at start-up.",
   }),
   dbSslCaFile: setting.string({
     env: "DB_SSL_CA_FILE",

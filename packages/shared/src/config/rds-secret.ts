@@ -17,6 +17,11 @@ function rdsSecret(text: string): RdsSecret | string {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return usage;
   const fields = value as Record<string, unknown>;
+  // What RDS writes with --manage-master-user-password: the credentials only, never the endpoint.
+  const present = (name: string) => typeof fields[name] === "string" && fields[name] !== "";
+  if (present("username") && present("password") && fields.host === undefined) {
+    return "an RDS-managed master-user secret (username and password only) holds no host: DATABASE_URL needs the URL, or an RDS secret's JSON with host (docs/deployment.md, the secret); the master-user secret can still rotate the password as DATABASE_SECRET_ARN";
+  }
   const missing = ["username", "password", "host"].filter(
     (name) => typeof fields[name] !== "string" || fields[name] === "",
   );

@@ -17,7 +17,10 @@ import type { RotatingPassword } from "./rotating-password.js";
 export type DatabaseSslMode = "disable" | "require" | "verify-full";
 
 export interface DatabaseSsl {
-  /** DB_SSL_MODE; `auto` takes the URL's `sslmode` (see {@link createDatabase}), else `disable`. */
+  /**
+   * DB_SSL_MODE; `auto` takes the URL's `sslmode` (see {@link createDatabase}), else `verify-full`,
+   * or `disable` for a loopback host or a socket (see {@link isLoopbackHost}).
+   */
   readonly mode: DatabaseSslMode | "auto";
   /** DB_SSL_CA_FILE: the PEM bundle verify-full trusts, read once when the database is created. */
   readonly caFile: string;
@@ -43,7 +46,10 @@ export interface DatabaseSettings {
   readonly idleInTransactionTimeoutMs: number;
   /** DB_PREPARED_STATEMENTS: prepare parameterised statements once per connection. Default true. */
   readonly preparedStatements?: boolean;
-  /** Default: `auto` with the RDS bundle, i.e. exactly what the URL says, plain text without `sslmode`. */
+  /**
+   * Default: `auto` with the RDS bundle: what the URL's `sslmode` says, else verified TLS (plain text
+   * only to a loopback host).
+   */
   readonly ssl?: DatabaseSsl;
   /** Postgres's `plan_cache_mode` for the pool's sessions; see {@link PlanCacheMode}. */
   readonly planCacheMode?: PlanCacheMode;
@@ -188,10 +194,29 @@ const URL_TLS_PARAMETERS = [
   "uselibpqcompat",
 ];
 
+/**
+ * A host whose traffic never leaves the machine: a loopback address or name, or a Unix socket
+ * (pg's host is then a directory). The only place plain text is the default: on any other path a
+ * password and every row cross a network.
+ */
+function isLoopbackHost(host: string): boolean {
+  if (host === "" || host.startsWith("/") || host === "localhost" || host.endsWith(".localhost")) return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1" || /^::ffff:127\./i.test(host);
+}
+
+/** The URL's host as pg connects to it (brackets off an IPv6 literal, a socket directory decoded). */
+function hostOf(parsed: URL | null): string {
+  if (parsed === null) return "";
+  return decodeURIComponent(parsed.hostname.replace(/^\[(.*)\]$/, "$1"));
+}
+
 interface ResolvedSsl {
   /** Why these settings cannot work, each naming the variable to fix; the rest is unusable then. */
   readonly problems: readonly ConfigProblem[];
   readonly config: Pick<DatabaseClientConfig, "connectionString" | "ssl">;
+  /** The host, when the connection is plain text to a host that is not loopback; and the setting that asked. */
+  readonly plainText: { readonly host: string; readonly setting: string } | undefined;
   /** Puts the setting to change in front of a connection error's message. */
   readonly explain: (error: Error) => Error;
 }
@@ -216,17 +241,29 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
     });
   }
   const urlMode = params?.get("sslmode") ?? null;
-  let mode: DatabaseSslMode = "disable";
+  const host = hostOf(parsed);
+  const loopback = isLoopbackHost(host);
+  // Without a word from the operator: plain text only where the traffic stays on this machine.
+  let mode: DatabaseSslMode = loopback ? "disable" : "verify-full";
   /** Where the mode came from, as the operator would change it. */
-  let setting = "DB_SSL_MODE=auto and no sslmode in DATABASE_URL";
+  let setting = loopback
+    ? "DB_SSL_MODE=auto (no sslmode in DATABASE_URL, and its host is loopback: plain text)"
+    : "DB_SSL_MODE=auto";
+  /** Why that mode, after `which … needs`: the setting, and for auto's default the reason. */
+  let because = loopback
+    ? setting
+    : "DB_SSL_MODE=auto needs (no sslmode in DATABASE_URL, and its host is not loopback: verified TLS)";
   if (ssl.mode !== "auto") {
     mode = ssl.mode;
     setting = `DB_SSL_MODE=${mode}`;
+    because = `${setting} needs`;
   } else if (urlMode !== null) {
     setting = `sslmode=${urlMode} in DATABASE_URL`;
+    because = `${setting} needs`;
     const known = URL_SSL_MODES[urlMode];
-    if (known) mode = known;
-    else
+    // An sslmode we refuse is the one problem: nothing else is checked for a mode nobody chose.
+    mode = known ?? "disable";
+    if (!known)
       problems.push({
         env: "DATABASE_URL",
         message: `sslmode=${urlMode} is not supported (no fallback between TLS and plain text, no CA-only check): use disable, require or verify-full, in the URL or in DB_SSL_MODE`,
@@ -242,7 +279,7 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
       problems.push({
         env: "DB_SSL_CA_FILE",
-        message: `cannot read ${ssl.caFile} (${code}), which ${setting} needs`,
+        message: `cannot read ${ssl.caFile} (${code}), which ${because}`,
       });
     }
   }
@@ -250,7 +287,6 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
   const connectionString = parsed && urlMode !== null ? parsed.toString() : url;
   // pg sends the host as SNI and checks the certificate against it; an IP address is checked against
   // the certificate's IP entries instead (SNI must not carry one).
-  const host = parsed?.hostname.replace(/^\[(.*)\]$/, "$1") ?? "";
   const tls: false | ConnectionOptions =
     mode === "disable"
       ? false
@@ -260,6 +296,7 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
   return {
     problems,
     config: { connectionString, ssl: tls },
+    plainText: mode === "disable" && !loopback ? { host, setting } : undefined,
     explain: (error) => {
       const code = (error as NodeJS.ErrnoException).code ?? "";
       let hint: string | undefined;
@@ -282,6 +319,18 @@ function resolveSsl(url: string, ssl: DatabaseSsl): ResolvedSsl {
  */
 export function databaseTlsProblems(url: string, ssl: DatabaseSsl): readonly ConfigProblem[] {
   return resolveSsl(url, ssl).problems;
+}
+
+/**
+ * The host and the setting that asked, when `url` and `ssl` make a plain-text connection to a host
+ * that is not loopback: a password and every row on a network unencrypted, which the daemons warn
+ * of once at start-up. Undefined otherwise.
+ */
+export function plainTextConnection(
+  url: string,
+  ssl: DatabaseSsl,
+): { readonly host: string; readonly setting: string } | undefined {
+  return resolveSsl(url, ssl).plainText;
 }
 
 /** Node's codes for a certificate it would not accept (OpenSSL's X509_V_ERR_* names, the name check). */

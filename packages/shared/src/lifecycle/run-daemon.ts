@@ -7,7 +7,12 @@ import { formerNamesIn } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { configuredConnection } from "../db/configured-connection.js";
-import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  type PlanCacheMode,
+  plainTextConnection,
+} from "../db/create-database.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { rotatingPassword } from "../db/rotating-password.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -127,6 +132,16 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
           }),
     }),
   );
+  const plainText = plainTextConnection(common.databaseUrl, {
+    mode: common.dbSslMode,
+    caFile: common.dbSslCaFile,
+  });
+  if (plainText !== undefined) {
+    log.warn(
+      { host: plainText.host, setting: plainText.setting },
+      "plain-text database connection to a host that is not loopback",
+    );
+  }
   for (const { former, current } of formerNamesIn(definition.settings, definition.env ?? process.env)) {
     log.warn(
       { variable: former, renamedTo: current },

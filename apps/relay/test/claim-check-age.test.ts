@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { awsEnvironment } from "@outbox/devstack";
+import { receiveAll, runEntryPoint, stack } from "@outbox/test-kit";
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import { clearOutbox, useRelayTestBed } from "./harness.js";
+
+// A claim-checked event's pointer is sent only while its object is sure to outlive the message:
+// within RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS of its row's creation (the object is put in the row's
+// own transaction). The rows here are written as `enqueue` writes a claim-checked event (the pointer
+// as payload, the ExtendedPayloadSize header), then aged by moving `created_at` back.
+
+const bed = useRelayTestBed("claim_age");
+const RELAY_MAIN = "apps/relay/src/main.ts";
+const pointer = (key: string) =>
+  JSON.stringify([
+    "software.amazon.payloadoffloading.PayloadS3Pointer",
+    { s3BucketName: "claims", s3Key: key },
+  ]);
+
+/** A claim-checked row (or a plain one) `ageHours` old, dead when `dead`; its id. */
+async function claimedRow(ageHours: number, dead = false, claimed = true): Promise<string> {
+  const id = randomUUID();
+  await sql`
+    INSERT INTO outbox (id, topic, event_type, payload, headers, created_at, dead_at)
+    VALUES (${id}::uuid, 'orders', 'blob.stored', ${pointer(id)}::json,
+            ${JSON.stringify(claimed ? { ExtendedPayloadSize: "300000" } : {})}::jsonb,
+            now() - ${ageHours} * interval '1 hour', ${dead ? sql`now()` : sql`NULL`})
+  `.execute(bed.handle.db);
+  return id;
+}
+
+async function stateOf(
+  id: string,
+): Promise<{ published: boolean; dead: boolean; last_error: string | null }> {
+  const { rows } = await sql<{ published: boolean; dead: boolean; last_error: string | null }>`
+    SELECT published_at IS NOT NULL AS published, dead_at IS NOT NULL AS dead, last_error
+    FROM outbox WHERE id = ${id}::uuid
+  `.execute(bed.handle.db);
+  return rows[0] ?? { published: false, dead: false, last_error: "no row" };
+}
+
+describe("claim-checked events past RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS", () => {
+  it("the relay sends a fresh one and kills an old one at once, naming why; a plain old event goes out", async () => {
+    await clearOutbox(bed.handle);
+    const fresh = await claimedRow(1);
+    const old = await claimedRow(193);
+    const plain = await claimedRow(300, false, false);
+    const relay = bed.start();
+    await expect
+      .poll(
+        async () => [
+          (await stateOf(fresh)).published,
+          (await stateOf(old)).dead,
+          (await stateOf(plain)).published,
+        ],
+        { timeout: 20_000 },
+      )
+      .toEqual([true, true, true]);
+    await bed.stop(relay);
+    const dead = await stateOf(old);
+    expect(dead.published).toBe(false);
+    expect(dead.last_error).toBe(
+      "claim-checked event 193 h old, over RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (192 h): its object may expire before the message is read; enqueue it again",
+    );
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 2);
+    expect(received.map((message) => message.attributes.event_id).sort()).toEqual([fresh, plain].sort());
+  });
+
+  it("requeue-dead leaves an old claim-checked row dead, naming it on stderr, and requeues the rest", async () => {
+    await clearOutbox(bed.handle);
+    const old = await claimedRow(200, true);
+    const young = await claimedRow(2, true);
+    const run = await runEntryPoint(RELAY_MAIN, ["requeue-dead"], { DATABASE_URL: bed.url });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ requeued: 1 });
+    expect(run.stderr).toContain(
+      `relay requeue-dead: 1 claim-checked events left dead: older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (192 h), their objects may expire before a message is read; enqueue them again: ${old}\n`,
+    );
+    expect((await stateOf(old)).dead).toBe(true);
+    expect((await stateOf(young)).dead).toBe(false);
+    // Named alone, it is not requeued: exit 1, as for an id that names no dead row.
+    const one = await runEntryPoint(RELAY_MAIN, ["requeue-dead", "--id", old], { DATABASE_URL: bed.url });
+    expect({ code: one.code, stdout: one.stdout.trim() }).toEqual({ code: 1, stdout: '{"requeued":0}' });
+  });
+
+  it("republish skips an old claim-checked row, counting and logging it, and sends a young one", async () => {
+    await clearOutbox(bed.handle);
+    const old = await claimedRow(200);
+    const young = await claimedRow(2);
+    await sql`UPDATE outbox SET published_at = now() - interval '1 minute'`.execute(bed.handle.db);
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const run = await runEntryPoint(
+      RELAY_MAIN,
+      ["republish", "--from", from, "--topic", "orders", "--inbox-retention-hours", "336"],
+      {
+        ...awsEnvironment(stack().aws),
+        DATABASE_URL: bed.url,
+        RELAY_TOPIC_ARNS: `orders=${bed.standard.topicArn}`,
+      },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sent: 1, skipped: 1, finished: true });
+    const skipped = run.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === "republish: event skipped, it cannot be sent");
+    expect(skipped).toMatchObject({ eventId: old });
+    expect(String(skipped?.reason)).toMatch(
+      /^claim-checked event 200 h old, over RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS/,
+    );
+    const received = await receiveAll(bed.sqs, bed.standard.queueUrl, 1);
+    expect(received.map((message) => message.attributes.event_id)).toEqual([young]);
+  });
+});
