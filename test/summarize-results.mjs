@@ -24,7 +24,8 @@ for (const file of files) {
   passed += results.numPassedTests;
   failed += results.numFailedTests + failedFiles.length;
   skipped += results.numPendingTests + results.numTodoTests;
-  for (const entry of failedFiles) problems.push(`failed before its tests ran: ${entry.name}: ${entry.message}`);
+  for (const entry of failedFiles)
+    problems.push(`failed before its tests ran: ${entry.name}: ${entry.message}`);
 }
 for (const problem of problems) console.error(problem);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
