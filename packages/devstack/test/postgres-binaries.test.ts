@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { chmod, cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -20,14 +20,19 @@ afterEach(async () => {
 
 const root = process.getuid?.() === 0;
 
-/** The package's own binaries tree, copied under a fresh 0700 directory, as in a mktemp clone. */
-async function binariesInAClosedDirectory(): Promise<PostgresBinaries> {
+/**
+ * The package's own binaries tree, copied under a fresh directory: 0700 as `mktemp -d` makes it
+ * (closed to the postgres user), or opened to everyone. Copies, because where this checkout itself
+ * lies (open or closed) is the machine's business, not the test's.
+ */
+async function binariesUnder(directory: "closed" | "open"): Promise<PostgresBinaries> {
   const own = await platformBinaries();
-  const closed = await mkdtemp(join(tmpdir(), "tmp."));
-  made.push(closed);
+  const parent = await mkdtemp(join(tmpdir(), "tmp."));
+  made.push(parent);
+  if (directory === "open") await chmod(parent, 0o755);
   const nativeDir = dirname(dirname(own.postgres));
-  await cp(nativeDir, join(closed, "native"), { recursive: true, verbatimSymlinks: true });
-  return { postgres: join(closed, "native/bin/postgres"), initdb: join(closed, "native/bin/initdb") };
+  await cp(nativeDir, join(parent, "native"), { recursive: true, verbatimSymlinks: true });
+  return { postgres: join(parent, "native/bin/postgres"), initdb: join(parent, "native/bin/initdb") };
 }
 
 /** Runs `initdb --version` as the postgres user (the one the embedded stack runs Postgres as). */
@@ -39,7 +44,7 @@ function versionAsPostgresUser(initdb: string): { status: number | null; error?:
 }
 
 it("gives the postgres user binaries it can run when the package lies under a closed directory", async () => {
-  const closed = await binariesInAClosedDirectory();
+  const closed = await binariesUnder("closed");
   const usable = await binariesThePostgresUserCanRun(closed);
   if (!root) {
     // Postgres then runs as ourselves, who can reach our own checkout.
@@ -57,5 +62,7 @@ it("gives the postgres user binaries it can run when the package lies under a cl
 });
 
 it("leaves the package's own binaries alone when the postgres user can reach them", async () => {
-  expect(await binariesThePostgresUserCanRun(await platformBinaries())).toBeUndefined();
+  const open = await binariesUnder("open");
+  expect(await binariesThePostgresUserCanRun(open)).toBeUndefined();
+  if (root) expect(versionAsPostgresUser(open.initdb)).toEqual({ status: 0 });
 });
