@@ -30,6 +30,12 @@ const tuningSettings = {
   requestTimeoutMs: "awsRequestTimeoutMs",
   /** Of each claim-checked message's deadline, the most its payload's fetch takes. */
   claimCheckFetchTimeoutMs: "claimCheckFetchTimeoutMs",
+  /** The kill switch (KillSwitch): trip share, activity, window and pause. */
+  killSwitchTripPercent: "killSwitchTripPercent",
+  killSwitchActivityThreshold: "killSwitchActivityThreshold",
+  killSwitchWindowMs: "killSwitchWindowMs",
+  killSwitchRestartMs: "killSwitchRestartMs",
+  killSwitchRestartMaxMs: "killSwitchRestartMaxMs",
 } as const satisfies Record<string, keyof typeof consumerSettings>;
 
 type TuningName = keyof typeof tuningSettings;

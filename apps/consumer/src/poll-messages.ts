@@ -10,6 +10,7 @@ import {
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
+import type { IntakeGate } from "./intake-gate.js";
 import type { ConsumerMetrics } from "./metrics.js";
 
 export interface ReceivedBatch {
@@ -37,6 +38,8 @@ export interface PollerOptions {
   readonly minBatch: number;
   /** Aborts when intake stops: no receive is sent after it. */
   readonly stopping: AbortSignal;
+  /** Closed while intake is paused (database unreachable, kill switch): no receive is sent meanwhile. */
+  readonly gate: IntakeGate;
   /** Takes the batch; every message in it holds one reserved slot until it settles. */
   readonly onBatch: (batch: ReceivedBatch) => void;
   readonly log: Logger;
@@ -81,8 +84,14 @@ async function poll(options: PollerOptions): Promise<void> {
   const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
   let consecutiveErrors = 0;
   while (!stopping.aborted) {
+    await options.gate.whenOpen(stopping);
     const reserved = await capacity.reserve(options.minBatch, MAX_BATCH_ENTRIES, stopping);
     if (reserved === 0) break;
+    // Paused while this poller waited for slots.
+    if (!options.gate.isOpen) {
+      capacity.release(reserved);
+      continue;
+    }
     const sentAt = performance.now();
     try {
       // No abortSignal on purpose: SQS may already have handed messages to this request, and aborting
