@@ -13,6 +13,8 @@ export interface DrillScale {
   readonly eventsPerSecond: number;
   /** Restarts of each daemon kind in the restart series (the issue: ten). */
   readonly restarts: number;
+  /** How long the failover drill cuts the database, and takes the handlers' downstream away (issue #40: 60 s). */
+  readonly outageMs: number;
 }
 
 export const fullScale: DrillScale = {
@@ -21,6 +23,7 @@ export const fullScale: DrillScale = {
   seriesDurationMs: 60_000,
   eventsPerSecond: 100,
   restarts: 10,
+  outageMs: 60_000,
 };
 
 /** Small enough for the test suite, large enough for every expectation to be able to fail. */
@@ -30,6 +33,7 @@ export const testScale: DrillScale = {
   seriesDurationMs: 12_000,
   eventsPerSecond: 50,
   restarts: 3,
+  outageMs: 12_000,
 };
 
 export interface DrillContext {

@@ -38,6 +38,7 @@ const scale = {
   eventsPerSecond: wholeNumberOption(usage, "rate", values.rate, 100),
   seriesDurationMs: wholeNumberOption(usage, "duration", values.duration, 20) * 1_000,
   restarts: 4,
+  outageMs: fullScale.outageMs,
 };
 const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 

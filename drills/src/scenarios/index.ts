@@ -3,6 +3,7 @@ import type { ScenarioResult } from "../report.js";
 import { runChaos } from "./chaos.js";
 import { runClaimCheckDrill } from "./claim-check.js";
 import { runDeadlineDrill } from "./deadline.js";
+import { runFailoverDrill } from "./failover.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
 import { runPhotoChain } from "./photo-chain.js";
@@ -36,6 +37,7 @@ export const drills: Readonly<Record<string, Drill>> = {
   faults: runFaultsDrill,
   replay: runReplayDrill,
   "claim-check": runClaimCheckDrill,
+  failover: runFailoverDrill,
 };
 
 /** Runs the named drills in order, each underlying drill once. */
