@@ -107,15 +107,13 @@ async function proxied(databaseUrl: string): Promise<{ proxy: TcpFaultProxy; url
 }
 
 /** A daemon's log lines about the outage between `from` and `to` (epoch ms): warnings, errors, and what names it. */
-function outageLines(daemon: DaemonProcess, from: number, to: number): number {
-  return daemon.lines.filter((line) => {
+function outageLines(daemon: DaemonProcess, from: number, to: number): string[] {
+  return daemon.lines.flatMap((line) => {
     const at = typeof line.time === "string" ? Date.parse(line.time) : Number.NaN;
-    if (!(at >= from && at <= to)) return false;
     const msg = typeof line.msg === "string" ? line.msg : "";
-    return (
-      (typeof line.level === "string" && WARNING_LEVELS.has(line.level)) || /database|kill switch/.test(msg)
-    );
-  }).length;
+    const warning = typeof line.level === "string" && WARNING_LEVELS.has(line.level);
+    return at >= from && at <= to && (warning || /database|kill switch/.test(msg)) ? [msg] : [];
+  });
 }
 
 /** When the consumer logged that intake resumed after the database answered, in ms after `sinceEpochMs`. */
@@ -210,7 +208,7 @@ async function runVariant(
       resumeLimitMs: databaseCut ? RESUME_LIMIT_MS : null,
       resumedMs: databaseCut ? resumedMs(consumer, restoredEpoch) : null,
       pauses: sumDrained([consumer], databaseCut ? "databaseOutages" : "killSwitchTrips"),
-      outageLines: lines,
+      outageLines: Object.fromEntries(Object.entries(lines).map(([kind, said]) => [kind, said.length])),
       outageLinesLimit: databaseCut ? OUTAGE_LINES_LIMIT : null,
       stops,
       expected: counts.enqueued,
@@ -232,6 +230,7 @@ async function runVariant(
         counts,
         order,
         consumerDrained: drained,
+        linesAboutTheOutage: lines,
         consumerPausedMs: databaseCut ? drained.databaseOutageMs : drained.killSwitchPausedMs,
       },
     };

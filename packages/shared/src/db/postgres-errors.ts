@@ -78,6 +78,7 @@ const PG_CONNECTION_MESSAGES = [
   "timeout exceeded when trying to connect",
   "Query read timeout",
   "Client has encountered a connection error and is not queryable",
+  "Client was closed and is not queryable",
 ];
 
 /** How deep a chain of causes is followed: a wrapper of a wrapper, never a cycle. */
