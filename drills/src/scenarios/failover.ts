@@ -48,13 +48,13 @@ const killSwitchEnv: Record<string, string> = {
 
 type OutageKind = TcpCut | "downstream";
 
-interface Variant {
+export interface FailoverVariant {
   readonly name: string;
   readonly kind: OutageKind;
   readonly outage: (outageMs: number) => string;
 }
 
-const VARIANTS: readonly Variant[] = [
+export const FAILOVER_VARIANTS: readonly FailoverVariant[] = [
   {
     name: "database-reset",
     kind: "reset",
@@ -127,7 +127,7 @@ function resumedMs(consumer: DaemonProcess, sinceEpochMs: number): number | null
 
 async function runVariant(
   context: DrillContext,
-  variant: Variant,
+  variant: FailoverVariant,
 ): Promise<{ observation: FailoverObservation; figures: Record<string, unknown> }> {
   const { progress, scale } = context;
   const environment: DrillEnvironment = await prepareDrillEnvironment(context, {
@@ -251,7 +251,7 @@ async function runVariant(
  */
 export async function runFailoverDrill(
   context: DrillContext,
-  variants: readonly Variant[] = VARIANTS,
+  variants: readonly FailoverVariant[] = FAILOVER_VARIANTS,
 ): Promise<ScenarioResult[]> {
   const started = performance.now();
   const checks = [];
