@@ -83,7 +83,7 @@ export class MessageDispatcher {
     // A long poll that was open at the stop: process what it brought if the drain can still give
     // each message more than the safety margin, else release it at once. One open when intake
     // paused: another consumer may take it now, this one would only hold it.
-    if (this.#options.drain.tooLateToStart() || !this.#options.gate.isOpen) {
+    if (this.#options.drain.tooLateToStart() || (!this.#options.gate.isOpen && !batch.trial)) {
       this.#track(
         this.#releaseUntouched(batch.messages, 0).then(() =>
           this.#options.capacity.release(batch.messages.length),

@@ -9,7 +9,7 @@ export interface KillSwitchSettings {
   /** Messages the window must have seen before it may trip: a few failures prove nothing. */
   readonly activityThreshold: number;
   readonly windowMs: number;
-  /** The first pause; each trip that follows a pause doubles it (with jitter), up to `restartMaxMs`. */
+  /** The first pause; each trip of a trial message doubles it (with jitter), up to `restartMaxMs`. */
   readonly restartMs: number;
   readonly restartMaxMs: number;
 }
@@ -41,18 +41,19 @@ export interface KillSwitchCounts {
  * MassTransit's kill switch, for what a handler needs beyond the database (a payment API, a
  * downstream service): when the share of failed messages over the recent window passes the trip
  * threshold, intake pauses for the restart timeout instead of receiving messages only to fail them,
- * each failure spending one of the message's receives. After the pause intake resumes with a fresh
- * window; failing on, it trips again, with a longer pause. Messages in hand finish as they would;
- * poison and released messages say nothing about a dependency and are not counted.
+ * each failure spending one of the message's receives. When the pause is over, one message is tried
+ * (IntakeGate's trial) before intake opens: handled, intake resumes with a fresh window; failed, the
+ * switch trips again with a longer pause. A dependency down for minutes so costs one receive of one
+ * message per pause, not a full intake's. Messages in hand finish as they would; poison and
+ * released messages say nothing about a dependency and are not counted.
  */
 export class KillSwitch {
   readonly #options: KillSwitchOptions;
   readonly #buckets: Bucket[] = [];
-  #tripped = false;
-  /** Trips since the last window that ended without one: the exponent of the pause. */
+  /** Counting (closed), holding intake (paused), or waiting for the trial message's outcome. */
+  #state: "counting" | "paused" | "trial" = "counting";
+  /** Trips since intake last resumed: the exponent of the pause. */
   #consecutive = 0;
-  /** `performance.now()` when intake last resumed after a pause. */
-  #resumedAt = Number.NEGATIVE_INFINITY;
   #trips = 0;
   #pausedMs = 0;
   #pausedSince = 0;
@@ -63,56 +64,74 @@ export class KillSwitch {
 
   /** One message ended. */
   record(result: MessageResult): void {
-    if (this.#options.tripPercent === 0 || this.#tripped) return;
-    if (result === "poison" || result === "released") return;
+    if (this.#options.tripPercent === 0 || this.#state === "paused") return;
+    const judged = result !== "poison" && result !== "released";
+    if (this.#state === "trial") {
+      if (!judged) this.#options.gate.returnTrial();
+      else if (result === "failed") this.#trip(performance.now(), { failed: 1, messages: 1 });
+      else this.#resume();
+      return;
+    }
+    if (!judged) return;
     const now = performance.now();
     const bucket = this.#bucketAt(now);
     bucket.messages += 1;
     if (result === "failed") bucket.failed += 1;
-    else if (now - this.#resumedAt > this.#options.windowMs) this.#consecutive = 0;
-    this.#tripIfFailing(now);
+    const seen = this.#seen();
+    const { tripPercent, activityThreshold } = this.#options;
+    if (seen.messages >= activityThreshold && seen.failed * 100 >= tripPercent * seen.messages) {
+      this.#trip(now, seen);
+    }
   }
 
   counts(): KillSwitchCounts {
-    const current = this.#tripped ? performance.now() - this.#pausedSince : 0;
+    const current = this.#state === "counting" ? 0 : performance.now() - this.#pausedSince;
     return { killSwitchTrips: this.#trips, killSwitchPausedMs: Math.round(this.#pausedMs + current) };
   }
 
-  #tripIfFailing(now: number): void {
-    const { tripPercent, activityThreshold } = this.#options;
+  #seen(): { failed: number; messages: number } {
     let messages = 0;
     let failed = 0;
     for (const bucket of this.#buckets) {
       messages += bucket.messages;
       failed += bucket.failed;
     }
-    if (messages < activityThreshold || failed * 100 < tripPercent * messages) return;
-    this.#tripped = true;
+    return { failed, messages };
+  }
+
+  #trip(now: number, seen: { failed: number; messages: number }): void {
+    const { gate, log, metrics, restartMs, restartMaxMs, windowMs } = this.#options;
+    if (this.#state === "counting") this.#pausedSince = now;
+    this.#state = "paused";
     this.#trips += 1;
     this.#consecutive += 1;
-    this.#pausedSince = now;
-    const { gate, log, metrics, restartMs, restartMaxMs, windowMs } = this.#options;
     const pauseMs = backoffMs(this.#consecutive, { baseMs: restartMs, maxMs: restartMaxMs });
     gate.close("kill switch");
     metrics.killSwitchTripped.set(1);
     log.warn(
-      { failed, messages, windowMs, pauseMs, trip: this.#consecutive },
+      { ...seen, windowMs, pauseMs, trip: this.#consecutive },
       "handlers failing: intake paused (kill switch)",
     );
-    void this.#resumeAfter(pauseMs);
+    void this.#offerTrialAfter(pauseMs);
   }
 
-  async #resumeAfter(pauseMs: number): Promise<void> {
-    const { gate, log, metrics, stopping } = this.#options;
-    await sleep(pauseMs, stopping);
+  async #offerTrialAfter(pauseMs: number): Promise<void> {
+    await sleep(pauseMs, this.#options.stopping);
+    if (this.#options.stopping.aborted) return;
+    this.#state = "trial";
+    this.#options.gate.offerTrial();
+  }
+
+  #resume(): void {
+    const { gate, log, metrics } = this.#options;
     const pausedMs = Math.round(performance.now() - this.#pausedSince);
     this.#pausedMs += pausedMs;
     this.#buckets.length = 0;
-    this.#tripped = false;
-    this.#resumedAt = performance.now();
+    this.#state = "counting";
+    this.#consecutive = 0;
     metrics.killSwitchTripped.set(0);
     gate.open("kill switch");
-    if (!stopping.aborted) log.info({ pausedMs }, "kill switch: intake resumed");
+    log.info({ pausedMs, trips: this.#trips }, "kill switch: intake resumed");
   }
 
   /** The bucket `now` falls in, the window's older buckets dropped. */

@@ -20,6 +20,8 @@ export interface ReceivedBatch {
    * request and the response, so leases are measured from here: the earliest it can have started.
    */
   readonly sentAt: number;
+  /** The kill switch's trial: one message received while it holds intake, handled to judge it by. */
+  readonly trial: boolean;
 }
 
 export interface PollerOptions {
@@ -83,12 +85,19 @@ async function poll(options: PollerOptions): Promise<void> {
   const { capacity, stopping, log, metrics } = options;
   const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
   let consecutiveErrors = 0;
+  const { gate } = options;
   while (!stopping.aborted) {
-    await options.gate.whenOpen(stopping);
-    const reserved = await capacity.reserve(options.minBatch, MAX_BATCH_ENTRIES, stopping);
-    if (reserved === 0) break;
+    const admission = await gate.admit(stopping);
+    if (admission === "stopped") break;
+    const trial = admission === "trial";
+    const most = trial ? 1 : MAX_BATCH_ENTRIES;
+    const reserved = await capacity.reserve(Math.min(options.minBatch, most), most, stopping);
+    if (reserved === 0) {
+      if (trial) gate.returnTrial();
+      break;
+    }
     // Paused while this poller waited for slots.
-    if (!options.gate.isOpen) {
+    if (!trial && !gate.isOpen) {
       capacity.release(reserved);
       continue;
     }
@@ -117,9 +126,10 @@ async function poll(options: PollerOptions): Promise<void> {
       consecutiveErrors = 0;
       if (messages.length > 0) {
         metrics.received.inc(messages.length);
-        options.onBatch({ messages, sentAt });
-      }
+        options.onBatch({ messages, sentAt, trial });
+      } else if (trial) gate.returnTrial();
     } catch (error) {
+      if (trial) gate.returnTrial();
       capacity.release(reserved);
       metrics.receiveErrors.inc();
       consecutiveErrors += 1;

@@ -178,7 +178,7 @@ export const consumerSettings = {
     max: 3_600_000,
     default: 30_000,
     description:
-      "How long intake pauses when the kill switch trips; a trip right after a pause doubles it (with jitter), up to CONSUMER_KILL_SWITCH_RESTART_MAX_MS.",
+      "How long intake pauses when the kill switch trips; then one message is tried, and if it fails too the pause doubles (with jitter), up to CONSUMER_KILL_SWITCH_RESTART_MAX_MS.",
   }),
   killSwitchRestartMaxMs: setting.milliseconds({
     env: "CONSUMER_KILL_SWITCH_RESTART_MAX_MS",

@@ -136,7 +136,7 @@ describe("a handler's own dependency", () => {
     }
   });
 
-  it("failing too often trips the kill switch: no receive while it holds, then every effect once", async () => {
+  it("failing too often trips the kill switch: no receive while it holds, one message tried after each pause, then every effect once", async () => {
     const queue = await queueFor("kill-switch", { maxReceiveCount: 5, visibilityTimeoutSeconds: 5 });
     const downstream = { down: true };
     const { lines, log } = capturingLogger();
@@ -149,8 +149,8 @@ describe("a handler's own dependency", () => {
       killSwitchTripPercent: 50,
       killSwitchActivityThreshold: 5,
       killSwitchWindowMs: 10_000,
-      killSwitchRestartMs: 8_000,
-      killSwitchRestartMaxMs: 8_000,
+      killSwitchRestartMs: 6_000,
+      killSwitchRestartMaxMs: 6_000,
       log,
       metrics,
     });
@@ -164,17 +164,20 @@ describe("a handler's own dependency", () => {
       await waitUntil("the trip", () => consumer.pausedBy().includes("kill switch"));
       const atTrip = await received();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      // Still held (the pause is 4–8 s): nothing was received meanwhile.
+      // Still held (the pause is 3–6 s): nothing was received meanwhile.
       expect(consumer.pausedBy()).toEqual(["kill switch"]);
       expect(await received()).toBe(atTrip);
       expect(await metrics.getSingleMetricAsString("consumer_kill_switch_tripped")).toMatch(/ 1$/m);
+      // After the pause one message is tried; the downstream still down, it fails and trips the switch again.
+      await waitUntil("the trial's trip", () => consumer.stats().killSwitchTrips === 2);
+      expect(await received()).toBe(atTrip + 1);
       downstream.down = false;
       await waitUntil("every effect", async () => (await effectCount(bed.database)) === before + 20);
       const summary = await consumer.drain();
-      expect(summary).toMatchObject({ processed: 20, killSwitchTrips: 1 });
+      expect(summary).toMatchObject({ processed: 20, killSwitchTrips: 2 });
       expect(await drainQueue(bed.sqs, queue.dlqUrl)).toHaveLength(0);
       const messages = lineMessages(lines);
-      expect(messages.filter((msg) => msg.startsWith("handlers failing"))).toHaveLength(1);
+      expect(messages.filter((msg) => msg.startsWith("handlers failing"))).toHaveLength(2);
       expect(messages.filter((msg) => msg.startsWith("kill switch: intake resumed"))).toHaveLength(1);
     } finally {
       await consumer.drain();
