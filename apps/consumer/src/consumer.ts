@@ -115,6 +115,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     queue: sqsSettleQueue({ sqs, queueUrl, dlqUrl: options.dlqUrl, deletes }),
     retryBaseSeconds: numbers.retryBaseSeconds,
     retryMaxSeconds: numbers.retryMaxSeconds,
+    retryFloorSeconds: () => killSwitch.retryFloorSeconds(),
     log,
     metrics,
   });

@@ -84,6 +84,23 @@ export class KillSwitch {
     }
   }
 
+  /**
+   * While a trial message is out: the longest the pause its failure would start can be, in seconds.
+   * Its retry waits that long, so the next trial tries another message.
+   */
+  retryFloorSeconds(): number {
+    if (this.#state !== "trial") return 0;
+    const { restartMs, restartMaxMs } = this.#options;
+    const nextPauseMs = backoffMs(
+      this.#consecutive + 1,
+      { baseMs: restartMs, maxMs: restartMaxMs },
+      {
+        jitter: "none",
+      },
+    );
+    return Math.ceil(nextPauseMs / 1_000);
+  }
+
   counts(): KillSwitchCounts {
     const current = this.#state === "counting" ? 0 : performance.now() - this.#pausedSince;
     return { killSwitchTrips: this.#trips, killSwitchPausedMs: Math.round(this.#pausedMs + current) };
