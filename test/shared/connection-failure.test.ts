@@ -62,4 +62,12 @@ describe("connectionFailureIn", () => {
       await database.close(5_000);
     }
   });
+
+  it("never throws, whatever a handler threw", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(connectionFailureIn(revoked.proxy)).toBeUndefined();
+    expect(connectionFailureIn(Object.create(null))).toBeUndefined();
+    expect(connectionFailureIn(new Error("wrapped", { cause: revoked.proxy }))).toBeUndefined();
+  });
 });

@@ -91,14 +91,20 @@ const MAX_CAUSES = 5;
  * a caller that acts on it checks the database itself (the consumer probes it).
  */
 export function connectionFailureIn(error: unknown): Error | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < MAX_CAUSES && current instanceof Error; depth += 1) {
-    const { code } = fields(current);
-    if (typeof code === "string" && SOCKET_CODES.has(code)) return current;
-    if (isConnectionState(code)) return current;
-    const { message } = current;
-    if (PG_CONNECTION_MESSAGES.some((words) => message.startsWith(words))) return current;
-    current = current.cause;
+  try {
+    let current: unknown = error;
+    for (let depth = 0; depth < MAX_CAUSES && current instanceof Error; depth += 1) {
+      const { code } = fields(current);
+      if (typeof code === "string" && SOCKET_CODES.has(code)) return current;
+      if (isConnectionState(code)) return current;
+      const { message } = current;
+      if (typeof message === "string" && PG_CONNECTION_MESSAGES.some((words) => message.startsWith(words))) {
+        return current;
+      }
+      current = current.cause;
+    }
+  } catch {
+    // A handler may throw anything, even a revoked Proxy that `instanceof` cannot look at: not ours.
   }
   return undefined;
 }
