@@ -22,6 +22,7 @@ export const CHECK_ROWS = {
   fault: "{fault}",
   replay: "replay: relay republish of the {published} events published (replay=true), consumer running",
   claimCheck: "claim check: a {payload} payload through S3, and one whose object was deleted",
+  failover: "{outage}",
   racingProducers:
     "{producers} producers, {keys} keys, held transactions ({held}); two relays, {killed} mid-run",
 } as const;

@@ -568,3 +568,76 @@ export function checkKeyOrder(o: KeyOrderObservation): Check {
     pass,
   };
 }
+
+/** What the failover drill saw of one outage: the database cut (reset or hang), or the handlers' downstream down. */
+export interface FailoverObservation {
+  /** What was done, e.g. "database connections reset, new ones refused, for 60 s". */
+  readonly outage: string;
+  /** The database rows: the consumer must resume within this of the database answering (2 s). */
+  readonly resumeLimitMs: number | null;
+  /** From the database answering again to the consumer's intake resuming; null: it never did. */
+  readonly resumedMs: number | null;
+  /** Pauses the consumer took: database outages, or kill switch trips. */
+  readonly pauses: number;
+  /** Per daemon, its log lines about the outage (warnings and errors, and the lines naming it); the most allowed. */
+  readonly outageLines: Readonly<Record<string, number>>;
+  readonly outageLinesLimit: number | null;
+  readonly stops: readonly StopUnderFault[];
+  readonly expected: number;
+  readonly inbox: number;
+  readonly effects: number;
+  readonly lost: number;
+  readonly dlqDepth: number;
+  readonly outOfOrder: number;
+  readonly overtaken: number;
+}
+
+/**
+ * One outage of what every message needs (issue #40): the consumer paused instead of spending the
+ * messages' receives, nothing reached the DLQ, every effect once, per-key order held, every SIGTERM
+ * during the outage inside its budget, few log lines; for the database, resumed within the limit.
+ */
+export function checkFailover(o: FailoverObservation): Check {
+  const stopsHeld = o.stops.every((stop) => stop.stopMs <= stop.budgetMs && stop.exit.code === 0);
+  const orderHeld = o.outOfOrder === 0 && o.overtaken === 0;
+  const once = o.effects === o.expected && o.inbox === o.expected;
+  const resumed = o.resumeLimitMs === null || (o.resumedMs !== null && o.resumedMs <= o.resumeLimitMs);
+  const limit = o.outageLinesLimit;
+  const quiet = limit === null || Object.values(o.outageLines).every((lines) => lines <= limit);
+  const pass =
+    o.pauses > 0 &&
+    resumed &&
+    quiet &&
+    o.stops.length > 0 &&
+    stopsHeld &&
+    o.lost === 0 &&
+    o.dlqDepth === 0 &&
+    once &&
+    orderHeld;
+  const lines = Object.entries(o.outageLines)
+    .map(([daemon, count]) => `${daemon} ${count}`)
+    .join(", ");
+  return {
+    row: "failover",
+    check: checkName("failover", { outage: o.outage }),
+    result: [
+      `paused ${o.pauses}×`,
+      o.resumeLimitMs === null
+        ? null
+        : o.resumedMs === null
+          ? "never resumed"
+          : `resumed ${formatSeconds(o.resumedMs)} after the database`,
+      `log lines about it: ${lines}${limit === null ? "" : ` (≤ ${limit})`}`,
+      `SIGTERM: ${o.stops.length > 0 ? o.stops.map(stopText).join("; ") : "no stop"}`,
+      `DLQ ${o.dlqDepth}`,
+      `lost ${o.lost}`,
+      `effects ${o.effects}/${o.expected} (exactly once: ${once})`,
+      orderHeld
+        ? "per-key order held"
+        : `per-key order broken (${o.outOfOrder} out of order, ${o.overtaken} overtaken)`,
+    ]
+      .filter((part) => part !== null)
+      .join(" · "),
+    pass,
+  };
+}

@@ -15,6 +15,8 @@ export interface DrillScale {
   readonly restarts: number;
   /** Transactions each of the racing-producers drill's 32 producers runs. */
   readonly racingTransactions: number;
+  /** How long the failover drill cuts the database, and takes the handlers' downstream away (issue #40: 60 s). */
+  readonly outageMs: number;
 }
 
 export const fullScale: DrillScale = {
@@ -24,6 +26,7 @@ export const fullScale: DrillScale = {
   eventsPerSecond: 100,
   restarts: 10,
   racingTransactions: 20,
+  outageMs: 60_000,
 };
 
 /** Small enough for the test suite, large enough for every expectation to be able to fail. */
@@ -34,6 +37,7 @@ export const testScale: DrillScale = {
   eventsPerSecond: 50,
   restarts: 3,
   racingTransactions: 8,
+  outageMs: 12_000,
 };
 
 export interface DrillContext {

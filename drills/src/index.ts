@@ -18,6 +18,7 @@ export { allPassed, renderTable, type ScenarioResult } from "./report.js";
 export { type RoundRobinProxy, startRoundRobinProxy } from "./round-robin-proxy.js";
 export { runChaos } from "./scenarios/chaos.js";
 export { runDeadlineDrill } from "./scenarios/deadline.js";
+export { FAILOVER_VARIANTS, type FailoverVariant, runFailoverDrill } from "./scenarios/failover.js";
 export { FAULTS, type FaultSpec } from "./scenarios/fault-kinds.js";
 export { runFaultsDrill } from "./scenarios/faults.js";
 export { runHttpStopDrill } from "./scenarios/http-stop.js";

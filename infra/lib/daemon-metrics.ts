@@ -61,6 +61,8 @@ export const FORWARDED_METRICS: Readonly<Record<Daemon, readonly ForwardedMetric
     visibilityExtensions: [],
     deleteFailures: [],
     receiveErrors: [],
+    databaseUnreachable: [],
+    killSwitchTripped: [],
   }),
   api: forwarded(API_METRICS, {
     gearLinksPending: [],

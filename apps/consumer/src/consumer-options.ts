@@ -33,6 +33,12 @@ const tuningSettings = {
   claimCheckFetchTimeoutMs: "claimCheckFetchTimeoutMs",
   /** The largest claim-checked payload read; a larger one is poison. */
   claimCheckMaxBytes: "claimCheckMaxBytes",
+  /** The kill switch (KillSwitch): trip share, activity, window and pause. */
+  killSwitchTripPercent: "killSwitchTripPercent",
+  killSwitchActivityThreshold: "killSwitchActivityThreshold",
+  killSwitchWindowMs: "killSwitchWindowMs",
+  killSwitchRestartMs: "killSwitchRestartMs",
+  killSwitchRestartMaxMs: "killSwitchRestartMaxMs",
 } as const satisfies Record<string, keyof typeof consumerSettings>;
 
 type TuningName = keyof typeof tuningSettings;

@@ -5,9 +5,12 @@ import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
 import { type ConsumerCounts, ResultCounts } from "./count-results.js";
+import { DatabaseOutage, type OutageCounts } from "./database-outage.js";
 import { DeleteBuffer } from "./delete-buffer.js";
 import { MessageDispatcher } from "./dispatch-messages.js";
 import { DrainDeadline } from "./drain.js";
+import { IntakeGate, type PauseReason } from "./intake-gate.js";
+import { KillSwitch, type KillSwitchCounts } from "./kill-switch.js";
 import { createConsumerMetrics } from "./metrics.js";
 import { startPollers } from "./poll-messages.js";
 import { processMessage } from "./process-message.js";
@@ -16,7 +19,7 @@ import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
 import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
 /** Counts since start. */
-export interface ConsumerStats extends ConsumerCounts {
+export interface ConsumerStats extends ConsumerCounts, OutageCounts, KillSwitchCounts {
   readonly deleteFailures: number;
 }
 
@@ -42,6 +45,8 @@ export interface Consumer {
   readonly failure: Promise<never>;
   inFlight(): { messages: number; deletes: number };
   stats(): ConsumerStats;
+  /** What holds intake now (the database unreachable, the kill switch); empty while receiving. */
+  pausedBy(): PauseReason[];
 }
 
 /** Whether some event type's handler takes batches (a fallback that does runs one event at a time). */
@@ -70,6 +75,26 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   setMaxListeners(0, intake.signal);
   const capacity = new Capacity(concurrency);
   const counts = new ResultCounts(metrics);
+  const gate = new IntakeGate();
+  const database = new DatabaseOutage({
+    pool: options.pool,
+    probeTimeoutMs: numbers.statementTimeoutMs,
+    gate,
+    stopping: intake.signal,
+    log,
+    metrics,
+  });
+  const killSwitch = new KillSwitch({
+    tripPercent: numbers.killSwitchTripPercent,
+    activityThreshold: numbers.killSwitchActivityThreshold,
+    windowMs: numbers.killSwitchWindowMs,
+    restartMs: numbers.killSwitchRestartMs,
+    restartMaxMs: numbers.killSwitchRestartMaxMs,
+    gate,
+    stopping: intake.signal,
+    log,
+    metrics,
+  });
   const deletes = new DeleteBuffer({
     sqs,
     queueUrl,
@@ -90,6 +115,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     queue: sqsSettleQueue({ sqs, queueUrl, dlqUrl: options.dlqUrl, deletes }),
     retryBaseSeconds: numbers.retryBaseSeconds,
     retryMaxSeconds: numbers.retryMaxSeconds,
+    retryFloorSeconds: () => killSwitch.retryFloorSeconds(),
     log,
     metrics,
   });
@@ -121,6 +147,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     settle,
     drain,
     counts,
+    database,
     log,
     claimCheck,
   };
@@ -141,6 +168,8 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     heartbeat,
     drain,
     counts,
+    gate,
+    killSwitch,
     metrics,
     log,
     fail,
@@ -148,7 +177,12 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   let polling: Promise<void> = Promise.resolve();
 
   function stats(): ConsumerStats {
-    return { ...counts.snapshot(), deleteFailures: deletes.lost };
+    return {
+      ...counts.snapshot(),
+      ...database.counts(),
+      ...killSwitch.counts(),
+      deleteFailures: deletes.lost,
+    };
   }
 
   return {
@@ -169,6 +203,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
         // delete 5 at a time: about twice the SDK calls per message. Overlap comes from more pollers.
         minBatch: Math.min(MAX_BATCH_ENTRIES, concurrency),
         stopping: intake.signal,
+        gate,
         onBatch: (batch) => dispatcher.onBatch(batch),
         log,
         metrics,
@@ -204,5 +239,6 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       return { messages: dispatcher.handling, deletes: deletes.pending };
     },
     stats,
+    pausedBy: () => gate.pausedBy(),
   };
 }

@@ -81,6 +81,10 @@ export function runConsumerDaemon(): Promise<never> {
       return {
         failure: consumer.failure,
         inFlight: consumer.inFlight,
+        unready() {
+          const paused = consumer.pausedBy();
+          return paused.length === 0 ? undefined : `intake paused: ${paused.join(", ")}`;
+        },
         async drain(drainDeadline) {
           // runDaemon's deadline (CONSUMER_DRAIN_TIMEOUT_MS from the stop) is the consumer's whole drain.
           const [summary] = await Promise.all([consumer.drain(drainDeadline), retention.stop()]);

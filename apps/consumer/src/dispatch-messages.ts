@@ -4,6 +4,8 @@ import type { Logger } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { ResultCounts } from "./count-results.js";
 import type { DrainDeadline } from "./drain.js";
+import type { IntakeGate } from "./intake-gate.js";
+import type { KillSwitch } from "./kill-switch.js";
 import { GroupLanes } from "./message-groups.js";
 import type { ConsumerMetrics, MessageResult } from "./metrics.js";
 import type { ReceivedBatch } from "./poll-messages.js";
@@ -31,6 +33,10 @@ export interface DispatchOptions {
   readonly heartbeat: VisibilityHeartbeat;
   readonly drain: DrainDeadline;
   readonly counts: ResultCounts;
+  /** Closed while intake is paused: a batch a long poll brings then is handed back untouched. */
+  readonly gate: IntakeGate;
+  /** Told how each message ended. */
+  readonly killSwitch: Pick<KillSwitch, "record">;
   readonly metrics: ConsumerMetrics;
   readonly log: Logger;
   /** Told about a bug (handling that crashed), never about a failing message. */
@@ -75,8 +81,9 @@ export class MessageDispatcher {
 
   onBatch(batch: ReceivedBatch): void {
     // A long poll that was open at the stop: process what it brought if the drain can still give
-    // each message more than the safety margin, else release it at once.
-    if (this.#options.drain.tooLateToStart()) {
+    // each message more than the safety margin, else release it at once. One open when intake
+    // paused: another consumer may take it now, this one would only hold it.
+    if (this.#options.drain.tooLateToStart() || (!this.#options.gate.isOpen && !batch.trial)) {
       this.#track(
         this.#releaseUntouched(batch.messages, 0).then(() =>
           this.#options.capacity.release(batch.messages.length),
@@ -134,6 +141,7 @@ export class MessageDispatcher {
     try {
       const result = await handling;
       this.#options.counts.count(result);
+      this.#options.killSwitch.record(result);
       return result;
     } catch (error) {
       // Every expected failure is handled by processMessage; this is a bug, and the lease returns the message.

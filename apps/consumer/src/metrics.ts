@@ -16,6 +16,8 @@ export interface ConsumerMetrics {
   readonly visibilityExtensions: Counter;
   readonly deleteFailures: Counter;
   readonly receiveErrors: Counter;
+  readonly databaseUnreachable: Gauge;
+  readonly killSwitchTripped: Gauge;
 }
 
 /** The names the consumer's metrics are served under; the drills read them from here. */
@@ -29,6 +31,8 @@ export const CONSUMER_METRICS = {
   visibilityExtensions: "consumer_visibility_extensions_total",
   deleteFailures: "consumer_delete_failures_total",
   receiveErrors: "consumer_receive_errors_total",
+  databaseUnreachable: "consumer_database_unreachable",
+  killSwitchTripped: "consumer_kill_switch_tripped",
 } as const;
 
 /** Registers the consumer's metrics on the daemon's registry (served on /metrics by runDaemon). */
@@ -82,6 +86,16 @@ export function createConsumerMetrics(registry: Registry): ConsumerMetrics {
     receiveErrors: new Counter({
       name: CONSUMER_METRICS.receiveErrors,
       help: "ReceiveMessage calls that failed (retried after a backoff).",
+      registers,
+    }),
+    databaseUnreachable: new Gauge({
+      name: CONSUMER_METRICS.databaseUnreachable,
+      help: "1 while the database is unreachable: intake paused, messages handed back without spending attempts, probing until it answers.",
+      registers,
+    }),
+    killSwitchTripped: new Gauge({
+      name: CONSUMER_METRICS.killSwitchTripped,
+      help: "1 while the kill switch holds intake: too many handlers failed over its window (a dependency down).",
       registers,
     }),
   };

@@ -10,6 +10,7 @@ import {
 import { MAX_BATCH_ENTRIES } from "@outbox/client";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
+import type { IntakeGate } from "./intake-gate.js";
 import type { ConsumerMetrics } from "./metrics.js";
 
 export interface ReceivedBatch {
@@ -19,6 +20,8 @@ export interface ReceivedBatch {
    * request and the response, so leases are measured from here: the earliest it can have started.
    */
   readonly sentAt: number;
+  /** The kill switch's trial: one message received while it holds intake, handled to judge it by. */
+  readonly trial: boolean;
 }
 
 export interface PollerOptions {
@@ -37,6 +40,8 @@ export interface PollerOptions {
   readonly minBatch: number;
   /** Aborts when intake stops: no receive is sent after it. */
   readonly stopping: AbortSignal;
+  /** Closed while intake is paused (database unreachable, kill switch): no receive is sent meanwhile. */
+  readonly gate: IntakeGate;
   /** Takes the batch; every message in it holds one reserved slot until it settles. */
   readonly onBatch: (batch: ReceivedBatch) => void;
   readonly log: Logger;
@@ -80,9 +85,22 @@ async function poll(options: PollerOptions): Promise<void> {
   const { capacity, stopping, log, metrics } = options;
   const attributes = options.fifo ? FIFO_ATTRIBUTES : STANDARD_ATTRIBUTES;
   let consecutiveErrors = 0;
+  const { gate } = options;
   while (!stopping.aborted) {
-    const reserved = await capacity.reserve(options.minBatch, MAX_BATCH_ENTRIES, stopping);
-    if (reserved === 0) break;
+    const admission = await gate.admit(stopping);
+    if (admission === "stopped") break;
+    const trial = admission === "trial";
+    const most = trial ? 1 : MAX_BATCH_ENTRIES;
+    const reserved = await capacity.reserve(Math.min(options.minBatch, most), most, stopping);
+    if (reserved === 0) {
+      if (trial) gate.returnTrial();
+      break;
+    }
+    // Paused while this poller waited for slots.
+    if (!trial && !gate.isOpen) {
+      capacity.release(reserved);
+      continue;
+    }
     const sentAt = performance.now();
     try {
       // No abortSignal on purpose: SQS may already have handed messages to this request, and aborting
@@ -108,9 +126,10 @@ async function poll(options: PollerOptions): Promise<void> {
       consecutiveErrors = 0;
       if (messages.length > 0) {
         metrics.received.inc(messages.length);
-        options.onBatch({ messages, sentAt });
-      }
+        options.onBatch({ messages, sentAt, trial });
+      } else if (trial) gate.returnTrial();
     } catch (error) {
+      if (trial) gate.returnTrial();
       capacity.release(reserved);
       metrics.receiveErrors.inc();
       consecutiveErrors += 1;

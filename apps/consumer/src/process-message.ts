@@ -11,6 +11,7 @@ import {
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";
+import type { DatabaseOutage } from "./database-outage.js";
 import { type DecodedMessage, decodeMessage } from "./decode-message.js";
 import type { DrainDeadline } from "./drain.js";
 import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
@@ -44,6 +45,8 @@ export interface MessageDeps<DB> {
   readonly settle: MessageSettler;
   readonly drain: DrainDeadline;
   readonly counts: ResultCounts;
+  /** Whether the database is unreachable: a message then spends no attempt, it is handed back. */
+  readonly database: Pick<DatabaseOutage, "down" | "explains">;
   readonly log: Logger;
   /** Where claim-checked payloads are fetched from; without it such a message is poison. */
   readonly claimCheck?: ClaimCheckReader;
@@ -159,6 +162,11 @@ export async function runPreparedMessage<DB>(
 ): Promise<MessageResult> {
   const { settle } = deps;
   const { message, event, found, deadline, lease } = prepared;
+  if (deps.database.down) {
+    deps.heartbeat.untrack(lease);
+    deadline.dispose();
+    return settle.release(message);
+  }
   const started = performance.now();
   // Continues the trace the message carries. Only the handler and the retry's log line run in its
   // context: a flush timer the delete buffer starts (settle.delete, quarantine) serves many messages
@@ -219,6 +227,8 @@ export async function settleFailed<DB>(
       new PoisonReason("handler_left_transaction", describeError(error)),
     );
   }
-  if (ending === "drain expired") return deps.settle.release(message);
+  // Released at once, not retried later: neither a stop nor an unreachable database is the message's fault.
+  if (ending === "drain expired" || (await deps.database.explains(error)))
+    return deps.settle.release(message);
   return context.with(spanContext, () => deps.settle.retry(message, error));
 }

@@ -123,6 +123,10 @@ async function runBatch<DB>(
     if (error instanceof TransactionEscapedError) {
       return Promise.all(chunk.map((prepared) => settleFailedBatched(deps, prepared, error, started)));
     }
+    // Each message, on its own, would only find the database down again.
+    if (await deps.database.explains(error)) {
+      return Promise.all(chunk.map((prepared) => runPreparedMessage(settings, deps, prepared)));
+    }
     deps.log.warn(
       { err: error, eventType: echoed(first.event.type), batchSize: chunk.length },
       "batch failed; handling its messages one at a time",

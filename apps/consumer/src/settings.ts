@@ -149,6 +149,46 @@ export const consumerSettings = {
     default: 300,
     description: "Cap of the retry backoff (SQS allows at most 12 h).",
   }),
+  killSwitchTripPercent: setting.integer({
+    env: "CONSUMER_KILL_SWITCH_TRIP_PERCENT",
+    min: 0,
+    max: 100,
+    unit: "%",
+    default: 50,
+    description:
+      "Share of failed messages over the window that pauses intake (the kill switch: a handler's dependency is down, and each failure would spend a receive); 0 turns it off. Poison and released messages are not counted.",
+  }),
+  killSwitchActivityThreshold: setting.integer({
+    env: "CONSUMER_KILL_SWITCH_ACTIVITY_THRESHOLD",
+    min: 1,
+    max: 100_000,
+    unit: "messages",
+    default: 20,
+    description:
+      "Messages the window must have seen before the kill switch may trip: a few failures prove nothing.",
+  }),
+  killSwitchWindowMs: setting.milliseconds({
+    env: "CONSUMER_KILL_SWITCH_WINDOW_MS",
+    min: 1_000,
+    max: 3_600_000,
+    default: 60_000,
+    description: "The recent window the kill switch measures the share of failed messages over.",
+  }),
+  killSwitchRestartMs: setting.milliseconds({
+    env: "CONSUMER_KILL_SWITCH_RESTART_MS",
+    min: 100,
+    max: 3_600_000,
+    default: 30_000,
+    description:
+      "How long intake pauses when the kill switch trips; then one message is tried, and if it fails too the pause doubles (with jitter), up to CONSUMER_KILL_SWITCH_RESTART_MAX_MS.",
+  }),
+  killSwitchRestartMaxMs: setting.milliseconds({
+    env: "CONSUMER_KILL_SWITCH_RESTART_MAX_MS",
+    min: 100,
+    max: 3_600_000,
+    default: 300_000,
+    description: "Upper bound of the kill switch's pause.",
+  }),
   inboxRetentionHours: setting.integer({
     env: "CONSUMER_INBOX_RETENTION_HOURS",
     min: 1,
@@ -247,7 +287,12 @@ export function dlqCommandProblems(config: DlqCommandConfig): ConfigProblem[] {
 /** What the rules every consumer obeys read, daemon and library alike. */
 export type ConsumerRuleValues = Pick<
   ConsumerConfig,
-  "retryBaseSeconds" | "retryMaxSeconds" | "delivery" | "topicArns"
+  | "retryBaseSeconds"
+  | "retryMaxSeconds"
+  | "delivery"
+  | "topicArns"
+  | "killSwitchRestartMs"
+  | "killSwitchRestartMaxMs"
 >;
 
 /** A broken rule: the setting to change, its value when the rule quotes it, and what is wrong. */
@@ -273,6 +318,13 @@ export function checkConsumer(
       setting: "retryBaseSeconds",
       value: values.retryBaseSeconds,
       complaint: `must not exceed ${nameOf("retryMaxSeconds")} (${values.retryMaxSeconds})`,
+    });
+  }
+  if (values.killSwitchRestartMs > values.killSwitchRestartMaxMs) {
+    breaks.push({
+      setting: "killSwitchRestartMs",
+      value: values.killSwitchRestartMs,
+      complaint: `must not exceed ${nameOf("killSwitchRestartMaxMs")} (${values.killSwitchRestartMaxMs})`,
     });
   }
   const delivery = deliveryProblem(values.delivery, values.topicArns);

@@ -45,6 +45,11 @@ export interface SettleOptions {
   readonly queue: SettleQueue;
   readonly retryBaseSeconds: number;
   readonly retryMaxSeconds: number;
+  /**
+   * The shortest retry delay now (the kill switch's, after a failed trial): the message tried stays
+   * away for the next pause, so the next trial tries another one instead of spending its receives.
+   */
+  readonly retryFloorSeconds?: () => number;
   readonly log: Logger;
   readonly metrics: ConsumerMetrics;
 }
@@ -67,8 +72,9 @@ export class MessageSettler {
   }
 
   retryDelayOf(message: Message): number {
-    const { retryBaseSeconds, retryMaxSeconds } = this.#options;
-    return retryDelaySeconds(receiveCountOf(message), retryBaseSeconds, retryMaxSeconds);
+    const { retryBaseSeconds, retryMaxSeconds, retryFloorSeconds } = this.#options;
+    const scheduled = retryDelaySeconds(receiveCountOf(message), retryBaseSeconds, retryMaxSeconds);
+    return Math.max(scheduled, retryFloorSeconds?.() ?? 0);
   }
 
   async quarantine(message: Message, reason: PoisonReason): Promise<MessageResult> {

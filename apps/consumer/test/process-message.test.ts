@@ -9,6 +9,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ResultCounts } from "../src/count-results.js";
+import { DatabaseOutage } from "../src/database-outage.js";
 import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
 import {
@@ -18,6 +19,7 @@ import {
   type HandlerSet,
   PoisonMessageError,
 } from "../src/index.js";
+import { IntakeGate } from "../src/intake-gate.js";
 import { messageDelivery } from "../src/message-delivery.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { type MessageSettings, processMessage } from "../src/process-message.js";
@@ -114,6 +116,14 @@ function pipeline(
     settle: new MessageSettler({ queue, retryBaseSeconds: 2, retryMaxSeconds: 300, log, metrics }),
     drain,
     counts: new ResultCounts(metrics),
+    database: new DatabaseOutage({
+      pool: database.pool,
+      probeTimeoutMs: 5_000,
+      gate: new IntakeGate(),
+      stopping: new AbortController().signal,
+      log,
+      metrics,
+    }),
     log,
   };
   return {

@@ -26,6 +26,8 @@ export interface PipelineStages {
   wait(ms: number, signal: AbortSignal): Promise<void>;
   /** A claim, a batch or a release failed; the pipeline backs off before it claims again. */
   failed(error: unknown, consecutiveErrors: number): void;
+  /** A round worked end to end after `failures` failed in a row (the database is back, say). */
+  recovered(failures: number): void;
 }
 
 export interface BatchPipeline {
@@ -88,6 +90,11 @@ export function pipelineBatches(
     else stopping.addEventListener("abort", () => resolve(), { once: true });
   });
 
+  const succeeded = () => {
+    if (consecutiveErrors > 0) stages.recovered(consecutiveErrors);
+    consecutiveErrors = 0;
+  };
+
   const fail = (error: unknown) => {
     consecutiveErrors += 1;
     failures += 1;
@@ -111,7 +118,7 @@ export function pipelineBatches(
         if (stopping.aborted || failures > failuresAtClaim) await stages.release(batch);
         else {
           await stages.process(batch, handedOver);
-          consecutiveErrors = 0;
+          succeeded();
         }
       } catch (error) {
         fail(error);
@@ -154,7 +161,7 @@ export function pipelineBatches(
       }
       if (batch.rows.length > 0) take(batch);
       // An empty claim with no batch in flight is a round that worked end to end, as it was before.
-      else if (!overlapped) consecutiveErrors = 0;
+      else if (!overlapped) succeeded();
       const full = batch.rows.length >= settings.batchSize;
       if (overlapped && full) nextAheadPause = 1;
       if (overlapped && !full) {

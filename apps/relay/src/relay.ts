@@ -171,11 +171,17 @@ export function createRelay(options: RelayOptions): Relay {
         }
       },
       failed(error, consecutiveErrors) {
-        log?.error(
+        // A database outage fails every round until it ends: the first failure says so, the ones
+        // in a row after it only at debug, and the round that works again says how many there were.
+        const level = consecutiveErrors === 1 ? "error" : "debug";
+        log?.[level](
           { err: error, consecutiveErrors },
           "batch failed; rows stay leased until their lease ends",
         );
         emitter.emit("batchFailed", error);
+      },
+      recovered(failures) {
+        log?.info({ failedInARow: failures }, "batches working again");
       },
     },
     stopping.signal,

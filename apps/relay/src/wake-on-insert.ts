@@ -113,7 +113,11 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
     if (closed || connection === null) return;
     failedConnects += 1;
     const retryInMs = backoffMs(failedConnects, RECONNECT_BACKOFF);
-    log?.warn({ err: error, reason, retryInMs }, "insert notifications lost; reconnecting");
+    // Once per loss: the reconnects that fail after it (a database outage) only at debug.
+    log?.[failedConnects === 1 ? "warn" : "debug"](
+      { err: error, reason, retryInMs },
+      "insert notifications lost; reconnecting",
+    );
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       void connect(connection);
@@ -146,6 +150,7 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
         await hangUp(next);
         return;
       }
+      if (failedConnects > 0) log?.info({ failedConnects }, "insert notifications back");
       failedConnects = 0;
       listening = next;
       wake();

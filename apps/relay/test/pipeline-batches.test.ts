@@ -72,6 +72,7 @@ function scriptedStages(sizes: readonly number[], stopping: AbortController) {
     failed(error) {
       log.failures.push(error);
     },
+    recovered() {},
   };
   return {
     log,
@@ -135,6 +136,7 @@ describe("pipelineBatches", () => {
         },
         async wait() {},
         failed() {},
+        recovered() {},
       },
       stopping.signal,
     );
@@ -174,6 +176,7 @@ describe("pipelineBatches", () => {
         },
         async wait() {},
         failed() {},
+        recovered() {},
       },
       stopping.signal,
     );
@@ -198,6 +201,7 @@ describe("pipelineBatches", () => {
     const processed: string[] = [];
     const released: string[] = [];
     const failures: unknown[] = [];
+    const recoveries: number[] = [];
     const claimTimes: number[] = [];
     const pipeline = pipelineBatches(
       { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 50 },
@@ -219,11 +223,16 @@ describe("pipelineBatches", () => {
         failed(error, consecutiveErrors) {
           failures.push([(error as Error).message, consecutiveErrors]);
         },
+        recovered(failedInARow) {
+          recoveries.push(failedInARow);
+        },
       },
       stopping.signal,
     );
     await pipeline.done;
     expect(failures).toEqual([["mark failed", 1]]);
+    // The first batch that worked after it ended the streak of one.
+    expect(recoveries).toEqual([1]);
     // b2 was claimed while b1 ran, before b1 failed: it sends nothing.
     expect(released).toContain("b2");
     expect(processed).not.toContain("b2");

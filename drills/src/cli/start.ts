@@ -40,6 +40,7 @@ const scale = {
   seriesDurationMs: wholeNumberOption(usage, "duration", values.duration, 20) * 1_000,
   restarts: 4,
   racingTransactions: fullScale.racingTransactions,
+  outageMs: fullScale.outageMs,
 };
 const seed = wholeNumberOption(usage, "seed", values.seed, randomSeed(), 0);
 

@@ -32,7 +32,7 @@ const POLL_MS = 100;
 const POSTS_PER_SECOND = 10;
 
 /** SIGTERM, and the stop as measured; a stop that outlasts every budget is ended with SIGKILL. */
-async function stopDuringFault(kind: FaultedDaemon, probe: DaemonProcess): Promise<StopUnderFault> {
+export async function stopDuringFault(kind: FaultedDaemon, probe: DaemonProcess): Promise<StopUnderFault> {
   const budgetMs = stopBudgetMs[kind];
   const stopping = probe.stop("SIGTERM");
   const ended = await Promise.race([stopping.then(() => true), sleep(budgetMs * STOP_GIVE_UP_BUDGETS)]);
@@ -42,7 +42,10 @@ async function stopDuringFault(kind: FaultedDaemon, probe: DaemonProcess): Promi
 }
 
 /** Polls `measure` until it yields a figure or `limitMs` has passed; a failing read (Postgres down) counts as none yet. */
-async function pollFor(measure: () => Promise<number | null>, limitMs: number): Promise<number | null> {
+export async function pollFor(
+  measure: () => Promise<number | null>,
+  limitMs: number,
+): Promise<number | null> {
   const giveUpAt = performance.now() + limitMs;
   for (;;) {
     const figure = await measure().catch(() => null);

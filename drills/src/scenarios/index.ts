@@ -4,6 +4,7 @@ import type { ScenarioResult } from "../report.js";
 import { runChaos } from "./chaos.js";
 import { runClaimCheckDrill } from "./claim-check.js";
 import { runDeadlineDrill } from "./deadline.js";
+import { FAILOVER_VARIANTS, runFailoverDrill } from "./failover.js";
 import { FAULTS } from "./fault-kinds.js";
 import { runFaultsDrill } from "./faults.js";
 import { runHttpStopDrill } from "./http-stop.js";
@@ -45,6 +46,10 @@ export const drills: Readonly<Record<string, Drill>> = {
   replay: { run: runReplayDrill, rows: ["replay"] },
   "claim-check": { run: runClaimCheckDrill, rows: ["claimCheck"] },
   "racing-producers": { run: runRacingProducers, rows: ["racingProducers"] },
+  failover: {
+    run: (context) => runFailoverDrill(context),
+    rows: FAILOVER_VARIANTS.map(() => "failover" as const),
+  },
 };
 
 /** The named drills, each underlying drill once, in order; unknown names are an error. */

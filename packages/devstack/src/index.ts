@@ -17,6 +17,7 @@ export type {
   StartStackOptions,
 } from "./local-stack.js";
 export { type MotoServerOptions, type RunningMotoServer, startMotoServer } from "./moto/moto-server.js";
+export { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "./net/tcp-fault-proxy.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,

@@ -48,7 +48,7 @@ export {
   migrateSettings,
   runMigrateCommand,
 } from "./db/migrate-command.js";
-export { isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
+export { connectionFailureIn, isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
 export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
 export { type RotatingPassword, rotatingPassword } from "./db/rotating-password.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";

@@ -45,6 +45,26 @@ describe("ops server", () => {
     agent.destroy();
   });
 
+  it("answers 503 with the worker's reason while it gives one, 200 again once it does not", async () => {
+    const metrics = createMetricsRegistry("ops-test");
+    const ops = await startOpsServer({ host: "127.0.0.1", port: 0, metrics, log });
+    const agent = new http.Agent({ keepAlive: true });
+    let reason: string | undefined = "intake paused: database unreachable";
+    ops.readyUnless(() => reason);
+    ops.setReady(true);
+    expect(await get(ops.port, "/readyz", agent)).toMatchObject({
+      status: 503,
+      body: "intake paused: database unreachable\n",
+    });
+    reason = undefined;
+    expect(await get(ops.port, "/readyz", agent)).toMatchObject({ status: 200, body: "ready\n" });
+    // A stopping daemon is not ready, whatever the worker says.
+    ops.setReady(false);
+    expect(await get(ops.port, "/readyz", agent)).toMatchObject({ status: 503, body: "not ready\n" });
+    await ops.close();
+    agent.destroy();
+  });
+
   it("lets an in-flight scrape finish during close, far sooner than the 65 s keep-alive", async () => {
     const metrics = createMetricsRegistry("ops-test");
     // A collector as slow as a gauge that queries the database.

@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequestHandler } from "local-aws-sqs";
+import { countReceivesAsAws } from "./aws-receive-counts.js";
 
 export interface EmbeddedSqsOptions {
   region: string;
@@ -20,6 +21,8 @@ export interface RunningSqs {
  * Quirk for callers: it returns system attributes such as `ApproximateReceiveCount` only when
  * ReceiveMessage carries the legacy `AttributeNames`, whereas real SQS reads
  * `MessageSystemAttributeNames`. Send both to get the same answer from either.
+ *
+ * Receive counts are AWS's: a ChangeMessageVisibility is not a receive (see countReceivesAsAws).
  */
 export async function startEmbeddedSqs(options: EmbeddedSqsOptions): Promise<RunningSqs> {
   const { service, requestHandler } = createRequestHandler({
@@ -31,6 +34,7 @@ export async function startEmbeddedSqs(options: EmbeddedSqsOptions): Promise<Run
     emulateQueueCreationLifecycle: false,
   });
   const server = createServer((req, res) => {
+    countReceivesAsAws(service);
     requestHandler(req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500);
       res.end(String(error));

@@ -71,3 +71,68 @@ const quotedValue = /"(?:[^"]|"")*"/g;
 export function postgresTextWithoutData(code: string, text: string): string {
   return code.startsWith("22") ? text.replace(quotedValue, '"[REDACTED]"') : text;
 }
+
+/**
+ * Node's socket errors that say the server, or the way to it, is gone: refused, reset, timed out,
+ * unreachable, or its name unresolvable (a failover's DNS switch in progress).
+ */
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * Server-side connection loss: class 08 (connection exception), and the shutdowns a failover or a
+ * restart sends before it closes the socket (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+ * cannot_connect_now while the server starts).
+ */
+function isConnectionState(code: unknown): boolean {
+  return typeof code === "string" && (code.startsWith("08") || /^57P0[123]$/.test(code));
+}
+
+/**
+ * pg's own words for a connection it lost or could not make: the socket ended under a query, the
+ * connect (or the pool's wait for a client) timed out, a query went unanswered past `query_timeout`.
+ */
+const PG_CONNECTION_MESSAGES = [
+  "Connection terminated",
+  "timeout exceeded when trying to connect",
+  "Query read timeout",
+  "Client has encountered a connection error and is not queryable",
+  "Client was closed and is not queryable",
+];
+
+/** How deep a chain of causes is followed: a wrapper of a wrapper, never a cycle. */
+const MAX_CAUSES = 5;
+
+/**
+ * The connection failure in `error` or its causes: the server (or the way to it) failed, not a
+ * statement. A constraint violation, a cancel or a syntax error is never one. Undefined when there
+ * is none. Says nothing about which server: an error a handler's HTTP call threw looks the same, so
+ * a caller that acts on it checks the database itself (the consumer probes it).
+ */
+export function connectionFailureIn(error: unknown): Error | undefined {
+  try {
+    let current: unknown = error;
+    for (let depth = 0; depth < MAX_CAUSES && current instanceof Error; depth += 1) {
+      const { code } = fields(current);
+      if (typeof code === "string" && SOCKET_CODES.has(code)) return current;
+      if (isConnectionState(code)) return current;
+      const { message } = current;
+      if (typeof message === "string" && PG_CONNECTION_MESSAGES.some((words) => message.startsWith(words))) {
+        return current;
+      }
+      current = current.cause;
+    }
+  } catch {
+    // A handler may throw anything, even a revoked Proxy that `instanceof` cannot look at: not ours.
+  }
+  return undefined;
+}

@@ -41,6 +41,11 @@ export interface Worker<S extends DrainSummary = DrainSummary> {
   drain(drainDeadline: Deadline): Promise<S>;
   /** Counts of what a forced exit (Ctrl-C twice) would abandon. */
   inFlight(): Record<string, number>;
+  /**
+   * Why the worker, though running, does no work now (what every piece of work needs is down), or
+   * undefined: `/readyz` answers 503 with it meanwhile.
+   */
+  readonly unready?: () => string | undefined;
 }
 
 export interface DaemonContext<C> {
@@ -198,6 +203,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     await closePoolAndTraces();
     return exit(error instanceof ConfigError ? EXIT_CONFIG : EXIT_CRASH);
   }
+  if (worker.unready !== undefined) ops.readyUnless(worker.unready);
   ops.setReady(true);
   log.info({ opsPort: ops.port }, "started");
 

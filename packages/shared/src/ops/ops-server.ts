@@ -15,6 +15,8 @@ export interface OpsServer {
   readonly port: number;
   /** `/readyz` answers 200 only while ready; a stopping daemon turns it off first of all. */
   setReady(ready: boolean): void;
+  /** While ready, `/readyz` also answers 503 while `why` gives a reason (said in the body). */
+  readyUnless(why: () => string | undefined): void;
   /** Stops accepting, lets in-flight responses finish with `Connection: close`, closes idle sockets. */
   close(): Promise<void>;
 }
@@ -28,6 +30,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** `/livez`, `/readyz` and `/metrics` on node:http. */
 export async function startOpsServer(settings: OpsServerSettings): Promise<OpsServer> {
   let ready = false;
+  let unready: () => string | undefined = () => undefined;
   let closing = false;
   const server = http.createServer(
     { connectionsCheckingInterval: connectionsCheckingInterval(HEADERS_TIMEOUT_MS) },
@@ -40,8 +43,10 @@ export async function startOpsServer(settings: OpsServerSettings): Promise<OpsSe
       const path = (req.url ?? "/").split("?")[0];
       try {
         if (path === "/livez") send(200, "ok\n");
-        else if (path === "/readyz") send(ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
-        else if (path === "/metrics")
+        else if (path === "/readyz") {
+          const reason = ready ? unready() : "not ready";
+          send(reason === undefined ? 200 : 503, `${reason ?? "ready"}\n`);
+        } else if (path === "/metrics")
           send(200, await settings.metrics.metrics(), settings.metrics.contentType);
         else send(404, "not found\n");
       } catch (error) {
@@ -67,6 +72,9 @@ export async function startOpsServer(settings: OpsServerSettings): Promise<OpsSe
     port,
     setReady(value) {
       ready = value;
+    },
+    readyUnless(why) {
+      unready = why;
     },
     close() {
       closing = true;
