@@ -152,7 +152,7 @@ const oneShotCommands = [
   {
     name: "relay republish",
     entry: "apps/relay/src/main.ts",
-    args: ["republish", "--from", "2026-12-01T10:00:00Z"],
+    args: ["republish", "--from", "2026-12-01T10:00:00Z", "--inbox-retention-hours", "336"],
     refused:
       "relay republish: config error: RELAY_TOPIC_ARNS: neither RELAY_TOPIC_ARNS nor RELAY_DEFAULT_TOPIC_ARN is set: every row would be dead at once (unknown topic); map the outbox topics to SNS topic ARNs",
   },
