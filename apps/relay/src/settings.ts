@@ -1,5 +1,6 @@
 import {
   awsSettings,
+  s3EndpointSettings,
   type BudgetRule,
   type ConfigOf,
   type ConfigProblem,
@@ -146,6 +147,8 @@ export const republishSettings = {
   ...databaseSettings,
   logLevel: commonSettings.logLevel,
   ...awsSettings,
+  // A claim-checked row's object is looked for before its pointer is sent again.
+  ...s3EndpointSettings,
   topicArns: relaySettings.topicArns,
   defaultTopicArn: relaySettings.defaultTopicArn,
   claimCheckSendWithinHours: relaySettings.claimCheckSendWithinHours,
