@@ -7,8 +7,8 @@ import {
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
-  s3EndpointSettings,
   type PlanCacheMode,
+  s3EndpointSettings,
   setting,
   type Timeout,
 } from "@outbox/shared";

@@ -1,6 +1,5 @@
 import {
   awsSettings,
-  s3EndpointSettings,
   type BudgetRule,
   type ConfigOf,
   type ConfigProblem,
@@ -8,6 +7,7 @@ import {
   type DaemonTimeouts,
   databaseSettings,
   type SettingValue,
+  s3EndpointSettings,
   setting,
   type Timeout,
 } from "@outbox/shared";
