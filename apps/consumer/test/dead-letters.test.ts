@@ -32,8 +32,8 @@ function commandEnv(queue: BootstrappedResources): Record<string, string> {
   };
 }
 
-function consumerCli(queue: BootstrappedResources, args: string[]) {
-  return runEntryPoint("apps/consumer/src/main.ts", args, commandEnv(queue));
+function consumerCli(queue: BootstrappedResources, args: string[], env: Record<string, string> = {}) {
+  return runEntryPoint("apps/consumer/src/main.ts", args, { ...commandEnv(queue), ...env });
 }
 
 interface Listed {
@@ -343,6 +343,36 @@ describe("consumer redrive", () => {
     // Released at once, not held for the run's hold.
     expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
     expect((await listDlq(queue)).messages.map((message) => message.eventId)).toEqual([claimed[1]?.id]);
+  });
+
+  it("leaves a claim-checked message in the DLQ as failed when S3 does not answer, and moves the others", async () => {
+    const queue = await queueFor("redrive-s3-down");
+    const claimed = {
+      ...exampleEvent("claimed"),
+      payload: ["software.amazon.payloadoffloading.PayloadS3Pointer", { s3BucketName: "b", s3Key: "k" }],
+      headers: { ExtendedPayloadSize: "16" },
+    };
+    const plain = exampleEvent("plain");
+    await sendRaw(bed.sqs, queue.dlqUrl, [claimed, plain]);
+
+    // Nothing listens on port 9 of 127.0.0.1: the HeadObject is refused, as in an S3 outage.
+    const run = await consumerCli(queue, ["redrive"], {
+      AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9",
+      AWS_MAX_ATTEMPTS: "1",
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}")).toMatchObject({
+      matched: 2,
+      moved: 1,
+      failed: 1,
+      objectGone: 0,
+      complete: true,
+    });
+    expect(run.stderr).toContain(
+      "redrive: S3 did not say whether the message's object is there; the message stays in the DLQ",
+    );
+    expect(eventIdsIn(await drainQueue(bed.sqs, queue.queueUrl))).toEqual([plain.id]);
+    expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
   });
 
   it("by event type or by id moves only those, and releases the rest at once", async () => {
