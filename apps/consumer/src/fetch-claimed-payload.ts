@@ -1,5 +1,6 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Deadline, describeError, pointerUri } from "@outbox/client";
+import { missingObjectCode } from "@outbox/shared";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
 import { readBoundedBody } from "./read-bounded-body.js";
@@ -18,16 +19,6 @@ export interface ClaimCheckReader {
 /** The fetch ran out of its own time (not the message's): retried later like any failure. */
 export class ClaimedPayloadTimeoutError extends Error {
   override readonly name = "ClaimedPayloadTimeoutError";
-}
-
-/**
- * S3's error code when the object is not there, or undefined: NoSuchKey (404). Without s3:ListBucket
- * on the bucket S3 answers 403 AccessDenied instead, indistinguishable from a real denial: hence
- * the consumer's ListBucket grant (infra).
- */
-function missingCode(error: unknown): string | undefined {
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === "NoSuchKey" || name === "NotFound" ? name : undefined;
 }
 
 /**
@@ -91,7 +82,7 @@ export async function fetchClaimedPayload(
     if (read.bytes.byteLength !== declared) return mismatch(String(read.bytes.byteLength));
     bytes = read.bytes;
   } catch (error) {
-    const missing = missingCode(error);
+    const missing = missingObjectCode(error);
     if (missing !== undefined) {
       return new PoisonReason("claimed_payload_missing", `no object at ${uri} (${missing})`);
     }

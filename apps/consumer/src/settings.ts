@@ -8,6 +8,7 @@ import {
   type ConfigProblem,
   commonSettings,
   type PlanCacheMode,
+  s3EndpointSettings,
   setting,
   type Timeout,
 } from "@outbox/shared";
@@ -213,13 +214,7 @@ export const consumerSettings = {
     description:
       "The S3 bucket of the claim check: a message with an `ExtendedPayloadSize` (or `SQSLargePayloadSize`) attribute has its payload fetched from it before the handler runs. Only this bucket is read; without it such a message is poison.",
   }),
-  awsEndpointUrlS3: setting.string({
-    env: "AWS_ENDPOINT_URL_S3",
-    default: "",
-    defaultLabel: "*(AWS_ENDPOINT_URL)*",
-    description:
-      "Endpoint override for S3 only (the claim check); wins over AWS_ENDPOINT_URL, and is addressed path-style.",
-  }),
+  awsEndpointUrlS3: s3EndpointSettings.awsEndpointUrlS3,
   claimCheckFetchTimeoutMs: setting.milliseconds({
     env: "CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS",
     min: 100,
@@ -257,6 +252,8 @@ export const dlqCommandSettings = {
   awsRegion: awsSettings.awsRegion,
   awsEndpointUrl: awsSettings.awsEndpointUrl,
   awsEndpointUrlSqs: awsSettings.awsEndpointUrlSqs,
+  // `consumer redrive` looks for a claim-checked message's object before sending it back.
+  awsEndpointUrlS3: s3EndpointSettings.awsEndpointUrlS3,
   awsConnectionTimeoutMs: awsSettings.awsConnectionTimeoutMs,
   awsRequestTimeoutMs: awsSettings.awsRequestTimeoutMs,
   awsMaxAttempts: awsSettings.awsMaxAttempts,

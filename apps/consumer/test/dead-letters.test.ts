@@ -1,8 +1,9 @@
+import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
-import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
+import { awsEnvironment, type BootstrappedResources, s3Client } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
 import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import exampleHandlers from "../../../drills/src/handlers/example-handlers.js";
 import { deadLetterBatches, WalkOutlastedHoldError } from "../src/cli/dead-letters.js";
 import type { RedriveCounts } from "../src/cli/redrive.js";
@@ -18,6 +19,8 @@ import {
 } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_dead_letters");
+const s3 = s3Client(stack().aws);
+afterAll(() => s3.destroy());
 
 /** The command's environment: the two queues and SQS, nothing else (no database, no handlers). */
 function commandEnv(queue: BootstrappedResources): Record<string, string> {
@@ -29,8 +32,8 @@ function commandEnv(queue: BootstrappedResources): Record<string, string> {
   };
 }
 
-function consumerCli(queue: BootstrappedResources, args: string[]) {
-  return runEntryPoint("apps/consumer/src/main.ts", args, commandEnv(queue));
+function consumerCli(queue: BootstrappedResources, args: string[], env: Record<string, string> = {}) {
+  return runEntryPoint("apps/consumer/src/main.ts", args, { ...commandEnv(queue), ...env });
 }
 
 interface Listed {
@@ -176,6 +179,7 @@ describe("a walk of the DLQ longer than its hold", () => {
     const holdSeconds = 2;
     const queues = {
       sqs: bed.sqs,
+      s3,
       queueUrl: queue.queueUrl,
       dlqUrl: queue.dlqUrl,
       requestTimeoutMs: 5_000,
@@ -274,6 +278,7 @@ describe("consumer redrive", () => {
       moved: 3,
       skipped: 0,
       failed: 0,
+      objectGone: 0,
       undeleted: 0,
       dryRun: false,
       complete: true,
@@ -285,6 +290,89 @@ describe("consumer redrive", () => {
     expect(back.map((message) => message.body).sort()).toEqual(
       dead.map((event) => JSON.stringify(event.payload)).sort(),
     );
+  });
+
+  it("leaves a claim-checked message whose object is gone in the DLQ, says why, and moves the others", async () => {
+    const queue = await queueFor("redrive-objects");
+    const bucket = stack().claimCheckBucket ?? "";
+    // As the relay sends a claim-checked event: the pointer as body, the payload's size as attribute.
+    const claimed = ["kept-1", "gone", "kept-2"].map((name) => ({
+      ...exampleEvent(name),
+      payload: [
+        "software.amazon.payloadoffloading.PayloadS3Pointer",
+        { s3BucketName: bucket, s3Key: `redrive/${name}` },
+      ],
+      headers: { ExtendedPayloadSize: "16" },
+    }));
+    for (const event of claimed) {
+      const key = (event.payload[1] as { s3Key: string }).s3Key;
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '{"name":"large"}' }));
+    }
+    // A consumer on AWS's SQS extended client deleted it after processing, or the lifecycle expired it.
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "redrive/gone" }));
+    const plain = exampleEvent("plain");
+    await sendRaw(bed.sqs, queue.dlqUrl, [...claimed, plain]);
+
+    const run = await consumerCli(queue, ["redrive"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}")).toEqual({
+      received: 4,
+      matched: 4,
+      moved: 3,
+      skipped: 0,
+      failed: 0,
+      objectGone: 1,
+      undeleted: 0,
+      dryRun: false,
+      complete: true,
+    });
+    const warned = run.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === "redrive: not redriven; the message stays in the DLQ");
+    expect(warned).toEqual([
+      expect.objectContaining({
+        eventId: claimed[1]?.id,
+        reason: `its claim-checked object s3://${bucket}/redrive/gone is gone (deleted, or expired): sent back, it would only come back as claimed_payload_missing`,
+      }),
+    ]);
+    expect(eventIdsIn(await drainQueue(bed.sqs, queue.queueUrl))).toEqual(
+      [claimed[0]?.id, claimed[2]?.id, plain.id].sort(),
+    );
+    // Released at once, not held for the run's hold.
+    expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
+    expect((await listDlq(queue)).messages.map((message) => message.eventId)).toEqual([claimed[1]?.id]);
+  });
+
+  it("leaves a claim-checked message in the DLQ as failed when S3 does not answer, and moves the others", async () => {
+    const queue = await queueFor("redrive-s3-down");
+    const claimed = {
+      ...exampleEvent("claimed"),
+      payload: ["software.amazon.payloadoffloading.PayloadS3Pointer", { s3BucketName: "b", s3Key: "k" }],
+      headers: { ExtendedPayloadSize: "16" },
+    };
+    const plain = exampleEvent("plain");
+    await sendRaw(bed.sqs, queue.dlqUrl, [claimed, plain]);
+
+    // Nothing listens on port 9 of 127.0.0.1: the HeadObject is refused, as in an S3 outage.
+    const run = await consumerCli(queue, ["redrive"], {
+      AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9",
+      AWS_MAX_ATTEMPTS: "1",
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}")).toMatchObject({
+      matched: 2,
+      moved: 1,
+      failed: 1,
+      objectGone: 0,
+      complete: true,
+    });
+    expect(run.stderr).toContain(
+      "redrive: S3 did not say whether the message's object is there; the message stays in the DLQ",
+    );
+    expect(eventIdsIn(await drainQueue(bed.sqs, queue.queueUrl))).toEqual([plain.id]);
+    expect(await queueDepth(bed.sqs, queue.dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
   });
 
   it("by event type or by id moves only those, and releases the rest at once", async () => {

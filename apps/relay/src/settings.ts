@@ -7,6 +7,7 @@ import {
   type DaemonTimeouts,
   databaseSettings,
   type SettingValue,
+  s3EndpointSettings,
   setting,
   type Timeout,
 } from "@outbox/shared";
@@ -146,6 +147,8 @@ export const republishSettings = {
   ...databaseSettings,
   logLevel: commonSettings.logLevel,
   ...awsSettings,
+  // A claim-checked row's object is looked for before its pointer is sent again.
+  ...s3EndpointSettings,
   topicArns: relaySettings.topicArns,
   defaultTopicArn: relaySettings.defaultTopicArn,
   claimCheckSendWithinHours: relaySettings.claimCheckSendWithinHours,

@@ -5,10 +5,16 @@ export {
   createSqsClient,
   endpointFor,
 } from "./aws/aws-clients.js";
+export { missingObjectCode, objectExists, type S3Client } from "./aws/object-exists.js";
 export { isTopicArn } from "./aws/topic-arn.js";
 export { renderTable } from "./cli/render-table.js";
 export { forTerminal } from "./cli/terminal-text.js";
-export { awsSettings, commonSettings, databaseSettings } from "./config/common-settings.js";
+export {
+  awsSettings,
+  commonSettings,
+  databaseSettings,
+  s3EndpointSettings,
+} from "./config/common-settings.js";
 export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
 export { loadConfig, readConfig } from "./config/load-config.js";
 export { numericOption } from "./config/numeric-option.js";

@@ -2,12 +2,14 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import {
   ConfigError,
   createLogger,
+  createS3Client,
   createSqsClient,
   endpointFor,
   type Logger,
   packageVersion,
   readConfig,
   reportConfigErrors,
+  type S3Client,
 } from "@outbox/shared";
 import {
   DLQ_HOLD_SECONDS,
@@ -25,6 +27,8 @@ export const commandSettings = dlqCommandSettings;
 /** The consumer's queue and its DLQ, for a one-shot command. */
 export interface DlqQueues {
   readonly sqs: SQSClient;
+  /** Where a claim-checked dead letter's object is looked for before a redrive sends it back. */
+  readonly s3: S3Client;
   /** CONSUMER_QUEUE_URL: where a redriven message goes back to. */
   readonly queueUrl: string;
   /** CONSUMER_DLQ_URL. */
@@ -50,12 +54,18 @@ export function openQueues(command: string): DlqQueues | null {
     return read.config;
   });
   if (config === undefined) return null;
-  const sqs = createSqsClient({
+  const awsClientSettings = {
     region: config.awsRegion,
     endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
     connectionTimeoutMs: config.awsConnectionTimeoutMs,
     requestTimeoutMs: config.awsRequestTimeoutMs,
     maxAttempts: config.awsMaxAttempts,
+  };
+  const sqs = createSqsClient(awsClientSettings);
+  // Only claim-checked dead letters use it: no request is made for any other.
+  const s3 = createS3Client({
+    ...awsClientSettings,
+    endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl),
   });
   const log = createLogger({
     service: `consumer-${command.replace(" ", "-")}`,
@@ -65,12 +75,16 @@ export function openQueues(command: string): DlqQueues | null {
   });
   return {
     sqs,
+    s3,
     queueUrl: config.queueUrl,
     dlqUrl: config.dlqUrl,
     requestTimeoutMs: config.awsRequestTimeoutMs,
     callTimeoutMs: config.awsRequestTimeoutMs * config.awsMaxAttempts,
     holdSeconds: DLQ_HOLD_SECONDS,
     log,
-    close: () => sqs.destroy(),
+    close: () => {
+      sqs.destroy();
+      s3.destroy();
+    },
   };
 }

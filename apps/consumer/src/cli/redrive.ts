@@ -5,10 +5,18 @@ import {
   type MessageAttributeValue,
   SendMessageCommand,
 } from "@aws-sdk/client-sqs";
-import { describeError } from "@outbox/client";
-import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
+import { describeError, pointerUri } from "@outbox/client";
+import {
+  EXIT_CONFIG,
+  EXIT_CRASH,
+  EXIT_OK,
+  forTerminal,
+  listenForStopRequests,
+  objectExists,
+} from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
 import { type Receipt, receiptOf } from "../receipt.js";
+import { deadLetterPointer } from "./dead-letter-pointer.js";
 import {
   bounded,
   deadLetterBatches,
@@ -33,8 +41,13 @@ export interface RedriveCounts {
   moved: number;
   /** Did not match the filter: released, left in the DLQ. */
   skipped: number;
-  /** Matched, but the send failed: released, left in the DLQ for the next run. */
+  /** Matched, but the send (or S3, asked whether its object is there) failed: released, left in the DLQ for the next run. */
   failed: number;
+  /**
+   * Matched, but claim-checked and their object is gone: released, left in the DLQ. Sent back, they
+   * would only come back as `claimed_payload_missing`; their payload is the producer's to send again.
+   */
+  objectGone: number;
   /** Moved, but their delete from the DLQ failed: a later redrive sends them again, the inbox drops the copy. */
   undeleted: number;
 }
@@ -102,6 +115,63 @@ async function deleteFromDlq(queues: DlqQueues, sent: readonly Message[]): Promi
     queues.log.warn({ err: error, messages: sent.length }, "redrive: DeleteMessageBatch failed");
     return [...sent];
   }
+}
+
+/** The most characters of a message's text a redrive's warning shows (forTerminal). */
+const SHOWN_CHARS = 1_000;
+
+/**
+ * The matched messages that may go back: a claim-checked one only while S3 still has its object
+ * (HeadObject on the pointer's bucket and key, one SQS call's budget). Each redrive sends the
+ * pointer with a fresh SQS timestamp, so repeated redrives can carry it past the bucket's
+ * lifecycle, and a consumer built on AWS's SQS extended client deletes the object after processing.
+ * One that is gone stays in the DLQ (`objectGone`); one S3 cannot answer for stays too, as `failed`:
+ * an outage is not a missing object.
+ */
+async function withTheirObjects(
+  queues: DlqQueues,
+  matched: readonly Message[],
+  counts: RedriveCounts,
+  held: Receipt[],
+): Promise<Message[]> {
+  const pointers = matched.map(deadLetterPointer);
+  const checks = await Promise.allSettled(
+    pointers.map((pointer) =>
+      pointer === undefined
+        ? Promise.resolve(true)
+        : bounded(queues.callTimeoutMs, (signal) => objectExists(queues.s3, pointer, signal)),
+    ),
+  );
+  const going: Message[] = [];
+  checks.forEach((check, index) => {
+    const message = matched[index] as Message;
+    const pointer = pointers[index];
+    if ((check.status === "fulfilled" && check.value) || pointer === undefined) {
+      going.push(message);
+      return;
+    }
+    held.push(receiptOf(message));
+    const { messageId, eventId } = shownDeadLetter(describeDeadLetter(message));
+    const object = forTerminal(pointerUri(pointer), SHOWN_CHARS);
+    if (check.status === "fulfilled") {
+      counts.objectGone += 1;
+      queues.log.warn(
+        {
+          messageId,
+          eventId,
+          reason: `its claim-checked object ${object} is gone (deleted, or expired): sent back, it would only come back as claimed_payload_missing`,
+        },
+        "redrive: not redriven; the message stays in the DLQ",
+      );
+      return;
+    }
+    counts.failed += 1;
+    queues.log.warn(
+      { messageId, eventId, object, err: describeError(check.reason) },
+      "redrive: S3 did not say whether the message's object is there; the message stays in the DLQ",
+    );
+  });
+  return going;
 }
 
 /**
@@ -174,7 +244,8 @@ async function redriveAll(
         matched.push(message);
       }
     }
-    if (matched.length > 0) await moveBatch(queues, matched, counts, held);
+    const going = matched.length > 0 ? await withTheirObjects(queues, matched, counts, held) : [];
+    if (going.length > 0) await moveBatch(queues, going, counts, held);
     if (performance.now() - reportedAt >= PROGRESS_EVERY_MS) {
       reportedAt = performance.now();
       queues.log.info({ ...counts, dryRun: options.dryRun }, "redrive progress");
@@ -185,14 +256,23 @@ async function redriveAll(
 /**
  * `consumer redrive [filters] [--dry-run]`: moves the DLQ's messages (all, or those the filter
  * matches) back to the consumer's queue. What it received and did not move is released at once at
- * the end. Prints `{"matched":N,"moved":N,"skipped":N,"failed":N,…,"complete":B}`; exit 1 when a
+ * the end. A claim-checked message whose object is gone is not sent back (withTheirObjects). Prints
+ * `{"matched":N,"moved":N,"skipped":N,"failed":N,"objectGone":N,…,"complete":B}`; exit 1 when a
  * send failed, SQS failed as a whole, a stop cut it short (after the release), the walk outlasted
  * its hold (not complete), or `--id` matched nothing.
  */
 export async function runRedrive(options: RedriveOptions): Promise<number> {
   const queues = openQueues("redrive");
   if (!queues) return EXIT_CONFIG;
-  const counts: RedriveCounts = { received: 0, matched: 0, moved: 0, skipped: 0, failed: 0, undeleted: 0 };
+  const counts: RedriveCounts = {
+    received: 0,
+    matched: 0,
+    moved: 0,
+    skipped: 0,
+    failed: 0,
+    objectGone: 0,
+    undeleted: 0,
+  };
   const held: Receipt[] = [];
   let cut = false;
   // A stop (SIGTERM, Ctrl-C) ends the run after the batch in hand, which is moved whole: what is

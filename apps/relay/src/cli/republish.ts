@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { type OutboxTables as Database, Deadline, MAX_BATCH_ENTRIES, uuidv7 } from "@outbox/client";
 import {
   createLogger,
+  createS3Client,
   createSnsClient,
   EXIT_CONFIG,
   EXIT_CRASH,
@@ -13,6 +14,7 @@ import {
   packageVersion,
   reportConfigErrors,
   resolveConfig,
+  type S3Client,
 } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import type { TopicResolver } from "../build-entry.js";
@@ -24,6 +26,7 @@ import { TopicLimits } from "../topic-limits.js";
 import { topicRoutingProblems } from "../topic-routing.js";
 import { connectDatabase } from "./open-database.js";
 import { buildReplayEntry } from "./replay-entry.js";
+import { goneObjectProblem } from "./replay-object.js";
 import type { ReapplyGuard, RepublishRequest } from "./republish-options.js";
 import { Pace } from "./republish-pace.js";
 import {
@@ -48,6 +51,8 @@ export interface RepublishDeps {
   readonly publishTimeoutMs: number;
   /** RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS: older claim-checked rows are skipped, not re-sent. */
   readonly claimCheckSendWithinHours: number;
+  /** Where a claim-checked row's object is looked for before its pointer goes again (goneObjectProblem). */
+  readonly s3: S3Client;
   readonly log: Logger;
   /** Aborts at SIGTERM or Ctrl-C: the run ends after the page in hand, its cursor saved. */
   readonly stopping: AbortSignal;
@@ -68,7 +73,8 @@ export interface RepublishOutcome {
  * page's messages (marked `replay=true`), then its cursor and counts in one UPDATE. A page the bus
  * did not take whole stops the run with its cursor before that page, so a resume sends it again
  * (the inbox makes the repeats duplicates) and no row is left out; a kill does the same. A row that
- * can never be sent (its topic no longer routed, no room for the mark) is skipped and logged.
+ * can never be sent (its topic no longer routed, no room for the mark, its claim-checked object gone)
+ * is skipped and logged; S3 unable to say whether an object is there stops the run like a failed page.
  */
 export async function republishRange(deps: RepublishDeps, run: RepublishRun): Promise<RepublishOutcome> {
   const { db, log } = deps;
@@ -106,21 +112,32 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
         run.id,
         deps.claimCheckSendWithinHours,
       );
-      if (built.kind === "ready") {
-        ready.push({
-          row,
-          topicArn: built.topicArn,
-          entry: built.entry,
-          bytes: built.bytes,
-          limitBytes: built.limitBytes,
-        });
-        continue;
+      // Why it cannot go: what buildReplayEntry found, else its object gone (asked only of a sendable row).
+      let reason: string | undefined;
+      if (built.kind !== "ready") reason = built.reason;
+      else {
+        try {
+          reason = await goneObjectProblem(deps.s3, row, deps.publishTimeoutMs);
+        } catch (error) {
+          log.error(
+            { run: run.id, eventId: row.id, err: error },
+            "republish: S3 did not say whether the event's object is there; stopped before this page, resume to send it again",
+          );
+          return { run: run.id, sent, skipped, failed: 0, finished: false };
+        }
+        if (reason === undefined) {
+          ready.push({
+            row,
+            topicArn: built.topicArn,
+            entry: built.entry,
+            bytes: built.bytes,
+            limitBytes: built.limitBytes,
+          });
+          continue;
+        }
       }
       pageSkipped += 1;
-      log.warn(
-        { run: run.id, eventId: row.id, reason: built.reason },
-        "republish: event skipped, it cannot be sent",
-      );
+      log.warn({ run: run.id, eventId: row.id, reason }, "republish: event skipped, it cannot be sent");
     }
     await pace.take(ready.length);
     // Unrounded: rounded down, a page sent on the dot would look early against the rate.
@@ -219,6 +236,14 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
     requestTimeoutMs: config.awsRequestTimeoutMs,
     maxAttempts: config.awsMaxAttempts,
   });
+  // Only claim-checked rows use it (goneObjectProblem): no request is made for any other.
+  const s3 = createS3Client({
+    region: config.awsRegion,
+    endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl),
+    connectionTimeoutMs: config.awsConnectionTimeoutMs,
+    requestTimeoutMs: config.awsRequestTimeoutMs,
+    maxAttempts: config.awsMaxAttempts,
+  });
   const stops = listenForStopRequests(log, () => {});
   try {
     // One connection for the whole run: the run's lock is this connection's (lockRun).
@@ -267,6 +292,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
               resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
               publishTimeoutMs: publishTimeoutMs(config),
               claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+              s3,
               log,
               stopping: stops.stopping,
             },
@@ -279,6 +305,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
   } finally {
     stops.dispose();
     sns.destroy();
+    s3.destroy();
     await database.close(config.dbStatementTimeoutMs);
   }
 }

@@ -168,6 +168,20 @@ export const awsSettings = {
 };
 
 /**
+ * S3's own endpoint, for whatever reads the claim check's objects: the consumer (its fetches, and
+ * `consumer redrive`) and `relay republish` (both look for an object before sending its pointer again).
+ */
+export const s3EndpointSettings = {
+  awsEndpointUrlS3: setting.string({
+    env: "AWS_ENDPOINT_URL_S3",
+    default: "",
+    defaultLabel: "*(AWS_ENDPOINT_URL)*",
+    description:
+      "Endpoint override for S3 only (the claim check); wins over AWS_ENDPOINT_URL, and is addressed path-style.",
+  }),
+};
+
+/**
  * What a one-shot command that opens the database reads (`pnpm migrate`, `relay status`…): the URL,
  * its TLS settings and the statement timeout, so that it runs without a daemon's whole environment.
  */
