@@ -110,6 +110,9 @@ export class OutboxWorkersStack extends Stack {
     });
     this.relay = relay.daemon;
     this.relayMetrics = relay.metrics;
+    // `relay republish`, run as the relay's task, looks for a replayed pointer's object before it sends
+    // it (HeadObject; telling a missing object, 404, from a refusal needs ListBucket too).
+    this.claimCheck.grantRead(relay.daemon.taskDefinition.taskRole);
     this.consumer = consumerService(this, {
       stackProps: props,
       shared: { ...shared, image: images.consumer },

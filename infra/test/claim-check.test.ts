@@ -101,15 +101,23 @@ describe("who may touch it", () => {
     ]);
   });
 
-  it("lets no other role of the stack at it: the relay publishes pointers, the photo service sends small events", () => {
+  it("lets only the consumer and the relay read it (the relay's republish looks for objects); the photo service sends small events", () => {
     const withApi = synth({ api: { equipmentUrl: "http://equipment.internal:8080" } });
-    const consumerRole = withApi.stack.getLogicalId(
-      withApi.stack.consumer.taskRole.node.defaultChild as CfnElement,
-    );
+    const roleOf = (role: { node: { defaultChild?: unknown } }) =>
+      withApi.stack.getLogicalId(role.node.defaultChild as CfnElement);
     const onS3 = Object.values(withApi.template.findResources("AWS::IAM::Policy")).filter((policy) =>
       JSON.stringify(policy.Properties.PolicyDocument.Statement).includes('"s3:'),
     );
-    expect(onS3.map((policy) => policy.Properties.Roles)).toEqual([[{ Ref: consumerRole }]]);
+    const roles = onS3.flatMap((policy) =>
+      (policy.Properties.Roles as { Ref: string }[]).map((role) => role.Ref),
+    );
+    expect(roles.sort()).toEqual(
+      [roleOf(withApi.stack.consumer.taskRole), roleOf(withApi.stack.relay.taskRole)].sort(),
+    );
+    for (const policy of onS3) {
+      const s3Actions = JSON.stringify(policy.Properties.PolicyDocument.Statement).match(/"s3:\w+"/g);
+      expect(new Set(s3Actions)).toEqual(new Set(['"s3:GetObject"', '"s3:ListBucket"']));
+    }
     // Nor a role policy, nor a bucket policy that allows anything.
     const allowedByBucketPolicy = policyStatements(withApi.template).filter(
       ({ where, statement }) => where.startsWith("ClaimCheckBucketPolicy") && statement.Effect === "Allow",

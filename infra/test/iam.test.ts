@@ -87,7 +87,7 @@ describe("least privilege", () => {
     { Effect: "Allow", Action: XRAY_WRITE_ACTIONS, Resource: "*" },
   ];
 
-  it("lets the relay publish to its topic and read its attributes, nothing else (plus its metrics log group)", () => {
+  it("lets the relay publish to its topic, read its attributes, and look for claim-check objects, nothing else (plus its metrics log group)", () => {
     const statements = statementsOfRole(template, id(stack.relay.taskRole));
     expect(statements).toContainEqual(
       expect.objectContaining({ Action: "sns:Publish", Resource: { Ref: topic } }),
@@ -97,9 +97,12 @@ describe("least privilege", () => {
       expect.objectContaining({ Action: "sns:GetTopicAttributes", Resource: { Ref: topic } }),
     );
     const actions = statements.flatMap((statement) => stringsIn(statement.Action));
+    // And the claim check read-only: `relay republish` looks for a replayed pointer's object.
     expect(actions.filter((action) => !action.startsWith("logs:") && !action.startsWith("xray:"))).toEqual([
       "sns:Publish",
       "sns:GetTopicAttributes",
+      "s3:GetObject",
+      "s3:ListBucket",
     ]);
     const logResources = statements.filter((statement) =>
       stringsIn(statement.Action).some((a) => a.startsWith("logs:")),
@@ -113,6 +116,8 @@ describe("least privilege", () => {
       ...collectorStatements(/^RelayMetricsEmfLogs/),
       expect.objectContaining({ Action: "sns:Publish" }),
       expect.objectContaining({ Action: "sns:GetTopicAttributes" }),
+      expect.objectContaining({ Action: "s3:GetObject" }),
+      expect.objectContaining({ Action: "s3:ListBucket" }),
     ]);
   });
 
