@@ -33,6 +33,7 @@ describe("faults drill checker", () => {
 
   it("passes a fault noticed, recovered from, stopped inside its budget, with nothing lost, once, in order", () => {
     expect(checkFault(good)).toEqual({
+      row: "fault",
       check: good.fault,
       result:
         "noticed 1.2 s · recovered 2.3 s after the fault start · SIGTERM: relay 3.1 s of 5.0 s, exit 0 · lost 0 · effects 400/400 (exactly once: true) · per-key order held",
