@@ -36,6 +36,7 @@ describe("failover drill checker", () => {
 
   it("passes an outage paused through, resumed in time, quiet, stopped in budget, DLQ 0, once, in order", () => {
     expect(checkFailover(good)).toEqual({
+      row: "failover",
       check: good.outage,
       result:
         "paused 1× · resumed 0.6 s after the database · log lines about it: relay 4, consumer 2 (≤ 5) · SIGTERM: consumer 0.2 s of 7.0 s, exit 0; relay 0.3 s of 5.0 s, exit 0 · DLQ 0 · lost 0 · effects 6000/6000 (exactly once: true) · per-key order held",
