@@ -1,6 +1,6 @@
 import { defineHandlers } from "@outbox/consumer";
 import { sleep } from "@outbox/shared";
-import { type ExampleDatabase, photoPostedHandler } from "./example-handlers.js";
+import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./example-handlers.js";
 
 /**
  * The example effect (one row in `example_effects`) after DRILL_HANDLER_MS of "work", so a stop
@@ -19,10 +19,7 @@ export default defineHandlers<
   "example.created": async (event, { trx, deadline }) => {
     await sleep(workMs, deadline.signal);
     deadline.throwIfExpired();
-    await trx
-      .insertInto("example_effects")
-      .values({ event_id: event.id, event_type: event.type, payload: JSON.stringify(event.payload) })
-      .execute();
+    await trx.insertInto("example_effects").values(exampleEffectRow(event)).execute();
   },
   // The photo chain drill measures delivery, not a stop inside the handler: no extra work.
   "photo.posted": photoPostedHandler,
