@@ -216,6 +216,26 @@ describe("runHandlers", () => {
     expect(await effectsOf(failed.event.id)).toEqual(["kit"]);
   });
 
+  it("reports a handler that ended its transaction itself as poison (handler_left_transaction)", async () => {
+    const handlers = defineHandlers<{ "thing.done": { n: number } }, KitDatabase>({
+      "thing.done": async (event, context) => {
+        // A statement list reaches Postgres whatever it ends with: the consumer finds out at its COMMIT.
+        await sql.raw("SELECT 1; ABORT").execute(context.trx);
+        await writeEffect(event, context).catch(() => {});
+      },
+    });
+
+    const [run] = await runHandlers({
+      handlers,
+      pool: database.pool,
+      events: [{ type: "thing.done", payload: { n: 9 } }],
+    });
+
+    expect(run).toMatchObject({ outcome: "poison", reason: "handler_left_transaction" });
+    expect(await effectsOf(run?.event.id ?? "")).toEqual([]);
+    expect(await inboxOf(run?.event.id ?? "")).toEqual([]);
+  });
+
   it("fails a handler past its deadline, rolled back", async () => {
     const handlers = defineHandlers<{ "thing.done": { n: number } }, KitDatabase>({
       "thing.done": async (event, context) => {
