@@ -116,6 +116,27 @@ describe("the example handlers (drills/src/handlers/example-handlers.ts)", () =>
   });
 });
 
+describe("the packaged daemon's example handlers module (infra/compose/example-handlers.mjs)", () => {
+  it("writes one example_effects row per example.created, however often it is delivered", async () => {
+    // Plain JavaScript, as a user ships it beside the packaged consumer: loaded as the daemon loads it.
+    const modulePath = "../../infra/compose/example-handlers.mjs";
+    const { default: handlers } = (await import(modulePath)) as { default: HandlerSet<ExampleDatabase> };
+
+    const [first] = await runHandlers({
+      handlers,
+      pool: database.pool,
+      events: [{ type: "example.created", payload: { name: "compose" } }],
+    });
+    if (first === undefined) throw new Error("no run");
+    const again = await runHandlers({ handlers, pool: database.pool, events: [first.event] });
+
+    expect([first.outcome, ...again.map((run) => run.outcome)]).toEqual(["processed", "duplicate"]);
+    expect(await effectsOf(first.event.id)).toEqual([
+      { event_type: "example.created", payload: { name: "compose" } },
+    ]);
+  });
+});
+
 describe("the downstream handlers (drills/src/handlers/downstream-handlers.ts)", () => {
   let downstream: Server;
   let status = 200;
