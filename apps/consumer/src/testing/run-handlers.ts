@@ -5,6 +5,7 @@ import { type HandlerSet, MAX_BATCH_ENTRIES, messageAttributes, uuidv7 } from "@
 import { createLogger, type Logger, numericOption } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
+import type { ConsumerOptions, ConsumerTuning } from "../consumer-options.js";
 import { ResultCounts } from "../count-results.js";
 import { DatabaseOutage } from "../database-outage.js";
 import { DrainDeadline } from "../drain.js";
@@ -59,21 +60,28 @@ export type HandlerRun =
   /** Handed back without spending an attempt: the database was unreachable. */
   | { readonly outcome: "released"; readonly event: DeliveredEvent };
 
-export interface RunHandlersOptions<DB> {
+/** The numeric options that matter without a queue: each as `createConsumer` takes it, same default and range. */
+type RunTuning = Pick<
+  ConsumerTuning,
+  "handlerTimeoutMs" | "statementTimeoutMs" | "claimCheckFetchTimeoutMs" | "claimCheckMaxBytes"
+>;
+
+export interface RunHandlersOptions<DB> extends RunTuning {
   readonly handlers: HandlerSet<DB>;
   /** The pg pool of a database with the outbox's migrations applied (the `inbox` table). */
   readonly pool: PostgresPool;
   readonly events: readonly EventToDeliver[];
   /** The consumer's name, its key in the inbox (`createConsumer`'s `name`). Default "test". */
   readonly name?: string;
-  /** Each message's deadline, as `createConsumer` takes it (default 60 000). */
-  readonly handlerTimeoutMs?: number;
-  /** The longest statement, as `createConsumer` takes it (default DB_STATEMENT_TIMEOUT_MS's). */
-  readonly statementTimeoutMs?: number;
   /** SQS's ApproximateReceiveCount for every message: 1, a first delivery, by default. */
   readonly receiveCount?: number;
   /** The handlers' `context.log` and the consumer's own lines; silent by default. */
   readonly log?: Logger;
+  /**
+   * Where claim-checked payloads are fetched from, as `createConsumer` takes it; without it a
+   * claim-checked event (its payload the pointer) is poison, `claim_check_not_configured`.
+   */
+  readonly claimCheck?: ConsumerOptions<DB>["claimCheck"];
 }
 
 /** The URL the messages name as their queue: in the process spans only, nothing is sent to it. */
@@ -181,6 +189,24 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
       metrics,
     }),
     log,
+    claimCheck:
+      options.claimCheck === undefined
+        ? undefined
+        : {
+            ...options.claimCheck,
+            fetchTimeoutMs: numericOption(
+              consumerSettings.claimCheckFetchTimeoutMs,
+              options.claimCheckFetchTimeoutMs,
+              "claimCheckFetchTimeoutMs",
+              optionError,
+            ),
+            maxPayloadBytes: numericOption(
+              consumerSettings.claimCheckMaxBytes,
+              options.claimCheckMaxBytes,
+              "claimCheckMaxBytes",
+              optionError,
+            ),
+          },
   };
 
   const runs: HandlerRun[] = [];
