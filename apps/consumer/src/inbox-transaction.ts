@@ -2,8 +2,8 @@ import type { ConsumedEvent, Deadline, EventHandler, HandlerContext } from "@out
 import {
   beginWithStatementTimeout,
   ClientConnection,
-  kyselyOn,
   type Logger,
+  transactionOn,
   untilAborted,
 } from "@outbox/shared";
 import type {
@@ -180,7 +180,7 @@ export async function runClaimedTransaction<DB, Claimed>(
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
     // rollback removes the inbox rows too and a redelivery runs the handler again.
-    const trx = kyselyOn<DB>(lane);
+    const trx = transactionOn<DB>(lane);
     let log: Logger | undefined;
     const context: HandlerContext<DB> = {
       trx,

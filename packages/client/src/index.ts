@@ -36,9 +36,12 @@ export {
 export { migrations } from "./db/migrations/index.js";
 export { migrateToLatest, pendingMigrations } from "./db/outbox-migrations.js";
 export type {
+  DatabaseOf,
   InboxRow,
   InboxTable,
+  KyselyInstance,
   NewOutboxRow,
+  OutboxDatabase,
   OutboxRow,
   OutboxTable,
   OutboxTables,
