@@ -13,6 +13,7 @@ import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { type MessageLimit, messageLimit } from "./message-limit.js";
 import { inKeyLockOrder } from "./ordering-key-lock.js";
+import { outboxInsert } from "./outbox-insert.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -197,7 +198,7 @@ export async function enqueue<Trx extends KyselyInstance>(
   // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns;
   // OutboxDatabase is what guarantees the table takes these rows, and only it is written.
   const outbox = trx as unknown as Kysely<OutboxTables>;
-  return enqueueWith(events, (rows) => outbox.insertInto("outbox").values(rows).execute(), options);
+  return enqueueWith(events, (rows) => outboxInsert(outbox, rows).execute(), options);
 }
 
 /**
