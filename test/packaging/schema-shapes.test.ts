@@ -185,8 +185,8 @@ describe("@outbox/client in applications shaped otherwise", () => {
       await expect(
         run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: projectOf("app-codegen") }),
       ).resolves.toBeDefined();
-      // The misuse lines fail to compile for the reasons they name: without their
-      // @ts-expect-error, each is an error (and a reason in the message).
+      // The misuse lines fail to compile for the reasons they name: with their expect-error
+      // directives taken out, each is an error, the reason in its message.
       const project = projectOf("app-codegen");
       const app = path.join(project, "codegen-app.ts");
       const source = fs.readFileSync(app, "utf8");
