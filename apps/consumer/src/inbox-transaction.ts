@@ -50,7 +50,8 @@ export class TransactionEscapedError extends Error {
   }
 }
 
-// What kysely sends for trx.transaction() and friends, refused before it reaches Postgres: a COMMIT
+// What kysely sends for trx.startTransaction() and friends (trx.transaction() throws in kysely
+// itself: the handler's trx is a Transaction), refused before it reaches Postgres: a COMMIT
 // from a handler would commit the inbox row before the handler is done, so the consumer alone ends
 // the transaction. Only a statement's start can be read this way; what gets past it (a statement
 // list, which pg sends as plain text) is caught by the transaction's identity (endTransaction).
