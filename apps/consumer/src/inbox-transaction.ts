@@ -2,8 +2,8 @@ import type { ConsumedEvent, Deadline, EventHandler, HandlerContext } from "@out
 import {
   beginWithStatementTimeout,
   ClientConnection,
-  kyselyOn,
   type Logger,
+  transactionOn,
   untilAborted,
 } from "@outbox/shared";
 import type {
@@ -50,7 +50,8 @@ export class TransactionEscapedError extends Error {
   }
 }
 
-// What kysely sends for trx.transaction() and friends, refused before it reaches Postgres: a COMMIT
+// What kysely sends for trx.startTransaction() and friends (trx.transaction() throws in kysely
+// itself: the handler's trx is a Transaction), refused before it reaches Postgres: a COMMIT
 // from a handler would commit the inbox row before the handler is done, so the consumer alone ends
 // the transaction. Only a statement's start can be read this way; what gets past it (a statement
 // list, which pg sends as plain text) is caught by the transaction's identity (endTransaction).
@@ -180,7 +181,7 @@ export async function runClaimedTransaction<DB, Claimed>(
 
     // The effect, in the same transaction: if the handler throws or the deadline passes, the
     // rollback removes the inbox rows too and a redelivery runs the handler again.
-    const trx = kyselyOn<DB>(lane);
+    const trx = transactionOn<DB>(lane);
     let log: Logger | undefined;
     const context: HandlerContext<DB> = {
       trx,

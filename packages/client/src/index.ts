@@ -36,9 +36,12 @@ export {
 export { migrations } from "./db/migrations/index.js";
 export { migrateToLatest, pendingMigrations } from "./db/outbox-migrations.js";
 export type {
+  DatabaseOf,
   InboxRow,
   InboxTable,
+  KyselyInstance,
   NewOutboxRow,
+  OutboxDatabase,
   OutboxRow,
   OutboxTable,
   OutboxTables,
@@ -49,6 +52,7 @@ export type { ClientLogger, LogFunction } from "./log/client-logger.js";
 export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";
 export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
 export type { EnqueueOptions } from "./outbox/enqueue-options.js";
+export { enqueuePg, type PgQueryable } from "./outbox/enqueue-pg.js";
 export {
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,

@@ -27,7 +27,7 @@ export {
   type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
-export { ClientConnection, kyselyOn } from "./db/client-kysely.js";
+export { ClientConnection, kyselyOn, transactionOn } from "./db/client-kysely.js";
 export { configuredConnection } from "./db/configured-connection.js";
 export {
   connectionBounds,

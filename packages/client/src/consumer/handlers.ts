@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Transaction } from "kysely";
 import type { OutboxTables } from "../db/schema.js";
 import type { Deadline } from "../deadline/deadline.js";
 import type { ClientLogger } from "../log/client-logger.js";
@@ -23,9 +23,10 @@ export interface HandlerContext<DB = OutboxTables> {
    * effect happens exactly once. It fails once the deadline passed (the transaction is rolled back).
    * Never end it (COMMIT, ROLLBACK, ABORT, in any statement): the consumer checks before its own
    * COMMIT that the transaction is still the one it opened, and sends the message of a handler that
-   * ended it to the DLQ as `handler_left_transaction`.
+   * ended it to the DLQ as `handler_left_transaction`. A kysely `Transaction`, so it goes wherever the
+   * application's code takes one (`trx.transaction()` on it throws, as on any kysely `Transaction`).
    */
-  readonly trx: Kysely<DB>;
+  readonly trx: Transaction<DB>;
   /** Visibility-based deadline: pass it to `deadlineFetch` so downstream calls stop when we must. */
   readonly deadline: Deadline;
   /** Carries the event id, type and message id (the consumer's pino logger). */

@@ -1,4 +1,12 @@
-import type { ColumnType, Expression, Generated, Insertable, Selectable } from "kysely";
+import type {
+  ColumnType,
+  Expression,
+  FunctionModule,
+  Generated,
+  Insertable,
+  Kysely,
+  Selectable,
+} from "kysely";
 
 /** JSON columns: written as JSON text (serialised once, by us), read back parsed by pg. */
 type Json<T> = ColumnType<T, string, string>;
@@ -54,14 +62,64 @@ export interface InboxTable {
 }
 
 /**
- * The tables the migrations create. An application's own schema type extends it (`interface
- * AppDatabase extends OutboxTables { orders: OrdersTable }`): `enqueue` and the handlers take any
- * `Kysely<DB>` whose `DB` has these.
+ * The tables the migrations create, typed for this package. An application's own schema type may
+ * extend it (`interface AppDatabase extends OutboxTables { orders: OrdersTable }`) or carry the
+ * tables as kysely-codegen generates them: `enqueue` takes any `DB` that is an
+ * {@link OutboxDatabase}, and the handlers take any `DB` at all.
  */
 export interface OutboxTables {
   outbox: OutboxTable;
   inbox: InboxTable;
 }
+
+/**
+ * What `enqueue` puts in each column it writes: JSON as text, a due time as a Date (or an SQL
+ * expression, which kysely takes wherever it takes the column's value); a column left out gets its
+ * default.
+ */
+interface OutboxWrite {
+  id: string;
+  topic: string;
+  ordering_key: string | null;
+  event_type: string;
+  payload: string;
+  headers: string;
+  available_at?: Date;
+  deliver_at?: Date | null;
+}
+
+/** A kysely instance or transaction (`Kysely`, `Transaction`, `ControlledTransaction`) of any schema. */
+export type KyselyInstance = Pick<Kysely<unknown>, "isTransaction" | "getExecutor">;
+
+/**
+ * The schema type of a kysely instance or transaction. Read off `fn`, a member typed with it as it
+ * is: inferring it from `Kysely<DB>` itself compares a `Transaction` with a `Kysely` member by
+ * member, which loses it.
+ */
+export type DatabaseOf<Db> = Db extends { readonly fn: FunctionModule<infer DB, infer _Tables> } ? DB : never;
+
+/** Why `enqueue` cannot write to the `outbox` table of schema type `DB`; `never` when it can. */
+type OutboxSchemaProblem<DB> = [DB] extends [never]
+  ? "it is not a kysely instance or transaction"
+  : DB extends { outbox: infer Table }
+    ? [keyof OutboxWrite] extends [keyof Table]
+      ? OutboxWrite extends Insertable<Table>
+        ? never
+        : "its outbox table refuses a value enqueue writes, or requires a column enqueue does not write"
+      : "its outbox table lacks a column enqueue writes"
+    : "it has no outbox table";
+
+/**
+ * What `enqueue` holds the schema type `DB` of the transaction it is given to: its `outbox` table has
+ * every column `enqueue` writes, each accepting what `enqueue` puts there, and requires no other.
+ * Checked against kysely's own `Insertable`, so any spelling of the table qualifies: ours
+ * ({@link OutboxTables}), kysely-codegen's (`Generated<Timestamp>`, `Json`, `Int8`), one's own. For a
+ * schema that does not (a `number` payload, no `topic` column, no `outbox` table), it is a property
+ * the transaction lacks, named after the problem, so the compiler's error says what is wrong.
+ */
+export type OutboxDatabase<DB> = [OutboxSchemaProblem<DB>] extends [never]
+  ? unknown
+  : { readonly "enqueue cannot write to this schema": OutboxSchemaProblem<DB> };
 
 export type OutboxRow = Selectable<OutboxTable>;
 export type NewOutboxRow = Insertable<OutboxTable>;

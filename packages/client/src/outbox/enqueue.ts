@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import type { ClaimCheck } from "../claim-check/claim-check.js";
 import {
   type ClaimedPayload,
@@ -6,13 +6,14 @@ import {
   reservedHeaderProblem,
   storeClaimed,
 } from "../claim-check/claimed-message.js";
-import type { NewOutboxRow, OutboxTables } from "../db/schema.js";
+import type { DatabaseOf, KyselyInstance, NewOutboxRow, OutboxDatabase, OutboxTables } from "../db/schema.js";
 import { describeError } from "../log/describe-error.js";
 import { type DeliveryTime, deliveryColumns, deliveryTimeProblem } from "./delivery-time.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { type MessageLimit, messageLimit } from "./message-limit.js";
 import { inKeyLockOrder } from "./ordering-key-lock.js";
+import { outboxInsert } from "./outbox-insert.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -183,19 +184,21 @@ function checked(
  * business change that produced them. One multi-row INSERT whatever the count. Returns the event ids.
  * Each event gets a PRODUCER span (a no-op unless `@opentelemetry/api` is installed and an SDK
  * registered), whose trace context is stored with the row for the relay and the consumer to carry on.
- * `trx` is the application's own: any schema type that has the outbox's tables (`DB extends OutboxTables`).
+ * `trx` is the application's own `Transaction<DB>` (or `Kysely<DB>`, or `ControlledTransaction<DB>`),
+ * of any schema type whose `outbox` table takes the rows `enqueue` writes ({@link OutboxDatabase}):
+ * ours or kysely-codegen's alike.
  * `options.maxMessageBytes` raises (or lowers) the size limit per topic, for topics whose SNS
  * `MaximumMessageSize` is not the default 262 144.
  */
-export async function enqueue<DB extends OutboxTables>(
-  trx: Transaction<DB> | Kysely<DB>,
+export async function enqueue<Trx extends KyselyInstance>(
+  trx: Trx & OutboxDatabase<DatabaseOf<Trx>>,
   events: readonly NewEvent[],
   options?: EnqueueOptions,
 ): Promise<string[]> {
-  // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns; the
-  // constraint is what guarantees the table, and only it is written.
+  // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns;
+  // OutboxDatabase is what guarantees the table takes these rows, and only it is written.
   const outbox = trx as unknown as Kysely<OutboxTables>;
-  return enqueueWith(events, (rows) => outbox.insertInto("outbox").values(rows).execute(), options);
+  return enqueueWith(events, (rows) => outboxInsert(outbox, rows).execute(), options);
 }
 
 /**

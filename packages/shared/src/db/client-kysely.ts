@@ -7,6 +7,7 @@ import {
   PostgresDialect,
   type PostgresPoolClient,
   type QueryResult,
+  Transaction,
 } from "kysely";
 
 /**
@@ -53,12 +54,23 @@ const driver = dialect.createDriver();
 const compiler = dialect.createQueryCompiler();
 const adapter = dialect.createAdapter();
 
+const propsOn = (connection: ClientConnection) => ({
+  config: { dialect },
+  dialect,
+  driver,
+  executor: new DefaultQueryExecutor(compiler, adapter, connection),
+});
+
 /** A Kysely whose every statement runs on `connection`'s client. */
 export function kyselyOn<DB>(connection: ClientConnection): Kysely<DB> {
-  return new Kysely<DB>({
-    config: { dialect },
-    dialect,
-    driver,
-    executor: new DefaultQueryExecutor(compiler, adapter, connection),
-  });
+  return new Kysely<DB>(propsOn(connection));
+}
+
+/**
+ * A kysely `Transaction` whose every statement runs on `connection`'s client, for a transaction the
+ * caller opened there and will end itself: it is what kysely's own `transaction()` hands its callback
+ * (`isTransaction`, and `transaction()` on it throws), so code typed for a `Transaction<DB>` takes it.
+ */
+export function transactionOn<DB>(connection: ClientConnection): Transaction<DB> {
+  return new Transaction<DB>(propsOn(connection));
 }

@@ -1,0 +1,33 @@
+import { enqueueWith, type NewEvent } from "./enqueue.js";
+import type { EnqueueOptions } from "./enqueue-options.js";
+import { compiledOutboxInsert } from "./outbox-insert.js";
+
+/**
+ * What `enqueuePg` needs of a pg client: one parameterised query. node-postgres's `Client` and
+ * `PoolClient` have it (so does `Pool`, but each of its queries runs on its own connection, outside
+ * any transaction of yours).
+ */
+export interface PgQueryable {
+  query(text: string, values: unknown[]): Promise<unknown>;
+}
+
+/**
+ * `enqueue` for an application on plain `pg` rather than kysely: the same checks, spans and claim
+ * check, and the same INSERT (its SQL text and parameters, `$1, $2, …`), sent on `client`. Call it
+ * between your own `BEGIN` and `COMMIT` on that client, so the events commit or roll back with the
+ * business change. Returns the event ids.
+ */
+export function enqueuePg(
+  client: PgQueryable,
+  events: readonly NewEvent[],
+  options?: EnqueueOptions,
+): Promise<string[]> {
+  return enqueueWith(
+    events,
+    (rows) => {
+      const { sql, parameters } = compiledOutboxInsert(rows);
+      return client.query(sql, parameters);
+    },
+    options,
+  );
+}
