@@ -36,7 +36,9 @@ function documentedApi(readme: string): Map<string, EntryDocs> {
   const section = /^## API\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
   if (section === undefined) throw new Error('the README has no "## API" section');
   const entries = new Map<string, EntryDocs>();
-  for (const [, specifier, body = ""] of section.matchAll(/^### `([^`]+)`\n([\s\S]*?)(?=^### |(?![\s\S]))/gm)) {
+  for (const [, specifier, body = ""] of section.matchAll(
+    /^### `([^`]+)`\n([\s\S]*?)(?=^### |(?![\s\S]))/gm,
+  )) {
     const lists = { values: [] as string[], types: [] as string[] };
     let list: string[] | undefined;
     // A bullet's continuation lines are indented: join them to the bullet first.
@@ -65,7 +67,10 @@ function exportedNames(sourceFile: string): { all: string[]; types: string[] } {
   const symbols = checker.getExportsOfModule(moduleSymbol);
   const isValue = (symbol: ts.Symbol) => {
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-    return (target.flags & ts.SymbolFlags.Value) !== 0 && !symbol.declarations?.some(ts.isTypeOnlyExportDeclaration);
+    return (
+      (target.flags & ts.SymbolFlags.Value) !== 0 &&
+      !symbol.declarations?.some(ts.isTypeOnlyExportDeclaration)
+    );
   };
   return {
     all: symbols.map((symbol) => symbol.name).sort(),

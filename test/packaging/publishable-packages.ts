@@ -13,7 +13,9 @@ export interface PackageManifest {
   readonly version: string;
   readonly private?: boolean;
   readonly exports: Readonly<Record<string, EntryConditions>>;
-  readonly publishConfig?: { readonly exports?: Readonly<Record<string, Omit<EntryConditions, "development">>> };
+  readonly publishConfig?: {
+    readonly exports?: Readonly<Record<string, Omit<EntryConditions, "development">>>;
+  };
   readonly dependencies?: Readonly<Record<string, string>>;
   readonly peerDependencies?: Readonly<Record<string, string>>;
   readonly peerDependenciesMeta?: Readonly<Record<string, { readonly optional?: boolean }>>;
@@ -36,7 +38,9 @@ export function workspacePackages(root: string): WorkspacePackage[] {
       .map((entry) => path.join(root, folder, entry))
       .filter((dir) => fs.existsSync(path.join(dir, "package.json")))
       .map((dir) => {
-        const manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as PackageManifest;
+        const manifest = JSON.parse(
+          fs.readFileSync(path.join(dir, "package.json"), "utf8"),
+        ) as PackageManifest;
         return { name: manifest.name, dir, manifest };
       }),
   ).sort((a, b) => a.name.localeCompare(b.name));
