@@ -42,7 +42,7 @@ export function compilers(root: string): Compiler[] {
  */
 export interface Resolution {
   readonly label: string;
-  readonly compilerOptions: Readonly<Record<string, string>>;
+  readonly compilerOptions: Readonly<Record<string, string | boolean>>;
   readonly compilers: readonly string[];
 }
 
@@ -54,13 +54,22 @@ export const RESOLUTIONS: readonly Resolution[] = [
   },
   {
     label: "moduleResolution node10",
-    compilerOptions: { module: "commonjs", moduleResolution: "node10" },
+    compilerOptions: { module: "commonjs", moduleResolution: "node10", esModuleInterop: true },
     compilers: ["TypeScript 5"],
   },
 ];
 
-/** `pnpm pack` of each package into `dest`, with the manifest the tarball holds. */
-export async function packAll(packages: readonly WorkspacePackage[], dest: string): Promise<Packed[]> {
+/**
+ * `pnpm pack` of each package into `dest`, with the manifest the tarball holds. Built first, in
+ * dependency order (a package's build reads the declarations of the workspace packages it imports),
+ * then packed: each pack builds its package again (prepack), from up-to-date dependencies.
+ */
+export async function packAll(
+  root: string,
+  packages: readonly WorkspacePackage[],
+  dest: string,
+): Promise<Packed[]> {
+  await run("pnpm", [...packages.flatMap((pkg) => ["--filter", pkg.name]), "run", "build"], { cwd: root });
   const packed: Packed[] = [];
   for (const pkg of packages) {
     const before = new Set(fs.readdirSync(dest));
@@ -136,7 +145,7 @@ export async function typeCheck(
   resolution: Resolution,
   files: readonly string[],
 ): Promise<void> {
-  const tsconfig = `tsconfig.${resolution.compilerOptions.moduleResolution}.json`;
+  const tsconfig = `tsconfig.${String(resolution.compilerOptions.moduleResolution)}.json`;
   fs.writeFileSync(
     path.join(app, tsconfig),
     JSON.stringify({

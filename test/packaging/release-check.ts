@@ -14,7 +14,7 @@ const temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-release-check-"));
 try {
   const packages = publishablePackages(root);
   console.log(`packing ${packages.map((pkg) => `${pkg.name}@${pkg.manifest.version}`).join(", ")}`);
-  const packed = await packAll(packages, temp);
+  const packed = await packAll(root, packages, temp);
   const app = path.join(temp, "app");
   await installScratchApp(
     root,
