@@ -53,6 +53,11 @@ export const RESOLUTIONS: readonly Resolution[] = [
     compilers: ["TypeScript 5", "TypeScript 7"],
   },
   {
+    label: "moduleResolution bundler",
+    compilerOptions: { module: "esnext", moduleResolution: "bundler" },
+    compilers: ["TypeScript 5", "TypeScript 7"],
+  },
+  {
     label: "moduleResolution node10",
     compilerOptions: { module: "commonjs", moduleResolution: "node10", esModuleInterop: true },
     compilers: ["TypeScript 5"],
@@ -91,10 +96,16 @@ export function installedCopy(root: string, name: string, fromDirs: readonly str
   throw new Error(`${name} is not installed in the workspace (looked from ${fromDirs.join(", ")})`);
 }
 
+function isOptionalPeer(manifest: PackageManifest, name: string): boolean {
+  return (
+    manifest.peerDependenciesMeta?.[name]?.optional === true && manifest.dependencies?.[name] === undefined
+  );
+}
+
 /**
  * Writes and installs (offline) a scratch app that depends on the packed tarballs and on `links`
- * (name → a directory to link). Every third-party dependency and peer of the packed packages is
- * linked to the workspace's copy unless `links` names it, and each packed package depended on by
+ * (name → a directory to link). Every third-party dependency and required peer of the packed
+ * packages is linked to the workspace's copy unless `links` names it (an optional peer only if it does), and each packed package depended on by
  * another resolves to its tarball (an override), never to the registry.
  */
 export async function installScratchApp(
@@ -108,7 +119,7 @@ export async function installScratchApp(
   const thirdParty: Record<string, string> = {};
   for (const { pkg, manifest } of packed) {
     for (const name of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) {
-      if (!tarballs.has(name) && links[name] === undefined) {
+      if (!tarballs.has(name) && links[name] === undefined && !isOptionalPeer(manifest, name)) {
         thirdParty[name] = `link:${installedCopy(root, name, [pkg.dir])}`;
       }
     }
@@ -138,6 +149,16 @@ export function specifiers({ manifest }: Packed): string[] {
   );
 }
 
+/** Compiles the project `tsconfig` (a file in `app`) with the compiler given; throws tsc's output. */
+export async function compile(app: string, compiler: Compiler, tsconfig: string): Promise<void> {
+  try {
+    await run(process.execPath, [compiler.tsc, "-p", tsconfig], { cwd: app });
+  } catch (error) {
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${compiler.label}: tsc -p ${tsconfig} failed in ${app}\n${stdout}${stderr}`);
+  }
+}
+
 /** Type-checks `files` in `app` under a resolution, with the compiler given; throws tsc's output. */
 export async function typeCheck(
   app: string,
@@ -162,12 +183,30 @@ export async function typeCheck(
       files,
     }),
   );
-  try {
-    await run(process.execPath, [compiler.tsc, "-p", tsconfig], { cwd: app });
-  } catch (error) {
-    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${compiler.label}, ${resolution.label}: tsc failed in ${app}\n${stdout}${stderr}`);
+  await compile(app, compiler, tsconfig).catch((error: Error) => {
+    throw new Error(`${resolution.label}, ${error.message}`);
+  });
+}
+
+/**
+ * Packs every package given into `temp` and installs them all into `temp/app`, with every optional
+ * peer too (an entry point may need one: `@outbox/client/claim-check` the S3 client).
+ */
+export async function prepareRelease(
+  root: string,
+  packages: readonly WorkspacePackage[],
+  temp: string,
+): Promise<{ packed: Packed[]; app: string }> {
+  const packed = await packAll(root, packages, temp);
+  const links: Record<string, string> = { "@types/node": installedCopy(root, "@types/node", []) };
+  for (const { pkg, manifest } of packed) {
+    for (const name of Object.keys(manifest.peerDependencies ?? {})) {
+      links[name] ??= installedCopy(root, name, [pkg.dir]);
+    }
   }
+  const app = path.join(temp, "app");
+  await installScratchApp(root, app, packed, links, path.join(temp, "store"));
+  return { packed, app };
 }
 
 /**

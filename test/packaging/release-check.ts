@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkPacked, installedCopy, installScratchApp, packAll } from "./pack-check.js";
+import { checkPacked, prepareRelease } from "./pack-check.js";
 import { publishablePackages } from "./publishable-packages.js";
 
 /**
@@ -14,15 +14,7 @@ const temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-release-check-"));
 try {
   const packages = publishablePackages(root);
   console.log(`packing ${packages.map((pkg) => `${pkg.name}@${pkg.manifest.version}`).join(", ")}`);
-  const packed = await packAll(root, packages, temp);
-  const app = path.join(temp, "app");
-  await installScratchApp(
-    root,
-    app,
-    packed,
-    { "@types/node": installedCopy(root, "@types/node", []) },
-    path.join(temp, "store"),
-  );
+  const { packed, app } = await prepareRelease(root, packages, temp);
   for (const line of await checkPacked(root, app, packed)) console.log(`ok  ${line}`);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
