@@ -210,19 +210,41 @@ export async function prepareRelease(
 }
 
 /**
- * The whole check of the packed packages in an installed scratch app: each entry point imported in
+ * What a packed manifest lacks that an application's tools need: no `development` condition (it
+ * points at src/, which is not shipped), `main` and `types` for resolvers that ignore `exports`, a
+ * license, the repository, and a `files` list (nothing packed by accident).
+ */
+export function manifestProblems({ manifest }: Packed): string[] {
+  const problems: string[] = [];
+  if (JSON.stringify(manifest.exports).includes('"development"'))
+    problems.push("exports has a development condition");
+  if (manifest.main !== "./dist/index.js")
+    problems.push(`main is ${String(manifest.main)}, not ./dist/index.js`);
+  if (manifest.types !== "./dist/index.d.ts")
+    problems.push(`types is ${String(manifest.types)}, not ./dist/index.d.ts`);
+  if (manifest.license === undefined) problems.push("no license");
+  if (manifest.repository?.url === undefined) problems.push("no repository");
+  if (manifest.files === undefined) problems.push("no files list");
+  return problems.map((problem) => `${manifest.name}: ${problem}`);
+}
+
+/**
+ * The whole check of the packed packages in an installed scratch app: their manifests
+ * (`manifestProblems`), then each entry point imported in
  * a file of its own and type-checked under every resolution and compiler, then loaded by node, once
  * plainly and once with `--conditions=development` (the workspace's condition must not be shipped:
  * it points at src/, which is not in the tarball). Returns what passed, one line each.
  */
 export async function checkPacked(root: string, app: string, packed: readonly Packed[]): Promise<string[]> {
+  const problems = packed.flatMap(manifestProblems);
+  if (problems.length > 0) throw new Error(`the packed manifests:\n${problems.join("\n")}`);
+  const passed = [`manifests: ${packed.map(({ manifest }) => manifest.name).join(", ")}`];
   const entries = packed.flatMap(specifiers);
   const file = "entry-points.ts";
   fs.writeFileSync(
     path.join(app, file),
     `${entries.map((specifier, index) => `import * as entry${index} from "${specifier}";`).join("\n")}\nexport const entries = [${entries.map((_, index) => `entry${index}`).join(", ")}];\n`,
   );
-  const passed: string[] = [];
   for (const resolution of RESOLUTIONS) {
     for (const compiler of compilers(root).filter((c) => resolution.compilers.includes(c.label))) {
       await typeCheck(app, compiler, resolution, [file]);

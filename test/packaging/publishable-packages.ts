@@ -12,6 +12,11 @@ export interface PackageManifest {
   readonly name: string;
   readonly version: string;
   readonly private?: boolean;
+  readonly main?: string;
+  readonly types?: string;
+  readonly license?: string;
+  readonly repository?: { readonly url?: string };
+  readonly files?: readonly string[];
   readonly exports: Readonly<Record<string, EntryConditions>>;
   readonly publishConfig?: {
     readonly exports?: Readonly<Record<string, Omit<EntryConditions, "development">>>;
