@@ -188,9 +188,21 @@ export async function typeCheck(
   });
 }
 
+const ENTRY_POINTS_FILE = "entry-points.ts";
+
+/** A module that imports every entry point of the packed packages, for the compilers to check. */
+function writeEntryPoints(app: string, packed: readonly Packed[]): void {
+  const entries = packed.flatMap(specifiers);
+  fs.writeFileSync(
+    path.join(app, ENTRY_POINTS_FILE),
+    `${entries.map((specifier, index) => `import * as entry${index} from "${specifier}";`).join("\n")}\nexport const entries = [${entries.map((_, index) => `entry${index}`).join(", ")}];\n`,
+  );
+}
+
 /**
  * Packs every package given into `temp` and installs them all into `temp/app`, with every optional
- * peer too (an entry point may need one: `@outbox/client/claim-check` the S3 client).
+ * peer too (an entry point may need one: `@outbox/client/claim-check` the S3 client), beside a
+ * module importing every entry point, which `releaseSteps` compile.
  */
 export async function prepareRelease(
   root: string,
@@ -206,6 +218,7 @@ export async function prepareRelease(
   }
   const app = path.join(temp, "app");
   await installScratchApp(root, app, packed, links, path.join(temp, "store"));
+  writeEntryPoints(app, packed);
   return { packed, app };
 }
 
@@ -228,40 +241,46 @@ export function manifestProblems({ manifest }: Packed): string[] {
   return problems.map((problem) => `${manifest.name}: ${problem}`);
 }
 
+/** One step of the release check, run in a scratch app where the packed packages are installed. */
+export interface ReleaseStep {
+  readonly label: string;
+  readonly run: (app: string, packed: readonly Packed[]) => Promise<void>;
+}
+
 /**
- * The whole check of the packed packages in an installed scratch app: their manifests
- * (`manifestProblems`), then each entry point imported in
- * a file of its own and type-checked under every resolution and compiler, then loaded by node, once
- * plainly and once with `--conditions=development` (the workspace's condition must not be shipped:
- * it points at src/, which is not in the tarball). Returns what passed, one line each.
+ * The release check's steps, in order: the packed manifests (`manifestProblems`); every entry point
+ * imported and type-checked under each resolution and compiler; every entry point loaded by node,
+ * once plainly and once with `--conditions=development` (the workspace's condition must not be
+ * shipped: it points at src/, which is not in the tarball). Each step throws what failed.
  */
-export async function checkPacked(root: string, app: string, packed: readonly Packed[]): Promise<string[]> {
-  const problems = packed.flatMap(manifestProblems);
-  if (problems.length > 0) throw new Error(`the packed manifests:\n${problems.join("\n")}`);
-  const passed = [`manifests: ${packed.map(({ manifest }) => manifest.name).join(", ")}`];
-  const entries = packed.flatMap(specifiers);
-  const file = "entry-points.ts";
-  fs.writeFileSync(
-    path.join(app, file),
-    `${entries.map((specifier, index) => `import * as entry${index} from "${specifier}";`).join("\n")}\nexport const entries = [${entries.map((_, index) => `entry${index}`).join(", ")}];\n`,
+export function releaseSteps(root: string): ReleaseStep[] {
+  const manifests: ReleaseStep = {
+    label: "manifests",
+    run: async (_app, packed) => {
+      const problems = packed.flatMap(manifestProblems);
+      if (problems.length > 0) throw new Error(`the packed manifests:\n${problems.join("\n")}`);
+    },
+  };
+  const compiles = RESOLUTIONS.flatMap((resolution) =>
+    compilers(root)
+      .filter((compiler) => resolution.compilers.includes(compiler.label))
+      .map(
+        (compiler): ReleaseStep => ({
+          label: `compiles: ${compiler.label}, ${resolution.label}`,
+          run: (app) => typeCheck(app, compiler, resolution, [ENTRY_POINTS_FILE]),
+        }),
+      ),
   );
-  for (const resolution of RESOLUTIONS) {
-    for (const compiler of compilers(root).filter((c) => resolution.compilers.includes(c.label))) {
-      await typeCheck(app, compiler, resolution, [file]);
-      passed.push(`compiles: ${compiler.label}, ${resolution.label}`);
-    }
-  }
-  for (const conditions of [[], ["--conditions=development"]]) {
-    for (const specifier of entries) {
-      await run(
-        process.execPath,
-        [...conditions, "--input-type=module", "-e", `await import(${JSON.stringify(specifier)});`],
-        {
-          cwd: app,
-        },
-      );
-    }
-    passed.push(`runs: node ${[...conditions, "import"].join(" ")} of ${entries.join(", ")}`);
-  }
-  return passed;
+  const runs = [[], ["--conditions=development"]].map(
+    (conditions): ReleaseStep => ({
+      label: `runs: node ${[...conditions, "import"].join(" ")} of every entry point`,
+      run: async (app, packed) => {
+        for (const specifier of packed.flatMap(specifiers)) {
+          const script = `await import(${JSON.stringify(specifier)});`;
+          await run(process.execPath, [...conditions, "--input-type=module", "-e", script], { cwd: app });
+        }
+      },
+    }),
+  );
+  return [manifests, ...compiles, ...runs];
 }

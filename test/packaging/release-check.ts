@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkPacked, prepareRelease } from "./pack-check.js";
+import { prepareRelease, releaseSteps } from "./pack-check.js";
 import { publishablePackages } from "./publishable-packages.js";
 
 /**
@@ -15,7 +15,10 @@ try {
   const packages = publishablePackages(root);
   console.log(`packing ${packages.map((pkg) => `${pkg.name}@${pkg.manifest.version}`).join(", ")}`);
   const { packed, app } = await prepareRelease(root, packages, temp);
-  for (const line of await checkPacked(root, app, packed)) console.log(`ok  ${line}`);
+  for (const step of releaseSteps(root)) {
+    await step.run(app, packed);
+    console.log(`ok  ${step.label}`);
+  }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;
