@@ -80,6 +80,12 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
     );
   }
   const claimCheckWriterRoleArns = list(context("claimCheckWriterRoleArns"));
+  const claimCheckExpirationDays = context("claimCheckExpirationDays");
+  if (claimCheckExpirationDays !== undefined && !/^[1-9]\d*$/.test(claimCheckExpirationDays)) {
+    throw new Error(
+      `claimCheckExpirationDays must be a whole number of days, got ${JSON.stringify(claimCheckExpirationDays)}`,
+    );
+  }
   if (!vpcId && (subnetIds || loadBalancerSubnetIds)) {
     throw new Error("subnetIds and loadBalancerSubnetIds need vpcId: the VPC they belong to");
   }
@@ -93,6 +99,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
     fifo: flag(context, "fifo") ?? false,
     ...(maximumMessageSize ? { maximumMessageSize: Number(maximumMessageSize) } : {}),
     ...(claimCheckWriterRoleArns ? { claimCheckWriterRoleArns } : {}),
+    ...(claimCheckExpirationDays ? { claimCheckExpirationDays: Number(claimCheckExpirationDays) } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
     ...(handlersModule || consumerName

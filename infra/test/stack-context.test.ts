@@ -199,3 +199,15 @@ describe("the consumer's name by context", () => {
     expect(environmentOf(container(unnamed, "consumer")).CONSUMER_NAME).toBeUndefined();
   });
 });
+
+describe("the claim checks' lifecycle by context", () => {
+  it("is claimCheckExpirationDays, checked by the stack as the prop is", () => {
+    expect(synthFromContext({ claimCheckExpirationDays: "60" }).stack.claimCheck.expirationDays).toBe(60);
+    expect(() => synthFromContext({ claimCheckExpirationDays: "30" })).toThrow(
+      /^claimCheckExpirationDays \(30\) is shorter than the longest a pointer can live/,
+    );
+    expect(() =>
+      stackPropsFromContext((key) => (key === "claimCheckExpirationDays" ? "45d" : undefined)),
+    ).toThrow('claimCheckExpirationDays must be a whole number of days, got "45d"');
+  });
+});

@@ -1,5 +1,5 @@
 import { DeadlineExceededError } from "@outbox/client";
-import { isQueryCanceled } from "@outbox/shared";
+import { connectionFailureIn, isQueryCanceled } from "@outbox/shared";
 import type { FastifyError, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.js";
 import { BODY_LIMIT_BYTES } from "./json-body.js";
@@ -8,7 +8,15 @@ export interface ErrorReply {
   readonly status: number;
   /** What was wrong, for the caller: the whole error body is `{ "error": message }`. */
   readonly message: string;
+  /** Sent as `Retry-After`: the failure is passing, the same request may succeed then. */
+  readonly retryAfterSeconds?: number;
 }
+
+/**
+ * A caller told to come back after a database it cannot reach or a pool with no free connection:
+ * long enough for a failover's DNS switch or a held transaction to end, short enough not to matter.
+ */
+const DATABASE_RETRY_AFTER_SECONDS = 1;
 
 /** Fastify's own refusals, each as its one status and a message that says what to change. */
 function frameworkReply(error: FastifyError, request: FastifyRequest): ErrorReply | undefined {
@@ -60,6 +68,14 @@ export function errorReply(error: FastifyError, request: FastifyRequest): ErrorR
       message: "deadline exceeded: the request's time ran out before it could be answered",
     };
   }
+  // Not our bug and not the caller's: Postgres is down or failing over, or every pooled connection
+  // stayed busy past DB_CONNECT_TIMEOUT_MS. A 503 tells a client (and a load balancer) to retry.
+  if (connectionFailureIn(error) !== undefined)
+    return {
+      status: 503,
+      message: "the database is unavailable or has no free connection: retry later",
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+    };
   const known = frameworkReply(error, request);
   if (known) return known;
   const status = error.statusCode ?? 500;

@@ -54,7 +54,13 @@ export interface PhotoServer {
 const photoId = z.uuid();
 
 /** Every error body is `{ "error": message }`, whatever produced the error. */
-function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+function sendError(
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  retryAfterSeconds?: number,
+): FastifyReply {
+  if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));
   return reply.code(status).send({ error: message });
 }
 
@@ -195,8 +201,9 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
       metrics.requestSeconds.observe({ route }, (performance.now() - request.receivedAt) / 1_000);
   });
   app.setErrorHandler<FastifyError>((error, request, reply) => {
-    const { status, message } = errorReply(error, request);
+    const { status, message, retryAfterSeconds } = errorReply(error, request);
     if (status === 500) request.log.error({ err: error, url: request.url }, "request failed");
+    if (status === 503) request.log.warn({ err: error, url: request.url }, "database unavailable");
     // The caller's time ran out, but the database is why: the operator needs to know (a frozen server,
     // a failover, a pool too small for the load), the caller only gets its 504.
     if (error instanceof PostgresUnansweredError)
@@ -204,7 +211,7 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
         { url: request.url, waitingFor: error.waitingFor },
         "Postgres did not answer within the request's deadline",
       );
-    return sendError(reply, status, message);
+    return sendError(reply, status, message, retryAfterSeconds);
   });
   app.setNotFoundHandler((_request, reply) =>
     sendError(reply, 404, "no such route: the service answers POST /photos and GET /photos/:id"),

@@ -9,13 +9,16 @@ import { releaseForRetry, releaseMessages, retryDelaySeconds } from "./release-m
 
 /**
  * The queue side of settling a message: SQS in the consumer (sqsSettleQueue), a recording stand-in
- * in the pipeline's tests.
+ * in runHandlers (testing/) and the pipeline's tests.
  */
 export interface SettleQueue {
   /** Buffered: deletes go out in batches (DeleteBuffer). */
   delete(message: Receipt): void;
-  /** Releases one failed message after its retry delay. */
-  releaseForRetry(message: Receipt, delaySeconds: number): Promise<void>;
+  /**
+   * Releases one failed message after its retry delay. `cause` is what failed it (a handler's error,
+   * say): SQS has no use for it, a stand-in that reports each message's end does.
+   */
+  releaseForRetry(message: Receipt, delaySeconds: number, cause: unknown): Promise<void>;
   /** Releases messages: visible again after `visibilitySeconds`. */
   release(messages: readonly Receipt[], visibilitySeconds: number): Promise<void>;
   /** Copies a poison message to the DLQ; undefined without one. */
@@ -105,7 +108,7 @@ export class MessageSettler {
       "message failed; retrying later",
     );
     try {
-      await queue.releaseForRetry(receiptOf(message), delaySeconds);
+      await queue.releaseForRetry(receiptOf(message), delaySeconds, cause);
     } catch (error) {
       // The lease runs out instead: the retry only comes later than planned.
       log.warn({ err: error, messageId: message.MessageId }, "retry delay not set");

@@ -1,4 +1,4 @@
-import { backoffMs, sleep } from "@outbox/shared";
+import { backoffMs, connectionFailureIn, sleep } from "@outbox/shared";
 import type { ClaimedBatch } from "./process-batch.js";
 
 export interface PipelineSettings {
@@ -37,8 +37,21 @@ export interface BatchPipeline {
   leasedRows(): number;
 }
 
-/** The longest wait between retries of a failing batch: how late a recovered database or bus is noticed. */
+/** The longest wait between retries of a failing batch: how late a recovered bus is noticed. */
 const BATCH_FAILURE_MAX_MS = 30_000;
+/**
+ * The longest wait after a lost database connection. The next claim is the probe: a database that
+ * answers again is noticed within about a second, as the consumer's probe notices it, at the same
+ * cost (one connection attempt a second); a 30 s backoff would leave the backlog waiting that long
+ * after a failover.
+ */
+const DATABASE_LOST_MAX_MS = 1_000;
+
+/** How long the pipeline waits before claiming again after `consecutiveErrors` failures, `latest` last. */
+export function failureWaitMs(consecutiveErrors: number, latest: unknown, pollIntervalMs: number): number {
+  const maxMs = connectionFailureIn(latest) === undefined ? BATCH_FAILURE_MAX_MS : DATABASE_LOST_MAX_MS;
+  return backoffMs(consecutiveErrors, { baseMs: Math.min(pollIntervalMs, maxMs), maxMs });
+}
 /** The most batches run one by one after claims ahead kept coming back short (doubling from 1). */
 const AHEAD_PAUSE_MAX = 64;
 
@@ -84,6 +97,7 @@ export function pipelineBatches(
   let consecutiveErrors = 0;
   /** Failures so far: a batch claimed before the latest one is released, not started. */
   let failures = 0;
+  let latestFailure: unknown;
 
   const stopped = new Promise<void>((resolve) => {
     if (stopping.aborted) resolve();
@@ -98,6 +112,7 @@ export function pipelineBatches(
   const fail = (error: unknown) => {
     consecutiveErrors += 1;
     failures += 1;
+    latestFailure = error;
     stages.failed(error, consecutiveErrors);
   };
 
@@ -140,10 +155,7 @@ export function pipelineBatches(
     while (!stopping.aborted) {
       if (failures > failuresSeen) {
         failuresSeen = failures;
-        await sleep(
-          backoffMs(consecutiveErrors, { baseMs: settings.pollIntervalMs, maxMs: BATCH_FAILURE_MAX_MS }),
-          stopping,
-        );
+        await sleep(failureWaitMs(consecutiveErrors, latestFailure, settings.pollIntervalMs), stopping);
         continue;
       }
       if (held.size >= (aheadPause > 0 ? 1 : settings.pipelineDepth)) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimedRow } from "../src/claim-batch.js";
-import { type PipelineStages, pipelineBatches } from "../src/pipeline-batches.js";
+import { failureWaitMs, type PipelineStages, pipelineBatches } from "../src/pipeline-batches.js";
 import type { ClaimedBatch } from "../src/process-batch.js";
 
 // The pipeline's own rules, on stages that stand in for the database and the bus: what runs when is
@@ -264,5 +264,28 @@ describe("pipelineBatches", () => {
       2, // the last claim (stops the pipeline), ahead
     ]);
     expect(script.log.processed).toEqual(["b1", "b3", "b5", "b6", "b7", "b8"]);
+  });
+});
+
+describe("the wait after failures", () => {
+  const POLL_MS = 1_000;
+  /** What pg throws when Postgres goes away under a query, and when nothing listens any more. */
+  const lostConnections = [
+    new Error("Connection terminated unexpectedly"),
+    Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
+  ];
+
+  it("stays within a second after a lost database connection, however long the outage, so a failover is noticed at once", () => {
+    for (const error of lostConnections)
+      for (const failures of [1, 5, 20, 200])
+        expect(failureWaitMs(failures, error, POLL_MS)).toBeLessThanOrEqual(1_000);
+  });
+
+  it("doubles up to 30 s for other failures (a bus that refuses), where retrying sooner only adds load", () => {
+    const refused = new Error("publish failed: throttled");
+    expect(failureWaitMs(1, refused, POLL_MS)).toBeLessThanOrEqual(1_000);
+    // Jittered between half and all of 30 s once the doubling has reached it.
+    expect(failureWaitMs(20, refused, POLL_MS)).toBeGreaterThanOrEqual(15_000);
+    expect(failureWaitMs(20, refused, POLL_MS)).toBeLessThanOrEqual(30_000);
   });
 });

@@ -1,0 +1,11 @@
+export {
+  type EnqueuedEvent,
+  type EnqueuedEventOf,
+  type EnqueuedFilter,
+  enqueuedEvents,
+  type OutboxMark,
+  type OutboxReader,
+  outboxMark,
+  type QueryExecutor,
+  type SqlClient,
+} from "./enqueued-events.js";
