@@ -9,10 +9,10 @@ import {
   EVENT_ID_ATTRIBUTE,
   EVENT_TYPE_ATTRIBUTE,
   enqueue,
-  MAX_BATCH_ENTRIES,
   migrateToLatest,
   type NewEvent,
 } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { createDatabaseOn } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import { sql } from "kysely";

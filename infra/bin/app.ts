@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { EXIT_CONFIG } from "@outbox/shared";
 import { App } from "aws-cdk-lib";
 import { OutboxWorkersStack } from "../lib/outbox-workers-stack.js";

@@ -1,4 +1,8 @@
-import { isTopicMessageLimit, MAX_TOPIC_MESSAGE_BYTES, MIN_TOPIC_MESSAGE_BYTES } from "@outbox/client";
+import {
+  isTopicMessageLimit,
+  MAX_TOPIC_MESSAGE_BYTES,
+  MIN_TOPIC_MESSAGE_BYTES,
+} from "@outbox/client/internal";
 import type { DeliveryMode } from "@outbox/consumer";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as sns from "aws-cdk-lib/aws-sns";

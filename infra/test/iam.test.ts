@@ -15,8 +15,8 @@ const variants = {
   "private registry with credentials": {
     images: {
       kind: "registry",
-      relay: "ghcr.io/acme/outbox-relay:1.0.0",
-      consumer: "ghcr.io/acme/outbox-consumer:1.0.0",
+      relay: "ghcr.io/acme/outbox-relay:0.2.0",
+      consumer: "ghcr.io/acme/outbox-consumer:0.2.0",
       credentialsSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:ghcr-AbCdEf",
     },
     alarmEmail: "ops@example.com",

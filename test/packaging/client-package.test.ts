@@ -8,72 +8,78 @@ import { createDatabase } from "@outbox/shared";
 import { createTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  compile,
+  compilers,
+  installedCopy,
+  installScratchApp,
+  type Packed,
+  prepareRelease,
+  releaseSteps,
+} from "./pack-check.js";
+import { publishablePackages } from "./publishable-packages.js";
 
 /**
  * @outbox/client as an application outside this repo gets it: packed with `pnpm pack`, installed
  * offline from the tarball into throwaway projects in the OS temp dir — one on kysely 0.28, one on
- * 0.29, the ends of the peer range — each type-checked there under `strict` and `nodenext` and run
- * against Postgres. The application has its own schema type and its own kysely migrations, and its
- * code is the package README's examples. Third-party packages are linked to the workspace's copies
- * (kysely 0.29 is test/package.json's `kysely-0.29` alias), so nothing is fetched and the lockfile
- * decides every version.
+ * 0.29, the ends of the peer range — each compiled there with the tsconfig the package README gives,
+ * by TypeScript 5 and 7, and run against Postgres. The application has its own schema type and its
+ * own kysely migrations, and its code is the package README's examples. Third-party packages are
+ * linked to the workspace's copies (kysely 0.29 is test/package.json's `kysely-0.29` alias), so
+ * nothing is fetched and the lockfile decides every version. First, the release check
+ * (`pnpm release:check`, pack-check.ts) of every publishable package, in a project of its own.
  */
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const clientDir = path.join(root, "packages/client");
-const installed = (from: string, name: string) =>
-  fs.realpathSync(path.join(root, from, "node_modules", name));
 const kyselies = [
   { kysely: "0.28", from: "kysely" },
   { kysely: "0.29", from: "kysely-0.29" },
 ] as const;
 let temp: string;
-let tarball: string;
+let release: { packed: Packed[]; app: string };
+let client: Packed;
 const projectOf = (kysely: string) => path.join(temp, `app-kysely-${kysely}`);
 
 /** The fixtures that are the package README's ```ts blocks, in the README's order. */
 const README_FIXTURES = ["orders.ts", "claim-check.ts", "handlers.ts", "batch-handlers.ts"];
 
+const readme = () => fs.readFileSync(path.join(clientDir, "README.md"), "utf8");
+
 /** The README's ```ts blocks, in order. */
 function readmeExamples(): string[] {
-  const readme = fs.readFileSync(path.join(clientDir, "README.md"), "utf8");
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? "");
+  return [...readme().matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? "");
+}
+
+/** The tsconfig.json the README's "Compiling" gives an application. */
+function readmeTsconfig(): { compilerOptions: Record<string, unknown> } {
+  const [block] = [...readme().matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? "");
+  if (block === undefined) throw new Error("the README gives no tsconfig.json");
+  return JSON.parse(block) as { compilerOptions: Record<string, unknown> };
 }
 
 async function installProject(project: string, kyselyFrom: string): Promise<void> {
-  fs.mkdirSync(project);
-  const kysely = `link:${installed("test", kyselyFrom)}`;
-  fs.writeFileSync(
-    path.join(project, "package.json"),
-    JSON.stringify({
-      name: "outbox-client-consumer",
-      private: true,
-      type: "module",
-      dependencies: {
-        "@outbox/client": `file:${tarball}`,
-        kysely,
-        pg: `link:${installed("packages/shared", "pg")}`,
-        "@types/node": `link:${installed("", "@types/node")}`,
-        "@types/pg": `link:${installed("packages/shared", "@types/pg")}`,
-        // The claim check's optional peer, for the README's claim-check example.
-        "@aws-sdk/client-s3": `link:${installed("test", "@aws-sdk/client-s3")}`,
-      },
-    }),
+  const installed = (from: string, name: string) => installedCopy(root, name, [path.join(root, from)]);
+  await installScratchApp(
+    root,
+    project,
+    [client],
+    {
+      kysely: installed("test", kyselyFrom),
+      pg: installed("packages/shared", "pg"),
+      "@types/node": installed("", "@types/node"),
+      "@types/pg": installed("packages/shared", "@types/pg"),
+      // The claim check's optional peer, for the README's claim-check example.
+      "@aws-sdk/client-s3": installed("test", "@aws-sdk/client-s3"),
+    },
+    path.join(temp, "store"),
   );
+  const { compilerOptions } = readmeTsconfig();
   fs.writeFileSync(
     path.join(project, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: {
-        target: "ES2023",
-        lib: ["ES2023", "DOM"],
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        strict: true,
-        // The package's declarations are checked too: a type it ships broken fails here.
-        skipLibCheck: false,
-        types: ["node"],
-        outDir: "dist",
-      },
+      // The package's declarations are checked too: a type it ships broken fails here.
+      compilerOptions: { ...compilerOptions, skipLibCheck: false },
       // app.ts runs (and imports the other examples); claim-check.ts and batch-handlers.ts are
       // type-checked only: the first needs S3, the second a consumer to run it.
       files: ["app.ts", "claim-check.ts", "batch-handlers.ts"],
@@ -82,29 +88,35 @@ async function installProject(project: string, kyselyFrom: string): Promise<void
   for (const file of ["app.ts", ...README_FIXTURES]) {
     fs.copyFileSync(new URL(`fixtures/${file}`, import.meta.url), path.join(project, file));
   }
-  await run("pnpm", ["install", "--offline", "--store-dir", path.join(temp, "store")], {
-    cwd: project,
-    env: { ...process.env, CI: "true", npm_config_cache_dir: path.join(temp, "cache") },
-  });
 }
 
 beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-client-pack-"));
-  // `pnpm pack` builds through the package's prepack script, so the tarball holds the current sources.
-  await run("pnpm", ["pack", "--pack-destination", temp], { cwd: clientDir });
-  const [packed] = fs.readdirSync(temp).filter((name) => name.endsWith(".tgz"));
-  if (packed === undefined) throw new Error(`pnpm pack wrote no tarball into ${temp}`);
-  tarball = path.join(temp, packed);
+  // `pnpm pack` builds through each package's prepack script, so the tarballs hold the current sources.
+  release = await prepareRelease(root, publishablePackages(root), temp);
+  const packedClient = release.packed.find(({ manifest }) => manifest.name === "@outbox/client");
+  if (packedClient === undefined) throw new Error("@outbox/client is not among the publishable packages");
+  client = packedClient;
   for (const { kysely, from } of kyselies) await installProject(projectOf(kysely), from);
-}, 240_000);
+}, 480_000);
 
 afterAll(() => {
   if (temp) fs.rmSync(temp, { recursive: true, force: true });
 });
 
+// The release check (`pnpm release:check`), step by step: the steps run in order, in one app.
+describe.each(releaseSteps(root))(
+  "every publishable package, packed and installed outside the workspace",
+  (step) => {
+    it(`passes the release check: ${step.label}`, async () => {
+      await expect(step.run(release.app, release.packed)).resolves.toBeUndefined();
+    });
+  },
+);
+
 describe("@outbox/client, packed and installed outside the workspace", () => {
   it("ships compiled JS, declarations, README and LICENSE, no source maps, and takes kysely as a peer", async () => {
-    const { stdout } = await run("tar", ["-tzf", tarball]);
+    const { stdout } = await run("tar", ["-tzf", client.tarball]);
     const files = stdout.split("\n").filter((line) => line !== "");
     expect(files).toContain("package/dist/index.js");
     expect(files).toContain("package/dist/index.d.ts");
@@ -139,18 +151,39 @@ describe("@outbox/client, packed and installed outside the workspace", () => {
   });
 
   describe.each(kyselies)("on kysely $kysely", ({ kysely }) => {
-    it("uses the application's kysely, the one copy, and type-checks the README's code under nodenext", async () => {
-      const project = projectOf(kysely);
+    it("uses the application's kysely, the one copy", () => {
       const version = (
-        JSON.parse(fs.readFileSync(path.join(project, "node_modules/kysely/package.json"), "utf8")) as {
+        JSON.parse(
+          fs.readFileSync(path.join(projectOf(kysely), "node_modules/kysely/package.json"), "utf8"),
+        ) as {
           version: string;
         }
       ).version;
       expect(version.startsWith(`${kysely}.`)).toBe(true);
-      const tsc = path.join(root, "node_modules/typescript/bin/tsc");
-      await expect(
-        run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project }),
-      ).resolves.toBeDefined();
+    });
+
+    // TypeScript 7 first, type-checking only; then 5, whose output the next test runs. The README's
+    // examples alone, without app.ts: pg's declarations, which app.ts imports, name Node's types for
+    // every file, and would hide an example that only compiles with them named in the tsconfig.
+    it("type-checks the README's examples with the README's tsconfig under TypeScript 7", async () => {
+      const [, typescript7] = compilers(root);
+      if (typescript7 === undefined) throw new Error("no TypeScript 7 in the workspace");
+      const project = projectOf(kysely);
+      fs.writeFileSync(
+        path.join(project, "tsconfig.examples.json"),
+        JSON.stringify({
+          extends: "./tsconfig.json",
+          compilerOptions: { noEmit: true },
+          files: README_FIXTURES,
+        }),
+      );
+      await expect(compile(project, typescript7, "tsconfig.examples.json")).resolves.toBeUndefined();
+    });
+
+    it("compiles it with the README's tsconfig under TypeScript 5", async () => {
+      const [typescript5] = compilers(root);
+      if (typescript5 === undefined) throw new Error("no TypeScript 5 in the workspace");
+      await expect(compile(projectOf(kysely), typescript5, "tsconfig.json")).resolves.toBeUndefined();
     });
 
     it("runs it: the app's migrations before and after the outbox's, an enqueue in its transaction, a handler", async () => {

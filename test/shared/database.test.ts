@@ -1,16 +1,18 @@
 import {
   enqueue,
   enqueueWith,
-  INSERT_IN_FLIGHT_LOCK,
-  MAX_MESSAGE_BYTES,
   migrateToLatest,
   migrations,
-  OUTBOX_CHANNEL,
-  OUTBOX_LOCK_SPACE,
   OutboxValidationError,
-  RELAY_ASLEEP_LOCK,
   uuidv7,
 } from "@outbox/client";
+import {
+  INSERT_IN_FLIGHT_LOCK,
+  MAX_MESSAGE_BYTES,
+  OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "@outbox/client/internal";
 import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "@outbox/shared";
 import { createTestDatabase } from "@outbox/test-kit";
 import { Migrator, sql } from "kysely";

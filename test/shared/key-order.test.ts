@@ -1,10 +1,5 @@
-import {
-  enqueue,
-  migrateToLatest,
-  type NewEvent,
-  ORDERING_KEY_LOCK_SPACE,
-  orderingKeyLock,
-} from "@outbox/client";
+import { enqueue, migrateToLatest, type NewEvent } from "@outbox/client";
+import { ORDERING_KEY_LOCK_SPACE, orderingKeyLock } from "@outbox/client/internal";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import { createTestDatabase, waitUntil } from "@outbox/test-kit";
 import { sql } from "kysely";

@@ -1,7 +1,8 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
-import { enqueue, MAX_MESSAGE_BYTES, type NewEvent, OutboxValidationError, uuidv7 } from "@outbox/client";
+import { enqueue, type NewEvent, OutboxValidationError, uuidv7 } from "@outbox/client";
+import { MAX_MESSAGE_BYTES } from "@outbox/client/internal";
 import { type DatabaseHandle, startTracing, tracingConfig } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";

@@ -1,6 +1,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { describeError, type HandlerSet } from "@outbox/client";
+import type { HandlerSet } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";

@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { Message } from "@aws-sdk/client-sqs";
-import { Deadline, type HandlerSet, isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client";
+import { Deadline, type HandlerSet } from "@outbox/client";
+import { isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";

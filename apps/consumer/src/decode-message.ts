@@ -1,12 +1,11 @@
 import type { Message } from "@aws-sdk/client-sqs";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
 import {
   decodePointer,
   describeError,
-  EVENT_ID_ATTRIBUTE,
-  EVENT_TYPE_ATTRIBUTE,
   PAYLOAD_SIZE_ATTRIBUTES,
   type PayloadPointer,
-} from "@outbox/client";
+} from "@outbox/client/internal";
 import { PoisonReason } from "./errors.js";
 import type { MessageDelivery } from "./message-delivery.js";
 

@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
 import type { Receipt } from "./receipt.js";

@@ -1,5 +1,6 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { Deadline, describeError, pointerUri } from "@outbox/client";
+import { Deadline } from "@outbox/client";
+import { describeError, pointerUri } from "@outbox/client/internal";
 import { missingObjectCode } from "@outbox/shared";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";

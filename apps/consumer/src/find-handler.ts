@@ -1,10 +1,5 @@
-import {
-  type BatchHandler,
-  describeError,
-  type EventHandler,
-  type HandlerSet,
-  isBatchHandler,
-} from "@outbox/client";
+import type { BatchHandler, EventHandler, HandlerSet } from "@outbox/client";
+import { describeError, isBatchHandler } from "@outbox/client/internal";
 import type { DecodedMessage } from "./decode-message.js";
 import { PoisonReason } from "./errors.js";
 

@@ -4,7 +4,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_MESSAGE_ATTRIBUTES } from "@outbox/client";
+import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
+import { MAX_MESSAGE_ATTRIBUTES } from "@outbox/client/internal";
 import type { PoisonReason } from "./errors.js";
 import { receiveCountOf } from "./receipt.js";
 

@@ -7,7 +7,7 @@ import {
   type ReceiveMessageCommandOutput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { IntakeGate } from "./intake-gate.js";

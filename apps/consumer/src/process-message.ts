@@ -1,13 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { type Context, context } from "@opentelemetry/api";
-import {
-  type ConsumedEvent,
-  type Deadline,
-  describeError,
-  type HandlerSet,
-  PoisonMessageError,
-} from "@outbox/client";
+import { type ConsumedEvent, type Deadline, type HandlerSet, PoisonMessageError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { ResultCounts } from "./count-results.js";

@@ -1,5 +1,6 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { type ConsumedEvent, MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/client";
+import type { ConsumedEvent } from "@outbox/client";
+import { MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/client/internal";
 import { contextFromHeaders } from "@outbox/shared";
 import type { MessageResult } from "./metrics.js";
 

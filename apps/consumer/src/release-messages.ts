@@ -3,7 +3,7 @@ import {
   ChangeMessageVisibilityCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { backoffMs } from "@outbox/shared";
 import type { Receipt } from "./receipt.js";
 

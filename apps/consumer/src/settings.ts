@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { MAX_VISIBILITY_SECONDS } from "@outbox/client";
+import { MAX_VISIBILITY_SECONDS } from "@outbox/client/internal";
 import {
   awsSettings,
   type BudgetRule,

@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { type Deadline, MAX_BATCH_ENTRIES } from "@outbox/client";
+import type { Deadline } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
 import type { ConsumerMetrics } from "./metrics.js";
 import type { Receipt } from "./receipt.js";

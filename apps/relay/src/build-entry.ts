@@ -1,4 +1,4 @@
-import { headersProblem, measureMessage, messageAttributes } from "@outbox/client";
+import { headersProblem, measureMessage, messageAttributes } from "@outbox/client/internal";
 import type { ClaimedRow } from "./claim-batch.js";
 import { claimCheckAgeProblem } from "./claim-check-age.js";
 import type { PublishEntry } from "./publisher.js";

@@ -1,4 +1,4 @@
-import { PAYLOAD_SIZE_ATTRIBUTES } from "@outbox/client";
+import { PAYLOAD_SIZE_ATTRIBUTES } from "@outbox/client/internal";
 import type { ClaimedRow } from "./claim-batch.js";
 
 const HOUR_MS = 3_600_000;

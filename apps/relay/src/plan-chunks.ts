@@ -1,4 +1,4 @@
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { PublishEntry } from "./publisher.js";
 

@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { context, trace } from "@opentelemetry/api";
-import { Deadline, thrownParts } from "@outbox/client";
+import { Deadline } from "@outbox/client";
+import { thrownParts } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
 import type { ClaimedRow } from "./claim-batch.js";
 import type { RelayMetrics, RequestFailureKind } from "./metrics.js";

@@ -1,5 +1,5 @@
 import { type Link, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { MessagingAttributes, OutboxAttributes } from "@outbox/client";
+import { MessagingAttributes, OutboxAttributes } from "@outbox/client/internal";
 import { contextFromHeaders, traceHeaders } from "@outbox/shared";
 import type { Chunk } from "./plan-chunks.js";
 import type { PublishEntry } from "./publisher.js";

@@ -1,5 +1,6 @@
 import { GetTopicAttributesCommand, type SNSClient } from "@aws-sdk/client-sns";
-import { type Deadline, MAX_MESSAGE_BYTES } from "@outbox/client";
+import type { Deadline } from "@outbox/client";
+import { MAX_MESSAGE_BYTES } from "@outbox/client/internal";
 import { untilAborted } from "@outbox/shared";
 
 /**

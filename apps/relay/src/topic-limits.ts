@@ -1,11 +1,11 @@
+import { Deadline } from "@outbox/client";
 import {
-  Deadline,
   describeError,
   isTopicMessageLimit,
   MAX_MESSAGE_BYTES,
   MAX_TOPIC_MESSAGE_BYTES,
   MIN_TOPIC_MESSAGE_BYTES,
-} from "@outbox/client";
+} from "@outbox/client/internal";
 import { type Logger, untilAborted } from "@outbox/shared";
 
 /** Reads one topic's message-size limit (its `MaximumMessageSize`), bounded by `deadline`. */

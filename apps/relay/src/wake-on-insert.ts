@@ -1,5 +1,10 @@
 import { performance } from "node:perf_hooks";
-import { INSERT_IN_FLIGHT_LOCK, OUTBOX_CHANNEL, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
+import {
+  INSERT_IN_FLIGHT_LOCK,
+  OUTBOX_CHANNEL,
+  OUTBOX_LOCK_SPACE,
+  RELAY_ASLEEP_LOCK,
+} from "@outbox/client/internal";
 import {
   type BackoffPolicy,
   backoffMs,

@@ -1,6 +1,7 @@
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { enqueue, type NewEvent, OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
+import { enqueue, type NewEvent } from "@outbox/client";
+import { OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client/internal";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
 import {

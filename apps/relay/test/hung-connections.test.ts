@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
-import { OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client";
+import { OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client/internal";
 import { awsEnvironment } from "@outbox/devstack";
 import { createLogger } from "@outbox/shared";
 import {

@@ -1,6 +1,7 @@
 import { Writable } from "node:stream";
 import { SetTopicAttributesCommand } from "@aws-sdk/client-sns";
-import { enqueue, measureMessage, type NewEvent } from "@outbox/client";
+import { enqueue, type NewEvent } from "@outbox/client";
+import { measureMessage } from "@outbox/client/internal";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
 import { createLogger } from "@outbox/shared";
 import { receiveAll, stack, uniqueName } from "@outbox/test-kit";

@@ -1,6 +1,6 @@
 /** Scenario 3 (consumer throughput): our consumer vs sqs-consumer 14 with the same inbox transaction. */
 import { randomUUID } from "node:crypto";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { bootstrapResources } from "@outbox/devstack";
 import { createSqsClient } from "@outbox/shared";
 import { runJob } from "../child.js";

@@ -5,7 +5,7 @@
  * SDK (as many PublishBatch loops, no Postgres): what this machine lets any relay reach, and the floor
  * of the CPU a relay spends per event.
  */
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { BenchContext } from "../context.js";
 import { summarize } from "../measure.js";
 import { OUR_PUBLISH_CONCURRENCY } from "../subjects/our-relay.js";

@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { MAX_BATCH_ENTRIES } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { ConsumerJob } from "../jobs.js";
 import type { Counter, Subject } from "./measure-subject.js";
 

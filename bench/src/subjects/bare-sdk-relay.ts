@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { PublishBatchCommand, type SNSClient } from "@aws-sdk/client-sns";
-import { MAX_BATCH_ENTRIES, messageAttributes } from "@outbox/client";
+import { MAX_BATCH_ENTRIES, messageAttributes } from "@outbox/client/internal";
 import { benchEvent } from "../fixtures.js";
 import type { RelayJob } from "../jobs.js";
 import type { Counter, Subject } from "./measure-subject.js";

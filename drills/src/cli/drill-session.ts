@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { type LocalStack, stackInfo, startStack } from "@outbox/devstack";
 import { EXIT_CRASH, EXIT_FORCED, EXIT_OK } from "@outbox/shared";
 import { killRunningDaemons, repoPath } from "@outbox/test-kit/process";

@@ -1,4 +1,4 @@
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import type { FaultClient, FaultConfig } from "@outbox/devstack";
 import { createDatabase } from "@outbox/shared";
 import { freezeBackends } from "@outbox/test-kit/process";

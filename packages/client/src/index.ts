@@ -1,13 +1,9 @@
+/**
+ * What an application imports: exactly the names packages/client/README.md documents under "API"
+ * (test/packaging/public-surface.test.ts holds the two to each other). What the daemons share with
+ * each other is in ./internal.ts, not here: a change there is not a breaking change for an application.
+ */
 export type { ClaimCheck } from "./claim-check/claim-check.js";
-export {
-  decodePointer,
-  EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
-  encodePointer,
-  LEGACY_PAYLOAD_SIZE_ATTRIBUTE,
-  PAYLOAD_SIZE_ATTRIBUTES,
-  type PayloadPointer,
-  pointerUri,
-} from "./claim-check/payload-pointer.js";
 export {
   type BatchHandler,
   type ConsumedEvent,
@@ -20,7 +16,6 @@ export {
   type HandlerMap,
   type HandlerSet,
   type HandlerSetOptions,
-  isBatchHandler,
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";
@@ -30,7 +25,6 @@ export {
   type MigrationSet,
   migrateSetToLatest,
   pendingMigrationsIn,
-  runMigrator,
 } from "./db/migration-set.js";
 /** Every outbox/inbox migration in order, for an application that runs them with its own kysely `Migrator`. */
 export { migrations } from "./db/migrations/index.js";
@@ -49,35 +43,8 @@ export type {
 export { Deadline, DeadlineExceededError, type FollowingDeadline } from "./deadline/deadline.js";
 export { deadlineFetch, incomingDeadline, REQUEST_TIMEOUT_HEADER } from "./deadline/request-timeout.js";
 export type { ClientLogger, LogFunction } from "./log/client-logger.js";
-export { describeError, type ThrownParts, thrownParts } from "./log/describe-error.js";
 export { enqueue, enqueueWith, type NewEvent, OutboxValidationError } from "./outbox/enqueue.js";
 export type { EnqueueOptions } from "./outbox/enqueue-options.js";
 export { enqueuePg, type PgQueryable } from "./outbox/enqueue-pg.js";
-export {
-  EVENT_ID_ATTRIBUTE,
-  EVENT_TYPE_ATTRIBUTE,
-  isTopicMessageLimit,
-  MAX_BATCH_ENTRIES,
-  MAX_MESSAGE_ATTRIBUTES,
-  MAX_MESSAGE_BYTES,
-  MAX_TOPIC_MESSAGE_BYTES,
-  MAX_VISIBILITY_SECONDS,
-  MIN_TOPIC_MESSAGE_BYTES,
-  REPLAY_ATTRIBUTE,
-} from "./outbox/message-contract.js";
-export { orderingKeyLock } from "./outbox/ordering-key-lock.js";
-export {
-  headersProblem,
-  type MessageSize,
-  measureMessage,
-  messageAttributes,
-} from "./outbox/sns-message.js";
+export { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "./outbox/message-contract.js";
 export { uuidv7 } from "./outbox/uuidv7.js";
-export {
-  INSERT_IN_FLIGHT_LOCK,
-  ORDERING_KEY_LOCK_SPACE,
-  OUTBOX_CHANNEL,
-  OUTBOX_LOCK_SPACE,
-  RELAY_ASLEEP_LOCK,
-} from "./protocol.js";
-export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeError, thrownParts } from "../src/index.js";
+import { describeError, thrownParts } from "../src/internal.js";
 
 describe("describeError", () => {
   it("says what was thrown, whatever it is, without throwing", () => {

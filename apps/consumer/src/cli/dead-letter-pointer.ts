@@ -1,5 +1,5 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, type PayloadPointer } from "@outbox/client";
+import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, type PayloadPointer } from "@outbox/client/internal";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,5 +1,6 @@
 import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
-import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE, MAX_BATCH_ENTRIES } from "@outbox/client";
+import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { forTerminal, untilAborted } from "@outbox/shared";
 import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
 import { systemAttributes } from "../poll-messages.js";

@@ -5,7 +5,7 @@ import {
   type MessageAttributeValue,
   SendMessageCommand,
 } from "@aws-sdk/client-sqs";
-import { describeError, pointerUri } from "@outbox/client";
+import { describeError, pointerUri } from "@outbox/client/internal";
 import {
   EXIT_CONFIG,
   EXIT_CRASH,

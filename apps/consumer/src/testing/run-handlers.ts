@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { type HandlerSet, MAX_BATCH_ENTRIES, messageAttributes, uuidv7 } from "@outbox/client";
+import { type HandlerSet, uuidv7 } from "@outbox/client";
+import { MAX_BATCH_ENTRIES, messageAttributes } from "@outbox/client/internal";
 import { createLogger, type Logger, numericOption } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";

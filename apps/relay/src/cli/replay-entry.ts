@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_ATTRIBUTES, measureMessage, REPLAY_ATTRIBUTE } from "@outbox/client";
+import { MAX_MESSAGE_ATTRIBUTES, measureMessage, REPLAY_ATTRIBUTE } from "@outbox/client/internal";
 import { type BuiltEntry, buildEntry, type LimitResolver, type TopicResolver } from "../build-entry.js";
 import type { ClaimedRow } from "../claim-batch.js";
 

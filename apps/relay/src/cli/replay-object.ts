@@ -1,4 +1,5 @@
-import { Deadline, decodePointer, PAYLOAD_SIZE_ATTRIBUTES, pointerUri } from "@outbox/client";
+import { Deadline } from "@outbox/client";
+import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, pointerUri } from "@outbox/client/internal";
 import { objectExists, type S3Client } from "@outbox/shared";
 import type { ClaimedRow } from "../claim-batch.js";
 

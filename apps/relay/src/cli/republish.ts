@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
-import { type OutboxTables as Database, Deadline, MAX_BATCH_ENTRIES, uuidv7 } from "@outbox/client";
+import { type OutboxTables as Database, Deadline, uuidv7 } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import {
   createLogger,
   createS3Client,

@@ -6,17 +6,6 @@ import type { ClaimCheck } from "./claim-check.js";
 import { type PayloadPointer, pointerUri } from "./payload-pointer.js";
 
 export type { ClaimCheck } from "./claim-check.js";
-export {
-  decodePointer,
-  EXTENDED_PAYLOAD_SIZE_ATTRIBUTE,
-  encodePointer,
-  LEGACY_PAYLOAD_POINTER_CLASS,
-  LEGACY_PAYLOAD_SIZE_ATTRIBUTE,
-  PAYLOAD_POINTER_CLASS,
-  PAYLOAD_SIZE_ATTRIBUTES,
-  type PayloadPointer,
-  pointerUri,
-} from "./payload-pointer.js";
 
 /** What the default bound of one PutObject is: a 5 MiB payload over a slow link, not a hung endpoint. */
 const DEFAULT_PUT_TIMEOUT_MS = 10_000;

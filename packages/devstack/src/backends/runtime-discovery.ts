@@ -1,6 +1,6 @@
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { contextEngineEnvironment } from "./docker-context.js";
 
 /**

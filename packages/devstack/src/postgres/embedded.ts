@@ -4,7 +4,7 @@ import { chown, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";

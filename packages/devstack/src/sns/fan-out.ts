@@ -1,4 +1,4 @@
-import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/client/message-contract";
+import { MAX_BATCH_ENTRIES, MAX_MESSAGE_BYTES } from "@outbox/client/internal";
 import type { PublishStats } from "../stats/stats.js";
 import { notificationEnvelope, type PublishedMessage } from "./envelope.js";
 import type { Subscription } from "./registry.js";

@@ -3,7 +3,7 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_TOPIC_MESSAGE_BYTES,
   MIN_TOPIC_MESSAGE_BYTES,
-} from "@outbox/client";
+} from "@outbox/client/internal";
 import { invalidParameter } from "./errors.js";
 import type { Topic } from "./registry.js";
 

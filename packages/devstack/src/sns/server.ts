@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { describeError } from "@outbox/client";
-import { EVENT_ID_ATTRIBUTE } from "@outbox/client/message-contract";
+import { EVENT_ID_ATTRIBUTE } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { handleStatsControl, STATS_PATH } from "../stats/control.js";
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, PublishStats } from "../stats/stats.js";
 import type { Action } from "./actions/context.js";

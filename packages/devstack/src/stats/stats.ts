@@ -1,4 +1,4 @@
-import { EVENT_ID_ATTRIBUTE } from "@outbox/client/message-contract";
+import { EVENT_ID_ATTRIBUTE } from "@outbox/client";
 
 /** Publish statistics of one topic, counted since the emulator started or the last reset. */
 export interface TopicStats {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import type { SettingsSpec } from "../config/setting.js";
 import { captureEarlyStopSignals } from "../lifecycle/early-stop.js";
 import { EXIT_OK, EXIT_USAGE } from "../lifecycle/exit-codes.js";

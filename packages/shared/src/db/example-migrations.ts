@@ -1,4 +1,5 @@
-import { type ClientLogger, runMigrator } from "@outbox/client";
+import type { ClientLogger } from "@outbox/client";
+import { runMigrator } from "@outbox/client/internal";
 import { type Kysely, type Migration, type MigrationResult, Migrator, sql } from "kysely";
 
 /**

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
 import { traceFields } from "../telemetry/log-trace-fields.js";
 import { maskedCopy, maskedFields } from "./masked-copy.js";

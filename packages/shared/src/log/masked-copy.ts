@@ -1,4 +1,4 @@
-import { thrownParts } from "@outbox/client";
+import { thrownParts } from "@outbox/client/internal";
 import { isPostgresDataField, isPostgresError, postgresTextWithoutData } from "../db/postgres-errors.js";
 import { maskSecretsInText } from "./redaction.js";
 

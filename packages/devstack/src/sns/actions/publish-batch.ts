@@ -1,4 +1,4 @@
-import { MAX_BATCH_ENTRIES } from "@outbox/client/message-contract";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { acceptMessage, type PublishedMessage } from "../envelope.js";
 import { SnsError } from "../errors.js";
 import { checkFifoParameters, eventId, prepareMessage } from "../message.js";

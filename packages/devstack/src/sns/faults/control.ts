@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { parseFaultConfig, parseFaultScope } from "./config.js";
 import type { FaultInjector } from "./injector.js";
 
