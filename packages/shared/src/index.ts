@@ -74,4 +74,4 @@ export { connectionsCheckingInterval } from "./ops/timeout-checks.js";
 export { type BackoffPolicy, backoffMs } from "./retry/backoff.js";
 export { contextFromHeaders, traceHeaders } from "./telemetry/message-trace-context.js";
 export { startTracing } from "./telemetry/start-tracing.js";
-export { type TracingConfig, tracingConfig } from "./telemetry/tracing-config.js";
+export { type TracingConfig, tracingConfig, tracingConfigProblems } from "./telemetry/tracing-config.js";
