@@ -1,23 +1,29 @@
 import { performance } from "node:perf_hooks";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { fileURLToPath } from "node:url";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { Deadline, type OutboxTables, uuidv7 } from "@outbox/client";
 import { createConsumer, defineHandlers } from "@outbox/consumer";
 import {
   type BootstrappedResources,
   bootstrapResources,
+  sqsClient,
   startTcpFaultProxy,
   type TcpFaultProxy,
 } from "@outbox/devstack";
 import { consumerEnv } from "@outbox/drills";
+import { createRelay, createSnsPublisher } from "@outbox/relay";
 import {
   createLogger,
   createMetricsRegistry,
-  createSqsClient,
+  createSnsClient,
   type DatabaseHandle,
   type OpsServer,
   sleep,
   startOpsServer,
 } from "@outbox/shared";
 import { createMigratedTestDatabase, DaemonFleet, stack, uniqueName, waitUntil } from "@outbox/test-kit";
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 // /livez of a consumer whose SQS is reached through a TCP fault proxy (packages/devstack). A receive's
@@ -56,6 +62,30 @@ interface Liveness {
 async function livez(port: number): Promise<Liveness> {
   const response = await fetch(`http://127.0.0.1:${port}/livez`);
   return { status: response.status, body: (await response.json()) as Liveness["body"] };
+}
+
+/** Asks /livez every 250 ms until it answers 503, and returns that answer. */
+async function untilStalled(port: number, boundMs: number): Promise<Liveness> {
+  let stalled: Liveness | undefined;
+  await waitUntil(
+    "/livez to answer 503",
+    async () => {
+      const answer = await livez(port);
+      if (answer.status === 503) stalled = answer;
+      return stalled !== undefined;
+    },
+    // Past the bound, whatever the pace: the step never ends on its own.
+    { timeoutMs: boundMs + 60_000, intervalMs: 250 },
+  );
+  return stalled as Liveness;
+}
+
+/** Asks /livez every 250 ms until it answers 200. */
+async function untilLive(port: number): Promise<void> {
+  await waitUntil("/livez to answer 200 again", async () => (await livez(port)).status === 200, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
 }
 
 /** Asks /livez every 250 ms until `done`, and returns every answer that was not 200. */
@@ -124,6 +154,79 @@ describe("/livez of the consumer daemon", () => {
   }, 180_000);
 });
 
+describe("/livez of the consumer daemon while intake is paused", () => {
+  let dbProxy: TcpFaultProxy | undefined;
+  afterEach(async () => {
+    await dbProxy?.close();
+  });
+
+  it("stays 200 through a database outage longer than the loop's bound, while /readyz says intake is paused", async () => {
+    const database = new URL(databaseUrl);
+    dbProxy = await startTcpFaultProxy({ host: database.hostname, port: Number(database.port) });
+    database.host = `127.0.0.1:${dbProxy.port}`;
+    // A receive's bound: 1 × (1 s connect + 1 s wait + 3 s request timeout) = 5 s.
+    const boundMs = 5_000;
+    const consumer = fleet.consumer(
+      "paused-consumer",
+      consumerEnv(
+        { stack: stack(), databaseUrl, resources, database: handle, close: async () => {} },
+        {
+          DATABASE_URL: database.toString(),
+          CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./fixtures/traced-handlers.ts", import.meta.url)),
+          CONSUMER_WAIT_TIME_SECONDS: "1",
+          AWS_MAX_ATTEMPTS: "1",
+          AWS_CONNECTION_TIMEOUT_MS: "1000",
+          AWS_REQUEST_TIMEOUT_MS: "3000",
+          DB_CONNECT_TIMEOUT_MS: "1000",
+        },
+      ),
+    );
+    const port = Number((await consumer.waitForLog("started")).opsPort);
+    const readyz = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      return { status: response.status, body: await response.text() };
+    };
+
+    // The database goes away; the next message's transaction finds out, the probe confirms it,
+    // and intake pauses: no receive is sent until the database answers again.
+    await dbProxy.cut("reset");
+    const eventId = uuidv7();
+    const sqs = sqsClient(stack().aws);
+    try {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: resources.queueUrl,
+          MessageBody: JSON.stringify({ n: 1 }),
+          MessageAttributes: {
+            event_id: { DataType: "String", StringValue: eventId },
+            event_type: { DataType: "String", StringValue: "trace.checked" },
+          },
+        }),
+      );
+    } finally {
+      sqs.destroy();
+    }
+    await waitUntil(
+      "intake to pause",
+      async () => (await readyz()).body === "intake paused: database unreachable\n",
+      { timeoutMs: 60_000, intervalMs: 100, alive: [consumer] },
+    );
+    // Paused for twice the bound (and however long the machine takes to ask): nothing but 200.
+    const pausedUntil = performance.now() + 2 * boundMs;
+    expect(await notLiveWhile(port, () => performance.now() > pausedUntil)).toEqual([]);
+    expect(await readyz()).toEqual({ status: 503, body: "intake paused: database unreachable\n" });
+
+    await dbProxy.restore();
+    await waitUntil("intake to resume", async () => (await readyz()).status === 200, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      alive: [consumer],
+    });
+    const exit = await consumer.stop("SIGTERM");
+    expect(exit.code, consumer.stderr()).toBe(0);
+  }, 180_000);
+});
+
 describe("/livez of a consumer run as a library, receiving through an SQS client as the SDK makes it by default", () => {
   let ops: OpsServer | undefined;
   afterEach(async () => {
@@ -133,13 +236,8 @@ describe("/livez of a consumer run as a library, receiving through an SQS client
   it("a receive that no timeout ends turns /livez 503 with the reason once past its bound; 200 again once the loop turns", async () => {
     const log = createLogger({ service: "liveness-test", version: "0", level: "silent" });
     const aws = stack().aws;
-    const sqs = createSqsClient({
-      region: aws.region,
-      endpoint: aws.sqsEndpoint,
-      connectionTimeoutMs: 1_000,
-      requestTimeoutMs: 5_000,
-      maxAttempts: 1,
-    });
+    // Deletes and the like (none here: no message arrives) on the stack's client.
+    const sqs = sqsClient(aws);
     // What a team writes: the SDK's defaults, whose request timeout (none here) only ever warns and
     // whose socket timeout counts inactivity, which a server that trickles its answer never shows.
     const receiveSqs = new SQSClient({
@@ -170,19 +268,8 @@ describe("/livez of a consumer run as a library, receiving through an SQS client
     try {
       expect(await livez(ops.port)).toEqual({ status: 200, body: { status: "ok" } });
       await proxy.cut("trickle");
-      const port = ops.port;
-      let stalled: Liveness | undefined;
-      await waitUntil(
-        "/livez to answer 503",
-        async () => {
-          const answer = await livez(port);
-          if (answer.status === 503) stalled = answer;
-          return stalled !== undefined;
-        },
-        // Past the bound, whatever the pace: the receive never ends on its own.
-        { timeoutMs: receiveBoundMs + 60_000, intervalMs: 250 },
-      );
-      expect(stalled?.body).toEqual({
+      const stalled = await untilStalled(ops.port, receiveBoundMs);
+      expect(stalled.body).toEqual({
         status: "stalled",
         reason: expect.stringMatching(
           new RegExp(
@@ -193,10 +280,7 @@ describe("/livez of a consumer run as a library, receiving through an SQS client
 
       // The way back: the hung connection is reset, that receive fails, the loop turns.
       await proxy.restore();
-      await waitUntil("/livez to answer 200 again", async () => (await livez(port)).status === 200, {
-        timeoutMs: 60_000,
-        intervalMs: 250,
-      });
+      await untilLive(ops.port);
     } finally {
       const summary = await consumer.drain();
       expect(summary.clean).toBe(true);
@@ -205,5 +289,82 @@ describe("/livez of a consumer run as a library, receiving through an SQS client
     }
     // Stopped: no more a liveness question, whatever a receive does.
     expect(consumer.stalled()).toBeUndefined();
+  }, 180_000);
+});
+
+describe("/livez of a relay run as a library, claiming through a pg pool as pg makes it by default", () => {
+  let ops: OpsServer | undefined;
+  let dbProxy: TcpFaultProxy | undefined;
+  afterEach(async () => {
+    await ops?.close();
+    await dbProxy?.close();
+  });
+
+  it("a claim that no timeout ends turns /livez 503 with the reason once past its bound; 200 again once the loop turns", async () => {
+    const log = createLogger({ service: "liveness-test", version: "0", level: "silent" });
+    const aws = stack().aws;
+    const database = new URL(databaseUrl);
+    dbProxy = await startTcpFaultProxy({ host: database.hostname, port: Number(database.port) });
+    database.host = `127.0.0.1:${dbProxy.port}`;
+    // What a team writes: no query_timeout, no statement_timeout, so a server that no longer answers
+    // (a dropped path, a frozen host) holds a query for ever.
+    const pool = new pg.Pool({ connectionString: database.toString(), max: 4 });
+    // The connections the proxy resets on restore: an idle client's error the pool reports, a
+    // checked-out one's its client (pg throws an error nobody listens to); the claim fails either way.
+    pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
+    const db = new Kysely<OutboxTables>({ dialect: new PostgresDialect({ pool }) });
+    const sns = createSnsClient({
+      region: aws.region,
+      endpoint: aws.snsEndpoint,
+      connectionTimeoutMs: 1_000,
+      requestTimeoutMs: 5_000,
+      maxAttempts: 1,
+    });
+    const claimBoundMs = 2_000;
+    const relay = createRelay({
+      db,
+      publisher: createSnsPublisher(sns),
+      listenUrl: null,
+      topicArns: { drill: resources.topicArn },
+      pollIntervalMs: 200,
+      claimBoundMs,
+      log,
+    });
+    ops = await startOpsServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetricsRegistry("liveness-test"),
+      log,
+    });
+    ops.liveUnless(() => relay.stalled());
+    try {
+      expect(await livez(ops.port)).toEqual({ status: 200, body: { status: "ok" } });
+      // Idle claims, one every 200 ms, each well inside its bound.
+      const idleUntil = performance.now() + 2 * claimBoundMs;
+      expect(await notLiveWhile(ops.port, () => performance.now() > idleUntil)).toEqual([]);
+
+      await dbProxy.cut("hang");
+      const stalled = await untilStalled(ops.port, claimBoundMs);
+      expect(stalled.body).toEqual({
+        status: "stalled",
+        reason: expect.stringMatching(
+          new RegExp(
+            `^claim loop stalled: a claim has been running for \\d+ ms, past its bound of ${claimBoundMs} ms$`,
+          ),
+        ),
+      });
+
+      // The way back: the hung connections are reset, that claim fails, the loop backs off and turns.
+      await dbProxy.restore();
+      await untilLive(ops.port);
+    } finally {
+      const deadline = Deadline.after(10_000);
+      expect((await relay.drain(deadline)).clean).toBe(true);
+      deadline.dispose();
+      sns.destroy();
+      await db.destroy();
+    }
+    expect(relay.stalled()).toBeUndefined();
   }, 180_000);
 });
