@@ -386,6 +386,31 @@ describe("tracing across enqueue, the relay process and the consumer process", (
     }
   }, 90_000);
 
+  it("over http/protobuf, the default protocol, the daemons' spans arrive too", async () => {
+    const exportsBefore = receiver.protobufExports().length;
+    const ids = await enqueue(handle.db, [{ topic: "drill", eventType: EVENT_TYPE, payload: { n: 4 } }]);
+    // Only the endpoint: the protocol is the spec's default.
+    const daemons = startDaemons({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
+    });
+    await runUntilHandled(daemons, ids);
+    for (const daemon of [daemons.relay, daemons.consumer]) {
+      expect(daemon.lines.find((line) => line.msg === "tracing on")).toMatchObject({
+        protocol: "http/protobuf",
+      });
+      expect(daemon.lines.some((line) => line.msg === "traces flushed")).toBe(true);
+    }
+    // Not decoded here: a span's name is its UTF-8 bytes in the body (the relay's, the consumer's).
+    const bodies = Buffer.concat(receiver.protobufExports().slice(exportsBefore));
+    for (const text of [
+      `publish ${lastSegment(resources.topicArn)}`,
+      `process ${lastSegment(resources.queueUrl)}`,
+    ]) {
+      expect(bodies.includes(Buffer.from(text)), text).toBe(true);
+    }
+  }, 90_000);
+
   it("a daemon asked for traces over gRPC, which we do not ship, refuses to start: one line naming it, exit 78", async () => {
     const requestsBefore = receiver.requests();
     const daemons = startDaemons({
