@@ -151,7 +151,8 @@ export class DaemonService extends Construct {
       // tini as PID 1: forwards SIGTERM to node and reaps zombies; node never runs as PID 1.
       linuxParameters: new ecs.LinuxParameters(this, "Linux", { initProcessEnabled: true }),
       readonlyRootFilesystem: true,
-      // The slim image has no curl: Node's own fetch asks /livez (200 while the event loop turns).
+      // The slim image has no curl: Node's own fetch asks /livez (503 once the poll or claim loop has
+      // not turned for longer than its bound; no answer when the event loop is blocked).
       healthCheck: {
         command: [
           "CMD",

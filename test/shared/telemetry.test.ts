@@ -3,7 +3,13 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { enqueue, type NewEvent, OutboxValidationError, uuidv7 } from "@outbox/client";
 import { MAX_MESSAGE_BYTES } from "@outbox/client/internal";
-import { type DatabaseHandle, startTracing, tracingConfig } from "@outbox/shared";
+import {
+  ConfigError,
+  type DatabaseHandle,
+  startTracing,
+  tracingConfig,
+  tracingConfigProblems,
+} from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { capturedLogger } from "../../packages/shared/test/fixtures/captured-logger.js";
@@ -83,14 +89,45 @@ describe("tracingConfig: off unless the OTEL_* variables ask for traces", () => 
     });
   });
 
-  it("warns about what it cannot honour: gRPC and other exporters stay off, bad values fall back", () => {
+  it("refuses a protocol it does not ship, naming the variable that asked for it; only when traces are asked for", () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        tracingConfig(env);
+      } catch (error) {
+        return error instanceof ConfigError ? error.problems : error;
+      }
+      return "accepted";
+    };
+    expect(refused({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toEqual([
+      {
+        env: "OTEL_EXPORTER_OTLP_PROTOCOL",
+        message:
+          'OTLP protocol "grpc" is not supported for traces: use http/protobuf or http/json (a collector takes OTLP/HTTP on port 4318)',
+      },
+    ]);
+    // The traces' own variable wins over the generic one, both ways.
     expect(
-      tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
-    ).toEqual({
-      enabled: false,
-      reason: "unsupported OTLP protocol grpc",
-      warnings: ['OTLP protocol "grpc" is not supported (http/protobuf or http/json); tracing is off'],
-    });
+      refused({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc",
+      }),
+    ).toMatchObject([{ env: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" }]);
+    expect(
+      refused({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      }),
+    ).toBe("accepted");
+    // Tracing off anyway: nothing to refuse.
+    expect(refused({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toBe("accepted");
+    expect(
+      tracingConfigProblems({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+    ).toHaveLength(1);
+  });
+
+  it("warns about what it cannot honour: other exporters stay off, bad values fall back", () => {
     expect(tracingConfig({ OTEL_TRACES_EXPORTER: "console" })).toMatchObject({
       enabled: false,
       warnings: ['OTEL_TRACES_EXPORTER "console": only otlp (or none) is supported'],
@@ -204,7 +241,8 @@ describe("with an SDK registered", () => {
       const span = spans.find((candidate) => candidate.attributes["messaging.message.id"] === id);
       expect(span?.name).toBe("enqueue orders");
       expect(span?.attributes).toEqual({
-        "messaging.system": "aws_sns",
+        // OpenTelemetry's semantic conventions v1.44.0 (docs/messaging/sns.md): SNS is `aws.sns`.
+        "messaging.system": "aws.sns",
         "messaging.operation.type": "create",
         "messaging.operation.name": "enqueue",
         "messaging.destination.name": "orders",

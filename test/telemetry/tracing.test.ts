@@ -20,6 +20,12 @@ import { apiPort } from "@outbox/test-kit/process";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
+// The messaging attributes, span names and kinds asserted here are OpenTelemetry's semantic conventions
+// v1.44.0 (docs/messaging/messaging-spans.md, sns.md, sqs.md): `messaging.system` is `aws.sns` for SNS
+// and `aws_sqs` for SQS, `messaging.destination.name` the topic's or queue's name (the ARN goes in
+// `aws.sns.topic.arn`, the URL in `aws.sqs.queue.url`), a span is named `{operation name} {destination}`,
+// and its kind follows its operation type (send: PRODUCER when its context is the message's, else CLIENT).
+
 // OTLP's span kinds are the API's plus one (0 is "unspecified" there).
 const PRODUCER = SpanKind.PRODUCER + 1;
 const CLIENT = SpanKind.CLIENT + 1;
@@ -30,6 +36,9 @@ const EVENT_TYPE = "trace.checked";
 let receiver: OtlpReceiver;
 let handle: DatabaseHandle;
 let environment: Parameters<typeof relayEnv>[0];
+let resources: BootstrappedResources;
+/** The last segment of an ARN or a URL: the name the conventions put in messaging.destination.name. */
+const lastSegment = (text: string) => text.split(/[:/]/).at(-1) ?? "";
 // A failed expectation must not leave a daemon behind.
 const fleet = new DaemonFleet();
 
@@ -39,7 +48,7 @@ beforeAll(async () => {
   handle = database.handle;
   // The photo service's own tables, for the request's trace.
   await migrateApiTables(handle.db);
-  const resources: BootstrappedResources = await bootstrapResources(stack().aws, {
+  resources = await bootstrapResources(stack().aws, {
     name: uniqueName("telemetry"),
     rawDelivery: true,
   });
@@ -142,8 +151,27 @@ describe("tracing across enqueue, the relay process and the consumer process", (
     const spans = receiver.spans();
     const of = (service: string, kind: number) =>
       spans.filter((span) => span.service === service && span.kind === kind);
-    const publishes = of("relay", CLIENT).filter((span) => span.attributes["messaging.system"] === "aws_sns");
+    const topicName = lastSegment(resources.topicArn);
+    const queueName = lastSegment(resources.queueUrl);
+    const publishes = of("relay", CLIENT).filter((span) => span.attributes["messaging.system"] === "aws.sns");
     expect(publishes.length).toBeGreaterThanOrEqual(1);
+    // Each PublishBatch request: a "send" of a batch, CLIENT (the messages carry other spans' contexts).
+    for (const publish of publishes) {
+      expect(publish).toMatchObject({
+        name: `publish ${topicName}`,
+        attributes: {
+          "messaging.operation.type": "send",
+          "messaging.operation.name": "publish",
+          "messaging.destination.name": topicName,
+          "aws.sns.topic.arn": resources.topicArn,
+          "messaging.batch.message_count": expect.any(Number),
+        },
+      });
+      expect(publish.attributes).not.toHaveProperty("messaging.message.id");
+    }
+    expect(
+      publishes.reduce((sum, span) => sum + Number(span.attributes["messaging.batch.message_count"]), 0),
+    ).toBe(ids.length);
     // The SDK call itself, retries included, under each request's span: with SNS's request id.
     for (const publish of publishes) {
       expect(
@@ -168,9 +196,15 @@ describe("tracing across enqueue, the relay process and the consumer process", (
         (span) => span.attributes["messaging.message.id"] === id,
       );
       const request = spans.find((span) => span.spanId === producer?.parentSpanId);
+      // The "create" span: the outbox's logical topic is all `enqueue` knows of the destination.
       expect(producer).toMatchObject({
         name: "enqueue drill",
-        attributes: { "messaging.system": "aws_sns", "messaging.destination.name": "drill" },
+        attributes: {
+          "messaging.system": "aws.sns",
+          "messaging.operation.type": "create",
+          "messaging.operation.name": "enqueue",
+          "messaging.destination.name": "drill",
+        },
       });
       expect(request?.name).toMatch(/^request \d$/);
       const { traceId, spanId } = producer as ReceivedSpan;
@@ -193,22 +227,34 @@ describe("tracing across enqueue, the relay process and the consumer process", (
         (span) => span.attributes["messaging.message.id"] === id,
       );
       expect(eventPublish).toMatchObject({
-        name: expect.stringMatching(/^publish /),
+        name: `publish ${topicName}`,
         traceId,
         parentSpanId: spanId,
-        attributes: { "messaging.system": "aws_sns", "messaging.operation.type": "send" },
+        attributes: {
+          "messaging.system": "aws.sns",
+          "messaging.operation.type": "send",
+          "messaging.operation.name": "publish",
+          "messaging.destination.name": topicName,
+          "aws.sns.topic.arn": resources.topicArn,
+        },
       });
+      // One message: no batch count on it (sns.md, note 4).
+      expect(eventPublish?.attributes).not.toHaveProperty("messaging.batch.message_count");
 
       // The consumer: its handler span continues the event's trace, as the relay's publish span's child.
       const processSpan = of("consumer", CONSUMER).find(
         (span) => span.attributes["messaging.message.id"] === id,
       );
       expect(processSpan).toMatchObject({
+        name: `process ${queueName}`,
         traceId,
         parentSpanId: eventPublish?.spanId,
         attributes: {
           "messaging.system": "aws_sqs",
           "messaging.operation.type": "process",
+          "messaging.operation.name": "process",
+          "messaging.destination.name": queueName,
+          "aws.sqs.queue.url": resources.queueUrl,
           "outbox.event_type": EVENT_TYPE,
           "outbox.result": "processed",
         },
@@ -230,7 +276,7 @@ describe("tracing across enqueue, the relay process and the consumer process", (
     for (const publish of publishes) {
       expect(publish.parentSpanId).toBe("");
       expect(publish.attributes).toMatchObject({
-        "messaging.system": "aws_sns",
+        "messaging.system": "aws.sns",
         "messaging.operation.type": "send",
       });
     }
@@ -338,6 +384,51 @@ describe("tracing across enqueue, the relay process and the consumer process", (
     } finally {
       await equipment.close();
     }
+  }, 90_000);
+
+  it("over http/protobuf, the default protocol, the daemons' spans arrive too", async () => {
+    const exportsBefore = receiver.protobufExports().length;
+    const ids = await enqueue(handle.db, [{ topic: "drill", eventType: EVENT_TYPE, payload: { n: 4 } }]);
+    // Only the endpoint: the protocol is the spec's default.
+    const daemons = startDaemons({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: "600000",
+    });
+    await runUntilHandled(daemons, ids);
+    for (const daemon of [daemons.relay, daemons.consumer]) {
+      expect(daemon.lines.find((line) => line.msg === "tracing on")).toMatchObject({
+        protocol: "http/protobuf",
+      });
+      expect(daemon.lines.some((line) => line.msg === "traces flushed")).toBe(true);
+    }
+    // Not decoded here: a span's name is its UTF-8 bytes in the body (the relay's, the consumer's).
+    const bodies = Buffer.concat(receiver.protobufExports().slice(exportsBefore));
+    for (const text of [
+      `publish ${lastSegment(resources.topicArn)}`,
+      `process ${lastSegment(resources.queueUrl)}`,
+    ]) {
+      expect(bodies.includes(Buffer.from(text)), text).toBe(true);
+    }
+  }, 90_000);
+
+  it("a daemon asked for traces over gRPC, which we do not ship, refuses to start: one line naming it, exit 78", async () => {
+    const requestsBefore = receiver.requests();
+    const daemons = startDaemons({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    });
+    for (const [service, daemon] of [
+      ["relay", daemons.relay],
+      ["consumer", daemons.consumer],
+    ] as const) {
+      const exit = await daemon.exited;
+      expect(exit.code, daemon.stderr()).toBe(78);
+      expect(daemon.stderr().trim().split("\n")).toEqual([
+        `${service}: config error: OTEL_EXPORTER_OTLP_PROTOCOL: OTLP protocol "grpc" is not supported for traces: use http/protobuf or http/json (a collector takes OTLP/HTTP on port 4318)`,
+      ]);
+      expect(daemon.lines.map((line) => line.msg)).not.toContain("started");
+    }
+    expect(receiver.requests()).toBe(requestsBefore);
   }, 90_000);
 
   it("with no OTEL_* variables nothing starts and nothing is exported, though messages carry a traceparent", async () => {

@@ -8,6 +8,7 @@ import type { Registry } from "prom-client";
 import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
 import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
+import { receiveBoundMs } from "./receive-bound.js";
 import { checkConsumer, consumerSettings } from "./settings.js";
 
 /**
@@ -87,6 +88,13 @@ export interface ConsumerOptions<DB> extends ConsumerTuning {
    * read. Without it a claim-checked message is poison.
    */
   readonly claimCheck?: { readonly s3: S3Client; readonly bucket: string };
+  /**
+   * The longest one receive can take while its timeouts work (receiveBoundMs: the daemon's from
+   * AWS_MAX_ATTEMPTS, AWS_CONNECTION_TIMEOUT_MS, AWS_REQUEST_TIMEOUT_MS and the wait); a receive
+   * running longer makes `stalled()` say so. Default: from those settings' defaults, with
+   * `waitTimeSeconds` and `requestTimeoutMs` as given.
+   */
+  readonly receiveBoundMs?: number;
   readonly log: Logger;
   /** Where the metrics are registered; a private registry by default. */
   readonly metrics?: Registry;
@@ -98,6 +106,7 @@ export type ConsumerNumbers = { readonly [K in TuningName]: number };
 /** What createConsumer runs with: every option checked, or its setting's default. */
 export interface ResolvedOptions {
   readonly numbers: ConsumerNumbers;
+  readonly receiveBoundMs: number;
   readonly delivery: MessageDelivery;
   readonly name: string;
 }
@@ -144,5 +153,15 @@ export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOption
   } catch (error) {
     throw invalid(describeError(error));
   }
-  return { numbers, delivery: messageDelivery(mode, topicArns), name };
+  const receiveBound =
+    options.receiveBoundMs ??
+    receiveBoundMs({
+      awsMaxAttempts: defaultOf(consumerSettings.awsMaxAttempts),
+      awsConnectionTimeoutMs: defaultOf(consumerSettings.awsConnectionTimeoutMs),
+      awsRequestTimeoutMs: numbers.requestTimeoutMs,
+      waitTimeSeconds: numbers.waitTimeSeconds,
+    });
+  if (!Number.isInteger(receiveBound) || receiveBound < 1)
+    throw invalid(`receiveBoundMs must be a positive integer, got ${receiveBound}`);
+  return { numbers, delivery: messageDelivery(mode, topicArns), name, receiveBoundMs: receiveBound };
 }

@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline, type HandlerSet } from "@outbox/client";
 import { isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client/internal";
+import { LoopWatch } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { Capacity } from "./capacity.js";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
@@ -48,6 +49,11 @@ export interface Consumer {
   stats(): ConsumerStats;
   /** What holds intake now (the database unreachable, the kill switch); empty while receiving. */
   pausedBy(): PauseReason[];
+  /**
+   * Why the poll loop has stopped turning (a receive running past `receiveBoundMs`), or undefined;
+   * always undefined once intake stopped, when the drain's own deadline bounds what is left.
+   */
+  stalled(): string | undefined;
 }
 
 /** Whether some event type's handler takes batches (a fallback that does runs one event at a time). */
@@ -64,7 +70,7 @@ function takesBatches<DB>(handlers: HandlerSet<DB>): boolean {
  * finishes (or releases) everything it received.
  */
 export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
-  const { numbers, delivery, name } = resolveOptions(options);
+  const { numbers, delivery, name, receiveBoundMs } = resolveOptions(options);
   const { concurrency, visibilityTimeoutSeconds, handlerTimeoutMs, requestTimeoutMs } = numbers;
   const { sqs, queueUrl, log } = options;
   const fifo = queueUrl.endsWith(".fifo");
@@ -75,6 +81,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   // One listener per waiting poller, each removed when done: not a leak.
   setMaxListeners(0, intake.signal);
   const capacity = new Capacity(concurrency);
+  const receives = new LoopWatch({ loop: "poll loop", step: "receive", boundMs: receiveBoundMs });
   const counts = new ResultCounts(metrics);
   const gate = new IntakeGate();
   const database = new DatabaseOutage({
@@ -205,6 +212,7 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
         minBatch: Math.min(MAX_BATCH_ENTRIES, concurrency),
         stopping: intake.signal,
         gate,
+        watch: receives,
         onBatch: (batch) => dispatcher.onBatch(batch),
         log,
         metrics,
@@ -241,5 +249,6 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     },
     stats,
     pausedBy: () => gate.pausedBy(),
+    stalled: () => (intake.signal.aborted ? undefined : receives.stalled()),
   };
 }

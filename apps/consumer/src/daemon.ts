@@ -12,6 +12,7 @@ import { createConsumer } from "./consumer.js";
 import { consumerNameOf, formerDefaultProblems } from "./consumer-name.js";
 import { tuningOf } from "./consumer-options.js";
 import { loadHandlers } from "./load-handlers.js";
+import { receiveBoundMs } from "./receive-bound.js";
 import { startInboxRetention } from "./retention.js";
 import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
@@ -67,6 +68,7 @@ export function runConsumerDaemon(): Promise<never> {
         log,
         metrics,
         ...tuningOf(config),
+        receiveBoundMs: receiveBoundMs(config),
       });
       const retention = startInboxRetention({
         db: database.db,
@@ -81,6 +83,7 @@ export function runConsumerDaemon(): Promise<never> {
       return {
         failure: consumer.failure,
         inFlight: consumer.inFlight,
+        stalled: consumer.stalled,
         unready() {
           const paused = consumer.pausedBy();
           return paused.length === 0 ? undefined : `intake paused: ${paused.join(", ")}`;

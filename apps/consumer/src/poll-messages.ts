@@ -8,7 +8,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
-import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
+import { type BackoffPolicy, backoffMs, type Logger, type LoopWatch, sleep } from "@outbox/shared";
 import type { Capacity } from "./capacity.js";
 import type { IntakeGate } from "./intake-gate.js";
 import type { ConsumerMetrics } from "./metrics.js";
@@ -42,6 +42,8 @@ export interface PollerOptions {
   readonly stopping: AbortSignal;
   /** Closed while intake is paused (database unreachable, kill switch): no receive is sent meanwhile. */
   readonly gate: IntakeGate;
+  /** Times each receive, for `/livez`: only the receive, not the waits for the gate or for slots. */
+  readonly watch: LoopWatch;
   /** Takes the batch; every message in it holds one reserved slot until it settles. */
   readonly onBatch: (batch: ReceivedBatch) => void;
   readonly log: Logger;
@@ -105,21 +107,23 @@ async function poll(options: PollerOptions): Promise<void> {
     try {
       // No abortSignal on purpose: SQS may already have handed messages to this request, and aborting
       // it at the stop would strand them, invisible, until their visibility timeout passes.
-      const output = await sendReceive(
-        options,
-        new ReceiveMessageCommand({
-          QueueUrl: options.queueUrl,
-          MaxNumberOfMessages: reserved,
-          WaitTimeSeconds: options.waitTimeSeconds,
-          // Explicit, so the lease we track is the lease we have, whatever the queue's default.
-          VisibilityTimeout: options.visibilityTimeoutSeconds,
-          // Real SQS reads MessageSystemAttributeNames; local-aws-sqs only the legacy AttributeNames.
-          // Only the system attributes we use (the group on FIFO queues only): every other one is
-          // parsed per message for nothing.
-          ...attributes,
-          // Every string attribute reaches the handler as a header.
-          MessageAttributeNames: ALL,
-        }),
+      const output = await options.watch.step(() =>
+        sendReceive(
+          options,
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: reserved,
+            WaitTimeSeconds: options.waitTimeSeconds,
+            // Explicit, so the lease we track is the lease we have, whatever the queue's default.
+            VisibilityTimeout: options.visibilityTimeoutSeconds,
+            // Real SQS reads MessageSystemAttributeNames; local-aws-sqs only the legacy AttributeNames.
+            // Only the system attributes we use (the group on FIFO queues only): every other one is
+            // parsed per message for nothing.
+            ...attributes,
+            // Every string attribute reaches the handler as a header.
+            MessageAttributeNames: ALL,
+          }),
+        ),
       );
       const messages = output.Messages ?? [];
       capacity.release(reserved - messages.length);

@@ -1,6 +1,6 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ConsumedEvent } from "@outbox/client";
-import { MessagingAttributes, OutboxAttributes, thrownParts } from "@outbox/client/internal";
+import { MessagingAttributes, MessagingSystem, OutboxAttributes, thrownParts } from "@outbox/client/internal";
 import { contextFromHeaders } from "@outbox/shared";
 import type { MessageResult } from "./metrics.js";
 
@@ -33,12 +33,14 @@ export function startProcessSpan(event: ConsumedEvent, queueUrl: string, consume
     {
       kind: SpanKind.CONSUMER,
       attributes: {
-        [MessagingAttributes.system]: "aws_sqs",
+        [MessagingAttributes.system]: MessagingSystem.sqs,
         [MessagingAttributes.operationType]: "process",
         [MessagingAttributes.operationName]: "process",
         [MessagingAttributes.destinationName]: queueName(queueUrl),
+        [MessagingAttributes.sqsQueueUrl]: queueUrl,
         [MessagingAttributes.consumerGroupName]: consumer,
-        // The event id, as on the enqueue span: the SQS MessageId changes with every re-publish.
+        // The event id, as on the enqueue and publish spans: the id the message carries (`event_id`) and
+        // the inbox knows it by. SNS's and SQS's own MessageIds change with every hop and re-publish.
         [MessagingAttributes.messageId]: event.id,
         [OutboxAttributes.eventType]: event.type,
       },

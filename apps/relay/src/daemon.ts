@@ -1,4 +1,5 @@
 import { createSnsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
+import { claimBoundMs } from "./claim-bound.js";
 import { createRelay } from "./relay.js";
 import { publishTimeoutMs, relaySettings, relayTimeouts } from "./settings.js";
 import { createSnsPublisher } from "./sns-publisher.js";
@@ -32,6 +33,7 @@ export function runRelayDaemon(): Promise<never> {
         publishConcurrency: config.publishConcurrency,
         pipelineDepth: config.pipelineDepth,
         publishTimeoutMs: publishTimeoutMs(config),
+        claimBoundMs: claimBoundMs(config),
         maxAttempts: config.maxAttempts,
         backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
         outageBackoffMaxMs: config.outageBackoffMaxMs,
@@ -49,6 +51,7 @@ export function runRelayDaemon(): Promise<never> {
       return {
         failure: relay.failure,
         inFlight: () => relay.inFlight(),
+        stalled: () => relay.stalled(),
         async drain(drainDeadline) {
           try {
             return await relay.drain(drainDeadline);

@@ -1,12 +1,12 @@
 import { type Link, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { MessagingAttributes, OutboxAttributes } from "@outbox/client/internal";
+import { MessagingAttributes, MessagingSystem, OutboxAttributes } from "@outbox/client/internal";
 import { contextFromHeaders, traceHeaders } from "@outbox/shared";
 import type { Chunk } from "./plan-chunks.js";
 import type { PublishEntry } from "./publisher.js";
 
 const TRACER_NAME = "@outbox/relay";
 
-/** "orders" of arn:aws:sns:us-east-1:123456789012:orders: short enough for a span name. */
+/** "orders" of arn:aws:sns:us-east-1:123456789012:orders: the name the conventions want, ARN apart. */
 function topicName(topicArn: string): string {
   return topicArn.slice(topicArn.lastIndexOf(":") + 1);
 }
@@ -34,6 +34,16 @@ export interface PublishSpans {
 export function startPublishSpans(chunk: Chunk): PublishSpans {
   // Asked for each time: a tracer kept across an SDK's shutdown and re-registration keeps the first.
   const tracer = trace.getTracer(TRACER_NAME);
+  // Both are "send" spans of the conventions (v1.44.0, sns.md), named `{operation} {destination}` with
+  // the topic's name as the destination and its ARN beside it. Their kinds follow messaging-spans.md:
+  // PRODUCER for the span whose context the message carries, CLIENT for the request's, whose it does not.
+  const sendAttributes = {
+    [MessagingAttributes.system]: MessagingSystem.sns,
+    [MessagingAttributes.operationType]: "send",
+    [MessagingAttributes.operationName]: "publish",
+    [MessagingAttributes.destinationName]: topicName(chunk.topicArn),
+    [MessagingAttributes.snsTopicArn]: chunk.topicArn,
+  };
   const name = `publish ${topicName(chunk.topicArn)}`;
   const links: Link[] = [];
   const eventSpans = new Map<string, Span>();
@@ -50,10 +60,7 @@ export function startPublishSpans(chunk: Chunk): PublishSpans {
       {
         kind: SpanKind.PRODUCER,
         attributes: {
-          [MessagingAttributes.system]: "aws_sns",
-          [MessagingAttributes.operationType]: "send",
-          [MessagingAttributes.operationName]: "publish",
-          [MessagingAttributes.destinationName]: chunk.topicArn,
+          ...sendAttributes,
           [MessagingAttributes.messageId]: row.id,
         },
       },
@@ -68,10 +75,7 @@ export function startPublishSpans(chunk: Chunk): PublishSpans {
     root: true,
     links,
     attributes: {
-      [MessagingAttributes.system]: "aws_sns",
-      [MessagingAttributes.operationType]: "send",
-      [MessagingAttributes.operationName]: "publish",
-      [MessagingAttributes.destinationName]: chunk.topicArn,
+      ...sendAttributes,
       [MessagingAttributes.batchMessageCount]: chunk.rows.length,
     },
   });

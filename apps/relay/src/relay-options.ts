@@ -10,6 +10,7 @@ import {
 } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import type { Registry } from "prom-client";
+import { claimBoundMs } from "./claim-bound.js";
 import { RelayOptionsError } from "./errors.js";
 import type { Publisher } from "./publisher.js";
 import type { RetentionOptions } from "./retention.js";
@@ -53,6 +54,12 @@ export interface RelayOptions extends Partial<Pick<RelayConfig, (typeof settingO
    * AWS_REQUEST_TIMEOUT_MS × AWS_MAX_ATTEMPTS of their defaults.
    */
   readonly publishTimeoutMs?: number;
+  /**
+   * The longest a claim can take while its timeouts work (claimBoundMs: the daemon's from
+   * DB_CONNECT_TIMEOUT_MS and DB_STATEMENT_TIMEOUT_MS); a claim running longer makes `stalled()`
+   * say so. Default: from DB_CONNECT_TIMEOUT_MS's default and `leaseMarginMs`.
+   */
+  readonly claimBoundMs?: number;
   /** As RELAY_BACKOFF_BASE_MS and RELAY_BACKOFF_MAX_MS; base ≤ max, and base ≤ outageBackoffMaxMs. */
   readonly backoff?: Partial<BackoffPolicy>;
   /** Delete old published rows; `null` (default) keeps them. */
@@ -99,6 +106,14 @@ export function relayOptionValues(options: RelayOptions) {
         awsMaxAttempts: defaultOf(relaySettings.awsMaxAttempts),
       }),
   );
+  const claimBound = positive(
+    "claimBoundMs",
+    options.claimBoundMs ??
+      claimBoundMs({
+        dbConnectTimeoutMs: defaultOf(relaySettings.dbConnectTimeoutMs),
+        dbStatementTimeoutMs: leaseMarginMs,
+      }),
+  );
   const { problems, rules } = checkRelay({
     leaseMs: { env: "leaseMs", value: numbers.leaseMs },
     leaseMarginMs: { env: "leaseMarginMs", value: leaseMarginMs },
@@ -116,6 +131,7 @@ export function relayOptionValues(options: RelayOptions) {
     relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
     leaseMarginMs,
     publishTimeoutMs: publishTimeout,
+    claimBoundMs: claimBound,
     backoff,
   };
 }

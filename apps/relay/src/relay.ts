@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { Deadline } from "@outbox/client";
-import { settlesBefore, untilAborted } from "@outbox/shared";
+import { LoopWatch, settlesBefore, untilAborted } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
@@ -61,6 +61,11 @@ export interface Relay extends EventEmitter<RelayEvents> {
   drain(deadline?: Deadline): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
   inFlight(): Record<string, number>;
+  /**
+   * Why the claim loop has stopped turning (a claim running past `claimBoundMs`), or undefined;
+   * always undefined once stopping, when the drain's own deadline bounds what is left.
+   */
+  stalled(): string | undefined;
 }
 
 /** Starts a relay: it claims, publishes and marks until `drain` is called. */
@@ -73,6 +78,7 @@ export function createRelay(options: RelayOptions): Relay {
   const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
   const marks = createPublishedMarker(db);
   const lanes = new PublishLanes(settings.publishConcurrency);
+  const claims = new LoopWatch({ loop: "claim loop", step: "claim", boundMs: settings.claimBoundMs });
 
   const emitter = new EventEmitter<RelayEvents>();
   // Take no new work: aborted by stop() or drain().
@@ -140,7 +146,9 @@ export function createRelay(options: RelayOptions): Relay {
         const claimedAt = performance.now();
         // A stop during the reads: claiming now would only lease rows to release them again.
         if (stopping.signal.aborted) return { rows: [], claimedAt };
-        const rows = await claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs);
+        const rows = await claims.step(() =>
+          claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs),
+        );
         return { rows, claimedAt };
       },
       async process(batch, handedOver) {
@@ -248,6 +256,7 @@ export function createRelay(options: RelayOptions): Relay {
       }
     },
     inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: chunks.requestsInFlight() }),
+    stalled: () => (stopping.signal.aborted ? undefined : claims.stalled()),
   });
   return relay;
 }

@@ -36,4 +36,4 @@ export {
   OUTBOX_LOCK_SPACE,
   RELAY_ASLEEP_LOCK,
 } from "./protocol.js";
-export { MessagingAttributes, OutboxAttributes } from "./telemetry/messaging-attributes.js";
+export { MessagingAttributes, MessagingSystem, OutboxAttributes } from "./telemetry/messaging-attributes.js";

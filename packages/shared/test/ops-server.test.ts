@@ -4,6 +4,7 @@ import { performance } from "node:perf_hooks";
 import { Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../src/index.js";
+import { LoopWatch } from "../src/ops/loop-watch.js";
 import { createMetricsRegistry } from "../src/ops/metrics-registry.js";
 import { startOpsServer } from "../src/ops/ops-server.js";
 
@@ -61,6 +62,39 @@ describe("ops server", () => {
     // A stopping daemon is not ready, whatever the worker says.
     ops.setReady(false);
     expect(await get(ops.port, "/readyz", agent)).toMatchObject({ status: 503, body: "not ready\n" });
+    await ops.close();
+    agent.destroy();
+  });
+
+  it("answers /livez 503 with the loop's reason in a JSON field while a step runs past its bound, 200 once it ends", async () => {
+    const metrics = createMetricsRegistry("ops-test");
+    const ops = await startOpsServer({ host: "127.0.0.1", port: 0, metrics, log });
+    const agent = new http.Agent({ keepAlive: true });
+    const watch = new LoopWatch({ loop: "poll loop", step: "receive", boundMs: 50 });
+    ops.liveUnless(() => watch.stalled());
+    expect(await get(ops.port, "/livez", agent)).toMatchObject({ status: 200, body: '{"status":"ok"}\n' });
+    // A step that ends on its own, however often, is no stall; one that never does is, once past its bound.
+    await watch.step(async () => "turned");
+    let endStep: (value: string) => void = () => {};
+    const running = watch.step(
+      () =>
+        new Promise<string>((resolve) => {
+          endStep = resolve;
+        }),
+    );
+    await expect
+      .poll(async () => (await get(ops.port, "/livez", agent)).status, { timeout: 10_000, interval: 20 })
+      .toBe(503);
+    const stalled = JSON.parse((await get(ops.port, "/livez", agent)).body) as Record<string, unknown>;
+    expect(stalled).toEqual({
+      status: "stalled",
+      reason: expect.stringMatching(
+        /^poll loop stalled: a receive has been running for \d+ ms, past its bound of 50 ms$/,
+      ),
+    });
+    endStep("turned at last");
+    expect(await running).toBe("turned at last");
+    expect(await get(ops.port, "/livez", agent)).toMatchObject({ status: 200 });
     await ops.close();
     agent.destroy();
   });

@@ -28,6 +28,11 @@ export interface OtlpReceiver {
   spans(): ReceivedSpan[];
   /** Export requests received so far (any path), to tell "nothing was sent" from "nothing parsed". */
   requests(): number;
+  /**
+   * The bodies of OTLP/protobuf exports (http/protobuf), as sent: not decoded, but a string in them
+   * (a span's name, a service's) is its UTF-8 bytes, so a test can look for it.
+   */
+  protobufExports(): Buffer[];
   close(): Promise<void>;
 }
 
@@ -94,10 +99,12 @@ function spansOf(request: ExportRequest): ReceivedSpan[] {
 
 /**
  * A stand-in for an OpenTelemetry collector: OTLP/HTTP with JSON bodies (OTEL_EXPORTER_OTLP_PROTOCOL=
- * http/json), on 127.0.0.1 and a free port. Answers every export with success; close it in afterAll.
+ * http/json), parsed into spans, or protobuf ones (http/protobuf, the default), kept as sent; on
+ * 127.0.0.1 and a free port. Answers every export with success; close it in afterAll.
  */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
+  const protobufExports: Buffer[] = [];
   let requests = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -106,6 +113,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       requests += 1;
       if (request.method !== "POST" || request.url !== "/v1/traces") {
         response.writeHead(404).end();
+        return;
+      }
+      if (request.headers["content-type"] === "application/x-protobuf") {
+        protobufExports.push(Buffer.concat(chunks));
+        // An empty ExportTraceServiceResponse is zero bytes: full success.
+        response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
         return;
       }
       try {
@@ -123,6 +136,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans: () => [...received],
     requests: () => requests,
+    protobufExports: () => [...protobufExports],
     close: () =>
       new Promise<void>((resolve, reject) => {
         // Exporters keep their connections alive; the server would wait for them otherwise.

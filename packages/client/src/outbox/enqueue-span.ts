@@ -1,7 +1,7 @@
 import type * as OpenTelemetry from "@opentelemetry/api";
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import { thrownParts } from "../log/describe-error.js";
-import { MessagingAttributes, OutboxAttributes } from "../telemetry/messaging-attributes.js";
+import { MessagingAttributes, MessagingSystem, OutboxAttributes } from "../telemetry/messaging-attributes.js";
 
 type OpenTelemetryApi = typeof OpenTelemetry;
 
@@ -106,7 +106,7 @@ function startEnqueueSpan(
     {
       kind: api.SpanKind.PRODUCER,
       attributes: {
-        [MessagingAttributes.system]: "aws_sns",
+        [MessagingAttributes.system]: MessagingSystem.sns,
         [MessagingAttributes.operationType]: "create",
         [MessagingAttributes.operationName]: "enqueue",
         [MessagingAttributes.destinationName]: event.topic,

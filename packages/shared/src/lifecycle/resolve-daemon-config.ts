@@ -4,6 +4,7 @@ import { readConfig } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { type BudgetRule, findBudgetProblems, type Timeout } from "../config/timeout-budget.js";
 import { databaseTlsProblems } from "../db/create-database.js";
+import { tracingConfigProblems } from "../telemetry/tracing-config.js";
 
 type CommonSettings = typeof commonSettings;
 
@@ -123,7 +124,12 @@ export function resolveDaemonConfig<S extends SettingsSpec & CommonSettings>(
   timeouts: DaemonTimeouts<ConfigOf<S>>,
   env: Readonly<Record<string, string | undefined>>,
 ): { config: ConfigOf<S>; drain: Timeout; rules: BudgetRule[] } {
-  const config = resolveConfig(settings, (parsed) => daemonChecks(parsed, timeouts).problems, env);
+  // The OTEL_* variables are the SDK's, not settings; the one they can get wrong for good is checked here.
+  const config = resolveConfig(
+    settings,
+    (parsed) => [...daemonChecks(parsed, timeouts).problems, ...tracingConfigProblems(env)],
+    env,
+  );
   const { drain, rules } = daemonChecks(config, timeouts);
   return { config, drain, rules };
 }

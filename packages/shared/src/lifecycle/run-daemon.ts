@@ -46,6 +46,11 @@ export interface Worker<S extends DrainSummary = DrainSummary> {
    * undefined: `/readyz` answers 503 with it meanwhile.
    */
   readonly unready?: () => string | undefined;
+  /**
+   * Why the worker's loop is stuck (it has not turned for longer than its bound, see LoopWatch), or
+   * undefined: `/livez` answers 503 with it meanwhile, for the platform to restart the process.
+   */
+  readonly stalled?: () => string | undefined;
 }
 
 export interface DaemonContext<C> {
@@ -204,6 +209,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     return exit(error instanceof ConfigError ? EXIT_CONFIG : EXIT_CRASH);
   }
   if (worker.unready !== undefined) ops.readyUnless(worker.unready);
+  if (worker.stalled !== undefined) ops.liveUnless(worker.stalled);
   ops.setReady(true);
   log.info({ opsPort: ops.port }, "started");
 

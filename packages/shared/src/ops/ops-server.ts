@@ -17,6 +17,11 @@ export interface OpsServer {
   setReady(ready: boolean): void;
   /** While ready, `/readyz` also answers 503 while `why` gives a reason (said in the body). */
   readyUnless(why: () => string | undefined): void;
+  /**
+   * `/livez` answers 503 while `why` gives a reason (a loop that stopped turning: LoopWatch), in its
+   * JSON body's `reason`; otherwise 200 for as long as the process answers at all.
+   */
+  liveUnless(why: () => string | undefined): void;
   /** Stops accepting, lets in-flight responses finish with `Connection: close`, closes idle sockets. */
   close(): Promise<void>;
 }
@@ -31,6 +36,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 export async function startOpsServer(settings: OpsServerSettings): Promise<OpsServer> {
   let ready = false;
   let unready: () => string | undefined = () => undefined;
+  let unlive: () => string | undefined = () => undefined;
   let closing = false;
   const server = http.createServer(
     { connectionsCheckingInterval: connectionsCheckingInterval(HEADERS_TIMEOUT_MS) },
@@ -42,8 +48,11 @@ export async function startOpsServer(settings: OpsServerSettings): Promise<OpsSe
       };
       const path = (req.url ?? "/").split("?")[0];
       try {
-        if (path === "/livez") send(200, "ok\n");
-        else if (path === "/readyz") {
+        if (path === "/livez") {
+          const reason = unlive();
+          const body = reason === undefined ? { status: "ok" } : { status: "stalled", reason };
+          send(reason === undefined ? 200 : 503, `${JSON.stringify(body)}\n`, "application/json");
+        } else if (path === "/readyz") {
           const reason = ready ? unready() : "not ready";
           send(reason === undefined ? 200 : 503, `${reason ?? "ready"}\n`);
         } else if (path === "/metrics")
@@ -75,6 +84,9 @@ export async function startOpsServer(settings: OpsServerSettings): Promise<OpsSe
     },
     readyUnless(why) {
       unready = why;
+    },
+    liveUnless(why) {
+      unlive = why;
     },
     close() {
       closing = true;

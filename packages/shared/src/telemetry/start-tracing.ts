@@ -89,7 +89,8 @@ async function register(config: Extract<TracingConfig, { enabled: true }>, setti
 /**
  * Starts the OpenTelemetry SDK if the standard OTEL_* variables ask for traces (see tracingConfig),
  * else nothing: library code then talks to the API's no-op. Reads `process.env`, as the exporter does.
- * Never rejects: a tracing set-up that fails is logged and the daemon runs without it.
+ * Rejects only with tracingConfig's ConfigError (a protocol we do not ship; runDaemon refuses it before
+ * this is called): a tracing set-up that fails otherwise is logged and the daemon runs without it.
  */
 export async function startTracing(settings: TracingSettings): Promise<Tracing> {
   const { log } = settings;

@@ -8,8 +8,15 @@
  * localhost:4318 unasked would have every unconfigured daemon retrying a collector that is not there.
  */
 
-/** The OTLP transports the daemons ship; gRPC would add @grpc/grpc-js for no gain behind a collector. */
-export type OtlpProtocol = "http/protobuf" | "http/json";
+import { ConfigError, type ConfigProblem } from "../config/config-error.js";
+
+/**
+ * The OTLP transports the daemons ship. gRPC would add @grpc/grpc-js (and its native-free but large
+ * HTTP/2 stack) for no gain: every collector takes OTLP/HTTP on 4318 beside gRPC on 4317. Asking for
+ * it is refused at start-up (exit 78), not let through as a daemon that exports nothing.
+ */
+const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 /** OTEL_TRACES_SAMPLER's standard values. */
 export const SAMPLERS = [
@@ -96,6 +103,29 @@ function batchOf(env: Env, warnings: string[]): BatchSettings {
   };
 }
 
+/**
+ * The traces' protocol: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else the
+ * spec's default. A protocol we do not ship is a ConfigError naming the variable that asked for it.
+ */
+function protocolOf(env: Env): OtlpProtocol {
+  const variable = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"].find(
+    (name) => read(env, name) !== undefined,
+  );
+  const protocol = variable === undefined ? "http/protobuf" : (read(env, variable) as string);
+  const supported = OTLP_PROTOCOLS.find((known) => known === protocol);
+  if (supported !== undefined) return supported;
+  throw new ConfigError([
+    {
+      env: variable ?? "OTEL_EXPORTER_OTLP_PROTOCOL",
+      message: `OTLP protocol ${JSON.stringify(protocol)} is not supported for traces: use ${OTLP_PROTOCOLS.join(" or ")} (a collector takes OTLP/HTTP on port 4318)`,
+    },
+  ]);
+}
+
+/**
+ * Tracing's set-up as the OTEL_* variables ask for it. Throws a ConfigError when they ask for traces
+ * over a protocol we do not ship: tracing silently off would look like a working set-up.
+ */
 export function tracingConfig(env: Env): TracingConfig {
   const warnings: string[] = [];
   if (read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") {
@@ -120,16 +150,7 @@ export function tracingConfig(env: Env): TracingConfig {
     warnings.push(`OTEL_TRACES_EXPORTER "${exporters.join(",")}": only otlp is used`);
   }
 
-  const protocol =
-    read(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ??
-    read(env, "OTEL_EXPORTER_OTLP_PROTOCOL") ??
-    "http/protobuf";
-  if (protocol !== "http/protobuf" && protocol !== "http/json") {
-    warnings.push(
-      `OTLP protocol "${protocol}" is not supported (http/protobuf or http/json); tracing is off`,
-    );
-    return { enabled: false, reason: `unsupported OTLP protocol ${protocol}`, warnings };
-  }
+  const protocol = protocolOf(env);
   return {
     enabled: true,
     protocol,
@@ -138,4 +159,15 @@ export function tracingConfig(env: Env): TracingConfig {
     batch: batchOf(env, warnings),
     warnings,
   };
+}
+
+/** What tracingConfig refuses, as problems to report with every other one at start-up (exit 78). */
+export function tracingConfigProblems(env: Env): readonly ConfigProblem[] {
+  try {
+    tracingConfig(env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
 }
