@@ -21,6 +21,7 @@ export {
   type HandlerSet,
   type HandlerSetOptions,
   isBatchHandler,
+  isPoisonMessageError,
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";
