@@ -21,7 +21,8 @@ export async function loadHandlers<DB>(modulePath: string): Promise<HandlerSet<D
   return loaded.default as HandlerSet<DB>;
 }
 
-function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
+/** Whether `value` has a handler set's shape (any copy of @outbox/client makes the same). */
+export function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
   return (
     typeof value === "object" &&
     value !== null &&

@@ -15,7 +15,7 @@ import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
 import { consumerNameOf, formerDefaultProblems } from "./consumer-name.js";
 import { tuningOf } from "./consumer-options.js";
-import { loadHandlers } from "./load-handlers.js";
+import { isHandlerSet, loadHandlers } from "./load-handlers.js";
 import { startInboxRetention } from "./retention.js";
 import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
@@ -42,6 +42,10 @@ export interface RunConsumerOptions<DB> {
  * abandoned, and exits 0; a crash exits 1. Never resolves.
  */
 export function runConsumer<DB>(options: RunConsumerOptions<DB> = {}): Promise<never> {
+  // A bug of the caller's (a module namespace for its default export, say), not configuration.
+  if (options.handlers !== undefined && !isHandlerSet(options.handlers)) {
+    throw new TypeError("runConsumer: `handlers` must be a handler set made with defineHandlers()");
+  }
   // A SIGTERM while the database and the handlers load is a clean stop, not a kill.
   captureEarlyStopSignals();
   const handlersInCode = options.handlers;
