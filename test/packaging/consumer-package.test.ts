@@ -37,6 +37,8 @@ const FIXTURES = ["order-handlers.ts", "consumer-main.ts", "relay-main.ts"];
 /** The consumer's name in the inbox, as consumer-main.ts sets it in code. */
 const CONSUMER_NAME = "order-totals";
 const EVENTS = 40;
+/** Of EVENTS, those enqueued while no consumer runs: the second run has these to do at least. */
+const LATE_EVENTS = 10;
 
 let temp: string;
 let app: string;
@@ -248,13 +250,14 @@ async function stopped(running: AppProcess) {
 
 describe("@outbox/consumer and @outbox/relay, packed and run from an application's own entry point", () => {
   it("runs its handlers (with their own dependency), stops on SIGTERM with exit 0 and applies each event once", async () => {
-    const orders = Array.from({ length: EVENTS }, (_, index) => ({
-      topic: "orders",
-      eventType: "order.placed",
-      payload: { orderId: `order-${index}`, totalCents: 100 + index },
-    }));
-    const ids = await enqueue(database.db, [
-      ...orders,
+    const orders = (from: number, count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        topic: "orders",
+        eventType: "order.placed",
+        payload: { orderId: `order-${from + index}`, totalCents: 100 + index },
+      }));
+    const early = await enqueue(database.db, [
+      ...orders(0, EVENTS - LATE_EVENTS),
       // Poison two ways: refused by the handler's zod schema, and by the handler itself.
       { topic: "orders", eventType: "order.placed", payload: { orderId: "", totalCents: -1 } },
       { topic: "orders", eventType: "order.placed", payload: { orderId: "blocked-1", totalCents: 5 } },
@@ -262,12 +265,15 @@ describe("@outbox/consumer and @outbox/relay, packed and run from an application
     const relay = startApp("relay-main.js", environment());
     const first = startApp("consumer-main.js", environment());
 
-    // A stop while events are still arriving: what the first run leaves, the second one finishes.
+    // A stop while events are still arriving: what the first run leaves, the second one finishes,
+    // with the events enqueued while no consumer ran.
     await waitFor("the first effects", async () => (await effects()).length >= 5, [relay, first]);
     const firstStop = await stopped(first);
     expect(firstStop.exit).toEqual({ code: 0, signal: null });
     expect(firstStop.drained).toMatchObject({ clean: true });
     expect(firstStop.last).toMatchObject({ msg: "exit", exitCode: 0 });
+    const late = await enqueue(database.db, orders(EVENTS - LATE_EVENTS, LATE_EVENTS));
+    const ids = [...early.slice(0, EVENTS - LATE_EVENTS), ...late];
 
     const second = startApp("consumer-main.js", environment());
     await waitFor("every effect", async () => (await effects()).length >= EVENTS, [relay, second]);
@@ -276,10 +282,11 @@ describe("@outbox/consumer and @outbox/relay, packed and run from an application
     expect(relayStop.exit).toEqual({ code: 0, signal: null });
     expect(secondStop.exit).toEqual({ code: 0, signal: null });
     expect(secondStop.drained).toMatchObject({ clean: true });
+    expect(Number(secondStop.drained?.processed)).toBeGreaterThanOrEqual(LATE_EVENTS);
 
     const applied = await effects();
     expect(applied).toHaveLength(EVENTS);
-    expect(new Set(applied.map((row) => row.event_id))).toEqual(new Set(ids.slice(0, EVENTS)));
+    expect(new Set(applied.map((row) => row.event_id))).toEqual(new Set(ids));
     expect(await inboxRows()).toBe(String(EVENTS));
     // Both poison messages in the DLQ from their first receive, each with its reason.
     expect(
