@@ -8,9 +8,17 @@ import { enqueue, migrateToLatest } from "@outbox/client";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
 import type { ExampleEffectsTable } from "@outbox/drills";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
-import { createTestDatabase, stack, uniqueName } from "@outbox/test-kit";
+import {
+  awsClients,
+  createTestDatabase,
+  type DrainedMessage,
+  drainQueue,
+  stack,
+  uniqueName,
+} from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
+import { bundleHandlers } from "./support/bundle-handlers.js";
 import { type PackagedDaemon, packageDaemons, startPackaged } from "./support/packaged.js";
 import { container, synth } from "./support/synth.js";
 
@@ -20,6 +28,8 @@ import { container, synth } from "./support/synth.js";
  */
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const apps = ["relay", "consumer"] as const;
+/** Where the bundled handlers module sits in the consumer's package, as a team's image would hold it. */
+const BUNDLED_HANDLERS = "handlers/bundled-handlers.mjs";
 let out: string;
 let database: DatabaseHandle;
 let databaseUrl: string;
@@ -36,6 +46,14 @@ beforeAll(async () => {
     new URL("../compose/example-handlers.mjs", import.meta.url),
     path.join(out, "consumer", "packaged-handlers.mjs"),
   );
+  // And one with a dependency the image lacks, bundled as docs/deployment.md says, its own
+  // @outbox/client (the workspace's, built by the packaging script) inside.
+  await bundleHandlers({
+    root,
+    source: fileURLToPath(new URL("../compose/bundled-handlers.mjs", import.meta.url)),
+    outfile: path.join(out, "consumer", BUNDLED_HANDLERS),
+    dependencies: { "@outbox/client": "infra", zod: "packages/shared" },
+  });
   databaseUrl = await createTestDatabase("infra_packaged");
   database = createDatabase({
     url: databaseUrl,
@@ -88,6 +106,47 @@ async function waitFor<T>(
   }
 }
 
+/** What both daemons read: the stack, the database, an ops port of their own. */
+function commonEnvironment(): Record<string, string> {
+  return {
+    ...awsEnvironment(stack().aws),
+    DATABASE_URL: databaseUrl,
+    OPS_HOST: "127.0.0.1",
+    OPS_PORT: "0",
+    LOG_LEVEL: "info",
+  };
+}
+
+function startRelay(): PackagedDaemon {
+  const relay = relayBudget();
+  const daemon = startPackaged(path.join(out, "relay"), {
+    ...commonEnvironment(),
+    STOP_TIMEOUT_MS: String(relay.stopTimeoutMs),
+    SHUTDOWN_OVERHEAD_MS: String(relay.shutdownOverheadMs),
+    RELAY_DRAIN_TIMEOUT_MS: String(relay.drainTimeoutMs),
+    RELAY_TOPIC_ARNS: `events=${resources.topicArn}`,
+  });
+  running.push(daemon);
+  return daemon;
+}
+
+function startConsumer(handlersModule: string): PackagedDaemon {
+  const consumer = consumerBudget({ maxTaskCount: 10 });
+  const daemon = startPackaged(path.join(out, "consumer"), {
+    ...commonEnvironment(),
+    STOP_TIMEOUT_MS: String(consumer.stopTimeoutMs),
+    SHUTDOWN_OVERHEAD_MS: String(consumer.shutdownOverheadMs),
+    CONSUMER_DRAIN_TIMEOUT_MS: String(consumer.drainTimeoutMs),
+    CONSUMER_WAIT_TIME_SECONDS: "1",
+    CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(consumer.visibilityTimeoutSeconds),
+    CONSUMER_QUEUE_URL: resources.queueUrl,
+    CONSUMER_DLQ_URL: resources.dlqUrl,
+    CONSUMER_HANDLERS_MODULE: handlersModule,
+  });
+  running.push(daemon);
+  return daemon;
+}
+
 const logLine = (daemon: PackagedDaemon, msg: string) => () => daemon.lines.find((line) => line.msg === msg);
 
 describe("the packaged daemons", () => {
@@ -120,34 +179,8 @@ describe("the packaged daemons", () => {
   });
 
   it("relay and consumer run from dist, carry an event end to end, and exit 0 on SIGTERM", async () => {
-    const relay = relayBudget();
-    const consumer = consumerBudget({ maxTaskCount: 10 });
-    const common = {
-      ...awsEnvironment(stack().aws),
-      DATABASE_URL: databaseUrl,
-      OPS_HOST: "127.0.0.1",
-      OPS_PORT: "0",
-      LOG_LEVEL: "info",
-    };
-    const relayDaemon = startPackaged(path.join(out, "relay"), {
-      ...common,
-      STOP_TIMEOUT_MS: String(relay.stopTimeoutMs),
-      SHUTDOWN_OVERHEAD_MS: String(relay.shutdownOverheadMs),
-      RELAY_DRAIN_TIMEOUT_MS: String(relay.drainTimeoutMs),
-      RELAY_TOPIC_ARNS: `events=${resources.topicArn}`,
-    });
-    const consumerDaemon = startPackaged(path.join(out, "consumer"), {
-      ...common,
-      STOP_TIMEOUT_MS: String(consumer.stopTimeoutMs),
-      SHUTDOWN_OVERHEAD_MS: String(consumer.shutdownOverheadMs),
-      CONSUMER_DRAIN_TIMEOUT_MS: String(consumer.drainTimeoutMs),
-      CONSUMER_WAIT_TIME_SECONDS: "1",
-      CONSUMER_VISIBILITY_TIMEOUT_SECONDS: String(consumer.visibilityTimeoutSeconds),
-      CONSUMER_QUEUE_URL: resources.queueUrl,
-      CONSUMER_DLQ_URL: resources.dlqUrl,
-      CONSUMER_HANDLERS_MODULE: path.join(out, "consumer", "packaged-handlers.mjs"),
-    });
-    running.push(relayDaemon, consumerDaemon);
+    const relayDaemon = startRelay();
+    const consumerDaemon = startConsumer(path.join(out, "consumer", "packaged-handlers.mjs"));
 
     const started = await Promise.all(
       [relayDaemon, consumerDaemon].map((daemon) => waitFor("started", logLine(daemon, "started"), [daemon])),
@@ -196,5 +229,66 @@ describe("the packaged daemons", () => {
       expect(daemon.lines.find((line) => line.msg === "drained")).toBeDefined();
       expect(daemon.lines.at(-1)).toMatchObject({ msg: "exit", exitCode: 0 });
     }
+  }, 90_000);
+
+  it("runs a handlers module bundled with a dependency the image lacks and its own @outbox/client: its poison goes to the DLQ at the first receive", async () => {
+    // Unbundled, the module cannot load in the image: zod is not there for it.
+    const unbundled = path.join(out, "consumer", "handlers", "unbundled-handlers.mjs");
+    fs.copyFileSync(new URL("../compose/bundled-handlers.mjs", import.meta.url), unbundled);
+    const refused = startConsumer(unbundled);
+    expect(await refused.exited).toEqual({ code: 1, signal: null });
+    expect(JSON.stringify(refused.lines.find((line) => line.msg === "start failed"))).toContain(
+      "Cannot find package 'zod'",
+    );
+
+    const handlersModule = path.join(out, "consumer", BUNDLED_HANDLERS);
+    const relayDaemon = startRelay();
+    const consumerDaemon = startConsumer(handlersModule);
+    const daemons = [relayDaemon, consumerDaemon];
+    await Promise.all(daemons.map((daemon) => waitFor("started", logLine(daemon, "started"), [daemon])));
+
+    const [eventId, poisonId] = await enqueue(database.db, [
+      { topic: "events", eventType: "example.bundled", payload: { name: "bundled" } },
+      { topic: "events", eventType: "example.bundled", payload: { name: "poison" } },
+    ]);
+    const { sqs } = awsClients();
+    const deadLetters: DrainedMessage[] = [];
+    try {
+      await waitFor(
+        "the poison message in the DLQ",
+        async () => {
+          deadLetters.push(...(await drainQueue(sqs, resources.dlqUrl)));
+          return deadLetters.length > 0 ? true : undefined;
+        },
+        daemons,
+      );
+    } finally {
+      sqs.destroy();
+    }
+    expect(deadLetters.map((message) => message.attributes)).toEqual([
+      expect.objectContaining({
+        event_id: poisonId,
+        poison_reason: "rejected_by_handler: the example refuses this name",
+        poison_receive_count: "1",
+      }),
+    ]);
+    const effect = await waitFor(
+      "the bundled handler's effect",
+      async () =>
+        (await database.db
+          .withTables<{ example_effects: ExampleEffectsTable }>()
+          .selectFrom("example_effects")
+          .selectAll()
+          .where("event_id", "=", eventId ?? "")
+          .executeTakeFirst()) ?? undefined,
+      daemons,
+    );
+    expect(effect.event_type).toBe("example.bundled");
+
+    for (const daemon of daemons) daemon.child.kill("SIGTERM");
+    expect(await Promise.all(daemons.map((daemon) => daemon.exited))).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
   }, 90_000);
 });

@@ -10,7 +10,7 @@ export const consumerProgram: Program = {
     run: daemonCommand({
       summary: "consume the SQS queue into the inbox until SIGTERM",
       docs: "docs/consumer.md; the handlers: CONSUMER_HANDLERS_MODULE",
-      load: async () => (await import("./daemon.js")).runConsumerDaemon(),
+      load: async () => (await import("./run-consumer.js")).runConsumer(),
     }),
     dlq: {
       commands: {

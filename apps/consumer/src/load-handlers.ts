@@ -1,6 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { OutboxTables as Database, HandlerSet } from "@outbox/client";
+import type { HandlerSet } from "@outbox/client";
 
 /** Resolves CONSUMER_HANDLERS_MODULE: a file URL, or a path relative to the working directory. */
 export function handlersModuleUrl(modulePath: string): string {
@@ -12,16 +12,17 @@ export function handlersModuleUrl(modulePath: string): string {
  * at start-up: see consumerStartChecks). The module's tables are not checked here: a handler writing
  * to a table that does not exist fails its messages, which then end in the DLQ.
  */
-export async function loadHandlers(modulePath: string): Promise<HandlerSet<Database>> {
+export async function loadHandlers<DB>(modulePath: string): Promise<HandlerSet<DB>> {
   const loaded: { default?: unknown } = await import(handlersModuleUrl(modulePath));
   if (!isHandlerSet(loaded.default)) {
     throw new Error(`${modulePath}: the default export must be a handler set made with defineHandlers()`);
   }
   // The database type is the module's promise; it cannot be checked at run time.
-  return loaded.default as HandlerSet<Database>;
+  return loaded.default as HandlerSet<DB>;
 }
 
-function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
+/** Whether `value` has a handler set's shape (any copy of @outbox/client makes the same). */
+export function isHandlerSet(value: unknown): value is HandlerSet<unknown> {
   return (
     typeof value === "object" &&
     value !== null &&

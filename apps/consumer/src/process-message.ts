@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { type Context, context } from "@opentelemetry/api";
-import { type ConsumedEvent, type Deadline, type HandlerSet, PoisonMessageError } from "@outbox/client";
+import { type ConsumedEvent, type Deadline, type HandlerSet, isPoisonMessageError } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
@@ -50,10 +50,11 @@ export interface MessageDeps<DB> {
 /**
  * What the value a message's handling threw means for the message. A handler may throw anything,
  * even a Proxy whose prototype cannot be read: whatever cannot be classified is a plain failure.
+ * Poison is known by its brand: the handlers may carry their own copy of @outbox/client.
  */
 function howItEnded(error: unknown): "poison" | "left its transaction" | "drain expired" | "failed" {
   try {
-    if (error instanceof PoisonMessageError) return "poison";
+    if (isPoisonMessageError(error)) return "poison";
     if (error instanceof TransactionEscapedError) return "left its transaction";
     if (error instanceof DrainExpiredError) return "drain expired";
   } catch {

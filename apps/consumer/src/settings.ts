@@ -67,7 +67,7 @@ export const consumerSettings = {
     default: "",
     defaultLabel: "*(none: required)*",
     description:
-      "Module whose default export is the handler set (`defineHandlers`); a path or file URL. Required: without it the daemon refuses to start (exit 78).",
+      "Module whose default export is the handler set (`defineHandlers`); a path or file URL. Required when the handlers are not given in code (`runConsumer({ handlers })`, where it must be unset): without it the daemon refuses to start (exit 78).",
   }),
   pollers: setting.integer({
     env: "CONSUMER_POLLERS",
@@ -352,10 +352,22 @@ function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
 /**
  * The handlers module is a file in the consumer's image: a check of a task definition away from the
  * image (infra's synth-time check) leaves it out, and the daemon checks it at start-up. Required:
- * the example handlers are the demo's (drills/src/handlers/), never a production default.
+ * the example handlers are the demo's (drills/src/handlers/), never a production default. Unless
+ * the application's entry point gave its handlers to runConsumer: then it must be unset, so that
+ * nobody deploys a module believing it runs.
  */
-function handlersModuleProblems(modulePath: string): ConfigProblem[] {
+function handlersModuleProblems(modulePath: string, handlersInCode: boolean): ConfigProblem[] {
   const env = consumerSettings.handlersModule.env;
+  if (handlersInCode) {
+    return modulePath === ""
+      ? []
+      : [
+          {
+            env,
+            message: "is set, but runConsumer was given its handlers: unset it, so one set of handlers runs",
+          },
+        ];
+  }
   if (modulePath === "") {
     return [
       {
@@ -426,8 +438,17 @@ export function consumerTimeouts(config: ConsumerConfig): {
   return { drain, rules, problems: daemonProblems(config) };
 }
 
-/** What the daemon checks at start-up: consumerTimeouts, and the handlers module in its image. */
-export function consumerStartChecks(config: ConsumerConfig): ReturnType<typeof consumerTimeouts> {
+/**
+ * What runConsumer checks at start-up: consumerTimeouts, and the handlers module in its image, or
+ * its absence when the application gave its handlers in code.
+ */
+export function consumerStartChecks(
+  config: ConsumerConfig,
+  handlersInCode: boolean,
+): ReturnType<typeof consumerTimeouts> {
   const checks = consumerTimeouts(config);
-  return { ...checks, problems: [...checks.problems, ...handlersModuleProblems(config.handlersModule)] };
+  return {
+    ...checks,
+    problems: [...checks.problems, ...handlersModuleProblems(config.handlersModule, handlersInCode)],
+  };
 }

@@ -12,7 +12,7 @@ export const relayProgram: Program = {
     run: daemonCommand({
       summary: "publish the outbox to SNS until SIGTERM",
       docs: "docs/relay.md",
-      load: async () => (await import("./daemon.js")).runRelayDaemon(),
+      load: async () => (await import("./run-relay.js")).runRelay(),
     }),
     status: {
       synopsis: "[--json]",

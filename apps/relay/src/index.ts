@@ -1,3 +1,4 @@
+export type { SettingsInCode } from "@outbox/shared";
 export type { ClaimedRow } from "./claim-batch.js";
 export type { BatchReport } from "./commit-batch.js";
 export { RelayOptionsError } from "./errors.js";
@@ -13,5 +14,6 @@ export {
 export { createRelay, type Relay, type RelayEvents, type RelaySummary } from "./relay.js";
 export type { RelayOptions } from "./relay-options.js";
 export type { RetentionOptions } from "./retention.js";
+export { type RunRelayOptions, runRelay } from "./run-relay.js";
 export { type RelayConfig, relaySettings, relayTimeouts } from "./settings.js";
 export { createSnsPublisher } from "./sns-publisher.js";

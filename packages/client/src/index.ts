@@ -16,6 +16,7 @@ export {
   type HandlerMap,
   type HandlerSet,
   type HandlerSetOptions,
+  isPoisonMessageError,
   type ParsingHandler,
   PoisonMessageError,
 } from "./consumer/handlers.js";

@@ -126,10 +126,31 @@ export function defineHandlers<Events extends EventMap, DB = OutboxTables>(
 }
 
 /**
+ * What marks a PoisonMessageError, under a key every copy of this package in a process shares
+ * (`Symbol.for`): a handlers module bundled with its own copy of @outbox/client throws errors the
+ * consumer's copy cannot recognise by `instanceof` (two copies, two classes), but by this brand.
+ */
+const POISON_BRAND = Symbol.for("@outbox/client.PoisonMessageError");
+
+/**
  * Thrown by a handler (or its `parse`) for a message that can never succeed, e.g. a payload that
  * violates the contract: the transaction rolls back and the message goes to the DLQ at once instead
- * of burning its retries.
+ * of burning its retries. Recognised by {@link isPoisonMessageError}, whichever copy of this
+ * package made it.
  */
 export class PoisonMessageError extends Error {
   override readonly name = "PoisonMessageError";
+  readonly [POISON_BRAND] = true;
+}
+
+/**
+ * Whether `value` is a PoisonMessageError from any copy of @outbox/client: use it rather than
+ * `instanceof` wherever the error may come from another copy (a bundled handlers module).
+ */
+export function isPoisonMessageError(value: unknown): value is PoisonMessageError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { readonly [POISON_BRAND]?: unknown })[POISON_BRAND] === true
+  );
 }

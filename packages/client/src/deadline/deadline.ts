@@ -143,7 +143,9 @@ export class Deadline {
 
   #link(parent: AbortSignal | Deadline): () => void {
     const abort = (reason: unknown) => this.#abort(reason);
-    return parent instanceof Deadline ? parent.onAbort(abort) : onSignalAbort(parent, abort);
+    // Asked of AbortSignal, the one global class: a parent Deadline may come from another copy of
+    // this package (a bundled handlers module's `Deadline.after(ms, context.deadline)`).
+    return parent instanceof AbortSignal ? onSignalAbort(parent, abort) : parent.onAbort(abort);
   }
 
   #abort(reason: unknown): void {

@@ -1,31 +1,68 @@
+import type { HandlerSet } from "@outbox/client";
 import {
   ConfigError,
   createLongPollSqsClient,
   createS3Client,
   createSqsClient,
   endpointFor,
+  environmentWith,
   packageVersion,
   runDaemon,
+  type SettingsInCode,
 } from "@outbox/shared";
+import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
 import { consumerNameOf, formerDefaultProblems } from "./consumer-name.js";
 import { tuningOf } from "./consumer-options.js";
-import { loadHandlers } from "./load-handlers.js";
+import { isHandlerSet, loadHandlers } from "./load-handlers.js";
 import { receiveBoundMs } from "./receive-bound.js";
 import { startInboxRetention } from "./retention.js";
 import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
-/** The consumer as a daemon: configuration from the environment, stop and exit codes from runDaemon. */
-export function runConsumerDaemon(): Promise<never> {
+export interface RunConsumerOptions<DB> {
+  /**
+   * The handler set, imported by the application's own entry point. Without it the consumer runs
+   * the default export of CONSUMER_HANDLERS_MODULE, as our image does; with it, that variable must
+   * be unset, so that there is no doubt which handlers run.
+   */
+  readonly handlers?: HandlerSet<DB>;
+  /**
+   * Settings fixed in code, by their variables' names (docs/consumer.md's table), e.g.
+   * `{ CONSUMER_DELIVERY: "raw", CONSUMER_CONCURRENCY: 10 }`: they win over the environment, which
+   * gives the rest. Both are parsed and checked as one, exactly as the daemon's environment.
+   */
+  readonly settings?: SettingsInCode;
+}
+
+/**
+ * The consumer, run until SIGTERM: our image's entry point (`consumer run`, handlers from
+ * CONSUMER_HANDLERS_MODULE) and an application's own (handlers given) alike. It owns the process
+ * as the daemon does (runDaemon): invalid configuration prints one line per problem and exits 78;
+ * the first SIGTERM or SIGINT stops intake, drains within CONSUMER_DRAIN_TIMEOUT_MS, logs what it
+ * abandoned, and exits 0; a crash exits 1. Never resolves.
+ */
+export function runConsumer<DB>(options: RunConsumerOptions<DB> = {}): Promise<never> {
+  // A bug of the caller's (a module namespace for its default export, say), not configuration.
+  if (options.handlers !== undefined && !isHandlerSet(options.handlers)) {
+    throw new TypeError("runConsumer: `handlers` must be a handler set made with defineHandlers()");
+  }
+  // A SIGTERM while the database and the handlers load is a clean stop, not a kill.
+  captureEarlyStopSignals();
+  const handlersInCode = options.handlers;
+  const { env, problems } = environmentWith(consumerSettings, options.settings ?? {}, process.env);
   return runDaemon({
     service: "consumer",
     version: packageVersion(import.meta.url),
     settings: consumerSettings,
-    timeouts: consumerStartChecks,
+    env,
+    timeouts(config) {
+      const checks = consumerStartChecks(config, handlersInCode !== undefined);
+      return { ...checks, problems: [...problems, ...checks.problems] };
+    },
     planCacheMode: CONSUMER_PLAN_CACHE_MODE,
     async start({ config, log, database, metrics, stopping }) {
-      const handlers = await loadHandlers(config.handlersModule);
+      const handlers = handlersInCode ?? (await loadHandlers(config.handlersModule));
       // Fail at start, not on the first message, when migrations have not run.
       await sql`SELECT 1 FROM inbox LIMIT 0`.execute(database.db);
       const name = consumerNameOf(config.name, config.queueUrl);

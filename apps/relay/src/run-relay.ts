@@ -1,16 +1,45 @@
-import { createSnsClient, endpointFor, packageVersion, runDaemon } from "@outbox/shared";
+import {
+  createSnsClient,
+  endpointFor,
+  environmentWith,
+  packageVersion,
+  runDaemon,
+  type SettingsInCode,
+} from "@outbox/shared";
+import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 import { claimBoundMs } from "./claim-bound.js";
 import { createRelay } from "./relay.js";
 import { publishTimeoutMs, relaySettings, relayTimeouts } from "./settings.js";
 import { createSnsPublisher } from "./sns-publisher.js";
 
-/** The relay as a daemon: configuration from the environment, stop and exit codes from runDaemon. */
-export function runRelayDaemon(): Promise<never> {
+export interface RunRelayOptions {
+  /**
+   * Settings fixed in code, by their variables' names (docs/relay.md's table), e.g.
+   * `{ RELAY_TOPIC_ARNS: "orders=arn:…" }`: they win over the environment, which gives the rest.
+   * Both are parsed and checked as one, exactly as the daemon's environment.
+   */
+  readonly settings?: SettingsInCode;
+}
+
+/**
+ * The relay, run until SIGTERM: our image's entry point (`relay run`) and an application's own
+ * alike. It owns the process as the daemon does (runDaemon): invalid configuration prints one line
+ * per problem and exits 78; the first SIGTERM or SIGINT stops the claims, drains within
+ * RELAY_DRAIN_TIMEOUT_MS, logs what it left unsent, and exits 0; a crash exits 1. Never resolves.
+ */
+export function runRelay(options: RunRelayOptions = {}): Promise<never> {
+  // A SIGTERM while the database and the SDK load is a clean stop, not a kill.
+  captureEarlyStopSignals();
+  const { env, problems } = environmentWith(relaySettings, options.settings ?? {}, process.env);
   return runDaemon({
     service: "relay",
     version: packageVersion(import.meta.url),
     settings: relaySettings,
-    timeouts: relayTimeouts,
+    env,
+    timeouts(config) {
+      const checks = relayTimeouts(config);
+      return { ...checks, problems: [...problems, ...(checks.problems ?? [])] };
+    },
     async start({ config, log, database, metrics }) {
       const sns = createSnsClient({
         region: config.awsRegion,

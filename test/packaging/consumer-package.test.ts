@@ -1,0 +1,334 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { enqueue, migrateToLatest } from "@outbox/client";
+import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
+import { createDatabase, type DatabaseHandle } from "@outbox/shared";
+import {
+  awsClients,
+  collectLogLines,
+  createTestDatabase,
+  type DrainedMessage,
+  drainQueue,
+  type LogLine,
+  stack,
+  uniqueName,
+} from "@outbox/test-kit";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppDatabase } from "./fixtures/own-entry-point/order-handlers.js";
+
+/**
+ * The consumer and the relay as an application outside this repo runs them from its own entry
+ * point: @outbox/client, @outbox/shared, @outbox/consumer and @outbox/relay packed with `pnpm pack`,
+ * installed offline from the tarballs into a throwaway application in the OS temp dir, whose
+ * handlers (fixtures/own-entry-point/) have a dependency of their own (zod) and whose entry points
+ * call runConsumer and runRelay. Compiled there under `strict` and `nodenext`, then run with plain
+ * node (no loader, no `development` condition) against the run's stack. Third-party packages are
+ * linked to the workspace's copies, so nothing is fetched and the lockfile decides every version.
+ */
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const PACKED = ["packages/client", "packages/shared", "apps/consumer", "apps/relay"] as const;
+const FIXTURES = ["order-handlers.ts", "consumer-main.ts", "relay-main.ts"];
+/** The consumer's name in the inbox, as consumer-main.ts sets it in code. */
+const CONSUMER_NAME = "order-totals";
+const EVENTS = 40;
+/** Of EVENTS, those enqueued while no consumer runs: the second run has these to do at least. */
+const LATE_EVENTS = 10;
+
+let temp: string;
+let app: string;
+let databaseUrl: string;
+let database: DatabaseHandle;
+let resources: Awaited<ReturnType<typeof bootstrapResources>>;
+const started: AppProcess[] = [];
+
+interface AppProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly lines: LogLine[];
+  stderr(): string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The packed tarball of the workspace package in `dir`. */
+function tarballOf(dir: string): string {
+  const { name, version } = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
+    name: string;
+    version: string;
+  };
+  return path.join(temp, `${name.replace("@", "").replace("/", "-")}-${version}.tgz`);
+}
+
+/**
+ * Every third-party dependency of the packed packages, linked to the workspace's copy (pnpm
+ * `overrides`, so their transitive uses resolve the same way), and our packages to their tarballs.
+ */
+function offlineOverrides(): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  for (const dir of PACKED) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys(manifest.dependencies ?? {})) {
+      if (name.startsWith("@outbox/")) continue;
+      overrides[name] = `link:${fs.realpathSync(path.join(root, dir, "node_modules", name))}`;
+    }
+    const { name } = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
+      name: string;
+    };
+    overrides[name] = `file:${tarballOf(dir)}`;
+  }
+  return overrides;
+}
+
+async function installApp(): Promise<void> {
+  const linked = (from: string, name: string) => `link:${fs.realpathSync(path.join(root, from, name))}`;
+  const overrides = offlineOverrides();
+  fs.mkdirSync(path.join(app, "src"), { recursive: true });
+  fs.writeFileSync(
+    path.join(app, "package.json"),
+    JSON.stringify({
+      name: "order-totals",
+      private: true,
+      type: "module",
+      dependencies: {
+        "@outbox/consumer": overrides["@outbox/consumer"],
+        "@outbox/relay": overrides["@outbox/relay"],
+        // The handlers' own dependency: in the application, not in our packages' manifests.
+        zod: linked("test/node_modules", "zod"),
+        "@types/node": linked("node_modules", "@types/node"),
+      },
+      pnpm: { overrides },
+    }),
+  );
+  fs.writeFileSync(
+    path.join(app, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2023",
+        lib: ["ES2023"],
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        strict: true,
+        // Our declarations are checked; the AWS SDK's and pino's own are theirs.
+        skipLibCheck: true,
+        types: ["node"],
+        rootDir: "src",
+        outDir: "dist",
+      },
+      include: ["src"],
+    }),
+  );
+  for (const file of FIXTURES) {
+    fs.copyFileSync(
+      new URL(`fixtures/own-entry-point/${file}`, import.meta.url),
+      path.join(app, "src", file),
+    );
+  }
+  await run("pnpm", ["install", "--offline", "--store-dir", path.join(temp, "store")], {
+    cwd: app,
+    env: { ...process.env, CI: "true", npm_config_cache_dir: path.join(temp, "cache") },
+  });
+  const tsc = path.join(root, "node_modules/typescript/bin/tsc");
+  await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: app });
+}
+
+beforeAll(async () => {
+  temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-consumer-pack-"));
+  app = path.join(temp, "app");
+  // One after the other: each package's prepack builds it against the dist/ of those before it.
+  for (const dir of PACKED) {
+    await run("pnpm", ["pack", "--pack-destination", temp], { cwd: path.join(root, dir) });
+    if (!fs.existsSync(tarballOf(dir))) throw new Error(`pnpm pack wrote no ${tarballOf(dir)}`);
+  }
+  await installApp();
+  databaseUrl = await createTestDatabase("consumer_package");
+  database = createDatabase({
+    url: databaseUrl,
+    service: "consumer-package-test",
+    poolMax: 2,
+    statementTimeoutMs: 5_000,
+    idleInTransactionTimeoutMs: 10_000,
+  });
+  await migrateToLatest(database.db);
+  // The application's own table, as its own migrations would create it.
+  await sql`CREATE TABLE order_totals (event_id uuid NOT NULL, order_id text NOT NULL, total_cents integer NOT NULL)`.execute(
+    database.db,
+  );
+  resources = await bootstrapResources(stack().aws, {
+    name: uniqueName("consumer-package"),
+    rawDelivery: true,
+    visibilityTimeoutSeconds: 30,
+  });
+}, 300_000);
+
+afterAll(async () => {
+  for (const child of started) if (child.child.exitCode === null) child.child.kill("SIGKILL");
+  await Promise.all(started.map((child) => child.exited));
+  await database?.close(5_000);
+  if (temp) fs.rmSync(temp, { recursive: true, force: true });
+});
+
+/** `node dist/<entry>` in the application, with nothing but `env` in its environment. */
+function startApp(entry: string, env: Readonly<Record<string, string>>): AppProcess {
+  const child = spawn(process.execPath, [path.join("dist", entry)], {
+    cwd: app,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: LogLine[] = [];
+  let stderr = "";
+  collectLogLines(child, lines);
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const running = { name: entry, child, lines, stderr: () => stderr, exited };
+  started.push(running);
+  return running;
+}
+
+/** Polls `probe` until it holds; gives up with the processes' last words after 60 s or when one exits. */
+async function waitFor(what: string, probe: () => Promise<boolean>, alive: readonly AppProcess[]) {
+  const until = Date.now() + 60_000;
+  while (!(await probe())) {
+    const gone = alive.find((running) => running.child.exitCode !== null);
+    if (gone !== undefined || Date.now() > until) {
+      const said = alive.map(
+        (running) =>
+          `${running.name}: ${JSON.stringify(running.lines.slice(-5))}\n${running.stderr().slice(-800)}`,
+      );
+      throw new Error(
+        `${gone ? `${gone.name} exited` : "timed out"} waiting for ${what}\n${said.join("\n")}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function environment(): Record<string, string> {
+  return {
+    ...awsEnvironment(stack().aws),
+    DATABASE_URL: databaseUrl,
+    OPS_HOST: "127.0.0.1",
+    OPS_PORT: "0",
+    LOG_LEVEL: "info",
+    CONSUMER_QUEUE_URL: resources.queueUrl,
+    CONSUMER_DLQ_URL: resources.dlqUrl,
+    // Short long polls, so that a stop does not wait out one of 10 s.
+    CONSUMER_WAIT_TIME_SECONDS: "1",
+    RELAY_TOPIC_ARNS: `orders=${resources.topicArn}`,
+  };
+}
+
+const effects = () =>
+  database.db
+    .withTables<Pick<AppDatabase, "order_totals">>()
+    .selectFrom("order_totals")
+    .select(["event_id", "order_id"])
+    .execute();
+
+const inboxRows = async () =>
+  (
+    await sql<{
+      count: string;
+    }>`SELECT count(*) AS count FROM inbox WHERE consumer = ${CONSUMER_NAME}`.execute(database.db)
+  ).rows[0]?.count;
+
+async function stopped(running: AppProcess) {
+  running.child.kill("SIGTERM");
+  const exit = await running.exited;
+  return { exit, drained: running.lines.find((line) => line.msg === "drained"), last: running.lines.at(-1) };
+}
+
+describe("@outbox/consumer and @outbox/relay, packed and run from an application's own entry point", () => {
+  it("runs its handlers (with their own dependency), stops on SIGTERM with exit 0 and applies each event once", async () => {
+    const orders = (from: number, count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        topic: "orders",
+        eventType: "order.placed",
+        payload: { orderId: `order-${from + index}`, totalCents: 100 + index },
+      }));
+    const early = await enqueue(database.db, [
+      ...orders(0, EVENTS - LATE_EVENTS),
+      // Poison two ways: refused by the handler's zod schema, and by the handler itself.
+      { topic: "orders", eventType: "order.placed", payload: { orderId: "", totalCents: -1 } },
+      { topic: "orders", eventType: "order.placed", payload: { orderId: "blocked-1", totalCents: 5 } },
+    ]);
+    const relay = startApp("relay-main.js", environment());
+    const first = startApp("consumer-main.js", environment());
+
+    // A stop while events are still arriving: what the first run leaves, the second one finishes,
+    // with the events enqueued while no consumer ran.
+    await waitFor("the first effects", async () => (await effects()).length >= 5, [relay, first]);
+    const firstStop = await stopped(first);
+    expect(firstStop.exit).toEqual({ code: 0, signal: null });
+    expect(firstStop.drained).toMatchObject({ clean: true });
+    expect(firstStop.last).toMatchObject({ msg: "exit", exitCode: 0 });
+    const late = await enqueue(database.db, orders(EVENTS - LATE_EVENTS, LATE_EVENTS));
+    const ids = [...early.slice(0, EVENTS - LATE_EVENTS), ...late];
+
+    const second = startApp("consumer-main.js", environment());
+    await waitFor("every effect", async () => (await effects()).length >= EVENTS, [relay, second]);
+    const dlq = await waitForDeadLetters(2, [relay, second]);
+    const [relayStop, secondStop] = await Promise.all([stopped(relay), stopped(second)]);
+    expect(relayStop.exit).toEqual({ code: 0, signal: null });
+    expect(secondStop.exit).toEqual({ code: 0, signal: null });
+    expect(secondStop.drained).toMatchObject({ clean: true });
+    expect(Number(secondStop.drained?.processed)).toBeGreaterThanOrEqual(LATE_EVENTS);
+
+    const applied = await effects();
+    expect(applied).toHaveLength(EVENTS);
+    expect(new Set(applied.map((row) => row.event_id))).toEqual(new Set(ids));
+    expect(await inboxRows()).toBe(String(EVENTS));
+    // Both poison messages in the DLQ from their first receive, each with its reason.
+    expect(
+      dlq
+        .map((message) => [
+          message.attributes.poison_reason?.split(":")[0],
+          message.attributes.poison_receive_count,
+        ])
+        .sort(),
+    ).toEqual([
+      ["payload_rejected", "1"],
+      ["rejected_by_handler", "1"],
+    ]);
+  }, 240_000);
+
+  it("refuses a handlers module beside the handlers given in code, in one line, exit 78", async () => {
+    const refused = startApp("consumer-main.js", {
+      ...environment(),
+      CONSUMER_HANDLERS_MODULE: path.join(app, "dist/order-handlers.js"),
+    });
+    expect(await refused.exited).toEqual({ code: 78, signal: null });
+    expect(refused.stderr().trim().split("\n")).toEqual([
+      "consumer: config error: CONSUMER_HANDLERS_MODULE: is set, but runConsumer was given its handlers: unset it, so one set of handlers runs",
+    ]);
+  }, 60_000);
+});
+
+/** The DLQ's messages, once `count` have arrived. */
+async function waitForDeadLetters(count: number, alive: readonly AppProcess[]) {
+  const { sqs } = awsClients();
+  const dlqMessages: DrainedMessage[] = [];
+  try {
+    await waitFor(
+      `${count} dead letters`,
+      async () => {
+        dlqMessages.push(...(await drainQueue(sqs, resources.dlqUrl)));
+        return dlqMessages.length >= count;
+      },
+      alive,
+    );
+    return dlqMessages;
+  } finally {
+    sqs.destroy();
+  }
+}
