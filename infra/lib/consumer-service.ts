@@ -28,10 +28,15 @@ export function consumerService(
   const consumerOptions = stackProps.consumer ?? {};
   const { consumer: budget, minTaskCount, maxTaskCount } = budgets;
   const { queue, deadLetterQueue } = messaging;
-  // The daemon has no default handlers: a consumer deployed without a module would only exit 78.
-  if (!consumerOptions.handlersModule)
+  // The daemon has no default handlers: a consumer deployed without them would only exit 78, and
+  // one given both refuses to start (one set of handlers).
+  if (!consumerOptions.handlersModule && !consumerOptions.handlersInImage)
     Annotations.of(scope).addError(
-      "consumer.handlersModule (context consumerHandlersModule) is required: the path, inside your consumer image, of the module whose default export is defineHandlers(...) (docs/deployment.md)",
+      "consumer.handlersModule (context consumerHandlersModule) is required: the path, inside your consumer image, of the module whose default export is defineHandlers(...); or consumer.handlersInImage (context consumerHandlersInImage=true) for an image whose entry point runs runConsumer({ handlers }) (docs/deployment.md)",
+    );
+  if (consumerOptions.handlersModule && consumerOptions.handlersInImage)
+    Annotations.of(scope).addError(
+      "consumer.handlersModule and consumer.handlersInImage exclude each other: the handlers are either a module our image loads or in your image's entry point",
     );
   const { daemon } = checkedDaemonService(scope, "Consumer", "consumer", shared, {
     budget,

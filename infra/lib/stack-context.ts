@@ -61,6 +61,7 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
   const databaseSecurityGroupId = context("databaseSecurityGroupId");
   const handlersModule = context("consumerHandlersModule");
   const consumerName = context("consumerName");
+  const handlersInImage = flag(context, "consumerHandlersInImage");
   // The photo service is deployed once it has an equipment service to talk to (`-c equipmentUrl=…`).
   const equipmentUrl = context("equipmentUrl");
   const internetFacing = flag(context, "internetFacing");
@@ -102,10 +103,11 @@ export function stackPropsFromContext(context: ContextReader): OutboxWorkersStac
     ...(claimCheckExpirationDays ? { claimCheckExpirationDays: Number(claimCheckExpirationDays) } : {}),
     ...(email ? { alarmEmail: email } : {}),
     ...(databaseSecurityGroupId ? { databaseSecurityGroupId } : {}),
-    ...(handlersModule || consumerName
+    ...(handlersModule || consumerName || handlersInImage
       ? {
           consumer: {
             ...(handlersModule ? { handlersModule } : {}),
+            ...(handlersInImage ? { handlersInImage } : {}),
             ...(consumerName ? { name: consumerName } : {}),
           },
         }

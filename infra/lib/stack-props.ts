@@ -45,8 +45,14 @@ export interface ConsumerServiceOptions {
   readonly drainTimeoutMs?: number;
   readonly waitTimeSeconds?: number;
   readonly visibilityTimeoutSeconds?: number;
-  /** CONSUMER_HANDLERS_MODULE inside your consumer image; unset runs the example handlers. */
+  /** CONSUMER_HANDLERS_MODULE inside your consumer image (our image with your bundled handlers module). */
   readonly handlersModule?: string;
+  /**
+   * The consumer image is your application's: its entry point calls `runConsumer({ handlers })`
+   * (docs/deployment.md, "Your handlers, two ways"), so the stack sets no CONSUMER_HANDLERS_MODULE.
+   * Exactly one of this and `handlersModule`.
+   */
+  readonly handlersInImage?: boolean;
   /**
    * CONSUMER_NAME, the service's key in the inbox. Unset, the daemon takes its queue's name, which
    * differs between stacks, so two stacks sharing a database never split the events. A stack

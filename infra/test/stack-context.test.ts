@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { stackPropsFromContext } from "../lib/stack-context.js";
 import { container, environmentOf, synth } from "./support/synth.js";
@@ -209,5 +210,25 @@ describe("the claim checks' lifecycle by context", () => {
     expect(() =>
       stackPropsFromContext((key) => (key === "claimCheckExpirationDays" ? "45d" : undefined)),
     ).toThrow('claimCheckExpirationDays must be a whole number of days, got "45d"');
+  });
+});
+
+describe("handlers in the application's own image by context", () => {
+  const errorsOf = (values: Record<string, string>) =>
+    Annotations.fromStack(synthFromContext(values).stack)
+      .findError("*", Match.anyValue())
+      .map((message) => String(message.entry.data));
+
+  it("sets no CONSUMER_HANDLERS_MODULE and needs none: the image's entry point runs runConsumer({ handlers })", () => {
+    const { stack, template } = synthFromContext({ consumerHandlersInImage: "true" });
+    expect(environmentOf(container(template, "consumer")).CONSUMER_HANDLERS_MODULE).toBeUndefined();
+    expect(Annotations.fromStack(stack).findError("*", Match.anyValue())).toEqual([]);
+  });
+
+  it("refuses both ways at once, and neither", () => {
+    expect(errorsOf({ consumerHandlersInImage: "true", consumerHandlersModule: "/app/handlers.js" })).toEqual(
+      [expect.stringMatching(/^consumer\.handlersModule and consumer\.handlersInImage exclude each other/)],
+    );
+    expect(errorsOf({})).toEqual([expect.stringMatching(/consumerHandlersInImage=true/)]);
   });
 });
