@@ -1,4 +1,6 @@
-import { writeSync } from "node:fs";
+import { mkdtempSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { stackInfo, startStack } from "@outbox/devstack";
 import type { TestProject } from "vitest/node";
 
@@ -18,7 +20,11 @@ export default async function setup(project: TestProject) {
   const stack = await startStack();
   project.provide("stack", stackInfo(stack));
   project.provide("postgresAdminUrl", stack.postgres.adminUrl);
+  // What the run's test files share on disk: the workspace build's lock, the packed tarballs.
+  const runFolder = mkdtempSync(join(tmpdir(), "outbox-test-run-"));
+  project.provide("runFolder", runFolder);
   return async () => {
+    rmSync(runFolder, { recursive: true, force: true });
     await stack.stop();
   };
 }

@@ -17,7 +17,7 @@ import {
   prepareRelease,
   releaseSteps,
 } from "./pack-check.js";
-import { publishablePackages } from "./publishable-packages.js";
+import { packedPublishable } from "./packed-once.js";
 
 /**
  * @outbox/client as an application outside this repo gets it: packed with `pnpm pack`, installed
@@ -37,7 +37,7 @@ const kyselies = [
   { kysely: "0.29", from: "kysely-0.29" },
 ] as const;
 let temp: string;
-let release: { packed: Packed[]; app: string };
+let release: { packed: readonly Packed[]; app: string };
 let client: Packed;
 const projectOf = (kysely: string) => path.join(temp, `app-kysely-${kysely}`);
 
@@ -93,7 +93,8 @@ async function installProject(project: string, kyselyFrom: string): Promise<void
 beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-client-pack-"));
   // `pnpm pack` builds through each package's prepack script, so the tarballs hold the current sources.
-  release = await prepareRelease(root, publishablePackages(root), temp);
+  const packed = await packedPublishable(root);
+  release = { packed, app: await prepareRelease(root, packed, temp) };
   const packedClient = release.packed.find(({ manifest }) => manifest.name === "@outbox/client");
   if (packedClient === undefined) throw new Error("@outbox/client is not among the publishable packages");
   client = packedClient;

@@ -20,6 +20,8 @@ import {
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppDatabase } from "./fixtures/own-entry-point/order-handlers.js";
+import type { Packed } from "./pack-check.js";
+import { packedPublishable, packedTarball } from "./packed-once.js";
 
 /**
  * The consumer and the relay as an application outside this repo runs them from its own entry
@@ -55,20 +57,11 @@ interface AppProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The packed tarball of the workspace package in `dir`. */
-function tarballOf(dir: string): string {
-  const { name, version } = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
-    name: string;
-    version: string;
-  };
-  return path.join(temp, `${name.replace("@", "").replace("/", "-")}-${version}.tgz`);
-}
-
 /**
  * Every third-party dependency of the packed packages, linked to the workspace's copy (pnpm
  * `overrides`, so their transitive uses resolve the same way), and our packages to their tarballs.
  */
-function offlineOverrides(): Record<string, string> {
+function offlineOverrides(packed: readonly Packed[]): Record<string, string> {
   const overrides: Record<string, string> = {};
   for (const dir of PACKED) {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
@@ -81,14 +74,14 @@ function offlineOverrides(): Record<string, string> {
     const { name } = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
       name: string;
     };
-    overrides[name] = `file:${tarballOf(dir)}`;
+    overrides[name] = `file:${packedTarball(packed, name)}`;
   }
   return overrides;
 }
 
-async function installApp(): Promise<void> {
+async function installApp(packed: readonly Packed[]): Promise<void> {
   const linked = (from: string, name: string) => `link:${fs.realpathSync(path.join(root, from, name))}`;
-  const overrides = offlineOverrides();
+  const overrides = offlineOverrides(packed);
   fs.mkdirSync(path.join(app, "src"), { recursive: true });
   fs.writeFileSync(
     path.join(app, "package.json"),
@@ -141,12 +134,7 @@ async function installApp(): Promise<void> {
 beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-consumer-pack-"));
   app = path.join(temp, "app");
-  // One after the other: each package's prepack builds it against the dist/ of those before it.
-  for (const dir of PACKED) {
-    await run("pnpm", ["pack", "--pack-destination", temp], { cwd: path.join(root, dir) });
-    if (!fs.existsSync(tarballOf(dir))) throw new Error(`pnpm pack wrote no ${tarballOf(dir)}`);
-  }
-  await installApp();
+  await installApp(await packedPublishable(root));
   databaseUrl = await createTestDatabase("consumer_package");
   database = createDatabase({
     url: databaseUrl,

@@ -200,16 +200,11 @@ function writeEntryPoints(app: string, packed: readonly Packed[]): void {
 }
 
 /**
- * Packs every package given into `temp` and installs them all into `temp/app`, with every optional
- * peer too (an entry point may need one: `@outbox/client/claim-check` the S3 client), beside a
- * module importing every entry point, which `releaseSteps` compile.
+ * Installs the packed packages all into `temp/app`, with every optional peer too (an entry point
+ * may need one: `@outbox/client/claim-check` the S3 client), beside a module importing every entry
+ * point, which `releaseSteps` compile.
  */
-export async function prepareRelease(
-  root: string,
-  packages: readonly WorkspacePackage[],
-  temp: string,
-): Promise<{ packed: Packed[]; app: string }> {
-  const packed = await packAll(root, packages, temp);
+export async function prepareRelease(root: string, packed: readonly Packed[], temp: string): Promise<string> {
   const links: Record<string, string> = { "@types/node": installedCopy(root, "@types/node", []) };
   for (const { pkg, manifest } of packed) {
     for (const name of Object.keys(manifest.peerDependencies ?? {})) {
@@ -219,7 +214,7 @@ export async function prepareRelease(
   const app = path.join(temp, "app");
   await installScratchApp(root, app, packed, links, path.join(temp, "store"));
   writeEntryPoints(app, packed);
-  return { packed, app };
+  return app;
 }
 
 /**

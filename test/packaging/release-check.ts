@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { prepareRelease, releaseSteps } from "./pack-check.js";
+import { packAll, prepareRelease, releaseSteps } from "./pack-check.js";
 import { publishablePackages } from "./publishable-packages.js";
 
 /**
@@ -14,7 +14,8 @@ const temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-release-check-"));
 try {
   const packages = publishablePackages(root);
   console.log(`packing ${packages.map((pkg) => `${pkg.name}@${pkg.manifest.version}`).join(", ")}`);
-  const { packed, app } = await prepareRelease(root, packages, temp);
+  const packed = await packAll(root, packages, temp);
+  const app = await prepareRelease(root, packed, temp);
   for (const step of releaseSteps(root)) {
     await step.run(app, packed);
     console.log(`ok  ${step.label}`);

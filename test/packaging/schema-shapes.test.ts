@@ -9,6 +9,7 @@ import { createTestDatabase } from "@outbox/test-kit";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packedPublishable, packedTarball } from "./packed-once.js";
 
 /**
  * @outbox/client, packed with `pnpm pack` and installed offline from the tarball, in two throwaway
@@ -26,6 +27,8 @@ const fixtures = fileURLToPath(new URL("fixtures/", import.meta.url));
 const installed = (from: string, name: string) =>
   fs.realpathSync(path.join(root, from, "node_modules", name));
 const tsc = path.join(root, "node_modules/typescript/bin/tsc");
+/** The current major (what `npm i typescript` installs), checked beside 5.x: the app must compile with both. */
+const tsc7 = path.join(root, "node_modules/typescript-7/bin/tsc");
 const codegenBin = path.join(root, "test/node_modules/.bin/kysely-codegen");
 /** The README's orders table, as its own migration creates it. */
 const ORDERS_TABLE = "CREATE TABLE orders (id text PRIMARY KEY, total_cents integer NOT NULL)";
@@ -123,11 +126,7 @@ const codegenUrls = new Map<string, string>();
 
 beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-schema-shapes-"));
-  // `pnpm pack` builds through the package's prepack script, so the tarball holds the current sources.
-  await run("pnpm", ["pack", "--pack-destination", temp], { cwd: clientDir });
-  const [packed] = fs.readdirSync(temp).filter((name) => name.endsWith(".tgz"));
-  if (packed === undefined) throw new Error(`pnpm pack wrote no tarball into ${temp}`);
-  tarball = path.join(temp, packed);
+  tarball = packedTarball(await packedPublishable(root), "@outbox/client");
 
   for (const { kysely, from } of kyselies) {
     const url = await migratedDatabase(`schema_shapes_codegen_${kysely.replace(".", "_")}`, true);
@@ -199,9 +198,12 @@ describe("@outbox/client in applications shaped otherwise", () => {
       expect(generated).toMatch(/seq: Generated<Int8>;/);
     });
 
-    it("type-checks under nodenext: enqueue, enqueueWith, the handler's Transaction, and each misuse refused", async () => {
+    it("type-checks under nodenext (TypeScript 5 and 7): enqueue, enqueueWith, the handler's Transaction, and each misuse refused", async () => {
       await expect(
         run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project() }),
+      ).resolves.toBeDefined();
+      await expect(
+        run(process.execPath, [tsc7, "-p", "tsconfig.json", "--noEmit"], { cwd: project() }),
       ).resolves.toBeDefined();
       // The misuse lines fail to compile for the reasons they name: with their expect-error
       // directives taken out, each is an error, the reason in its message.
@@ -248,8 +250,9 @@ describe("@outbox/client in applications shaped otherwise", () => {
   });
 
   describe("plain pg, migrated by the SQL files", () => {
-    it("type-checks under nodenext and runs: every file applied and bookkept, enqueuePg in the client's transaction", async () => {
+    it("type-checks under nodenext (TypeScript 5 and 7) and runs: every file applied and bookkept, enqueuePg in the client's transaction", async () => {
       const project = projectOf("app-pg");
+      await run(process.execPath, [tsc7, "-p", "tsconfig.json", "--noEmit"], { cwd: project });
       await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project });
       const url = await createTestDatabase("schema_shapes_pg");
       const { stdout } = await run(process.execPath, ["dist/pg-app.js"], {

@@ -28,5 +28,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     stack: StackInfo;
     postgresAdminUrl: string;
+    /** A folder of the run's own (workspace-build.ts), removed when the run ends. */
+    runFolder: string;
   }
 }

@@ -16,3 +16,4 @@ export {
 } from "./run-entry-point.js";
 export { type SilentServer, startSilentServer } from "./silent-server.js";
 export { startTlsPostgres, type TlsPostgres } from "./tls-postgres.js";
+export { oncePerRun, runFolder, withWorkspaceBuild } from "./workspace-build.js";
