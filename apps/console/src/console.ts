@@ -63,7 +63,7 @@ export async function startConsole(
   const url = `http://${host}:${port}/`;
   log.info(
     { url, readOnly: config.readOnly, dlq: desk !== null, authenticated: config.token !== "" },
-    `console: ${url}`,
+    "console listening",
   );
   return {
     url,

@@ -240,6 +240,10 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
       fields === undefined ||
       !sameOriginPost(request.headers as Record<string, string>, fields.get("csrf"))
     ) {
+      deps.log.warn(
+        { who: request.who, route: request.routeOptions.url, origin: request.headers.origin ?? null },
+        "console: refused a POST that did not come from its own page (CSRF check)",
+      );
       return problem(
         reply,
         403,

@@ -149,7 +149,7 @@ describe("the console's reads, on a million-row outbox", () => {
     const groups = await deadRowGroups(handle.db, {});
     expect(Object.fromEntries(groups.map((group) => [group.kind, group.count]))).toEqual({
       InvalidParameter: 666,
-      no: 667,
+      other: 667,
       KMSDisabled: 667,
     });
   });

@@ -10,7 +10,7 @@ import { type RawBuilder, sql } from "kysely";
 export function deadRowKind(row: string): RawBuilder<string> {
   const error = sql.ref(`${row}.last_error`);
   return sql<string>`COALESCE(
-    substring(regexp_replace(${error}, '^after [0-9]+ attempts: ', '') FROM '^([A-Za-z][A-Za-z0-9_.]{0,39})(?::| |$)'),
+    substring(regexp_replace(${error}, '^after [0-9]+ attempts: ', '') FROM '^([A-Za-z][A-Za-z0-9_.]{0,39})(?::|$)'),
     CASE WHEN ${error} IS NULL THEN 'none' ELSE 'other' END)`;
 }
 

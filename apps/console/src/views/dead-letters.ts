@@ -3,7 +3,7 @@ import type { DeadLetterFilter, DeadLetterListing, ListedLetter } from "../reads
 import type { ReasonGroup } from "../reads/dead-rows.js";
 import type { QueueDepth } from "../reads/queue-depths.js";
 import { filterForm } from "./filters.js";
-import { type ActionContext, csrfField, previewForm } from "./forms.js";
+import { type ActionContext, previewForm, selectionForm } from "./forms.js";
 import { groupsTable } from "./groups.js";
 
 /** The most dead letters a page lists; the groups count them all. */
@@ -74,9 +74,10 @@ ${
   shownLetters.length === 0
     ? ""
     : html`${previewForm(context, "redrive", `Redrive all ${matching.length} matching`, filterFields(filter))}
-<form method="post" action="/actions/preview" id="dead-letters-selection">
-${context.readOnly ? "" : html`${csrfField(context)}<input type="hidden" name="scope" value="selected">`}
-<table id="dead-letters-table">
+${selectionForm(
+  context,
+  "dead-letters-selection",
+  html`<table id="dead-letters-table">
 <caption>Dead letters${matching.length > shownLetters.length ? `, the first ${shownLetters.length}` : ""}</caption>
 <thead><tr>${context.readOnly ? "" : html`<th scope="col">Select</th>`}<th scope="col">Event</th><th scope="col">Type</th><th scope="col">Reason kind</th><th scope="col">Reason</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">In the DLQ for</th><th scope="col">More</th></tr></thead>
 <tbody>
@@ -87,9 +88,9 @@ ${context.readOnly ? "" : html`<td><input type="checkbox" name="id" value="${let
 <td>${letter.reason === null ? "redrive policy" : shown(letter.reason, REASON_SHOWN)}</td><td class="num">${letter.attempts}</td>
 <td class="num">${age(letter.ageSeconds)}</td><td>${letterDetails(letter, index)}</td></tr>`,
 )}
-</tbody></table>
-${context.readOnly ? "" : html`<p class="actions"><button type="submit" name="action" value="redrive">Redrive selected</button></p>`}
-</form>`
+</tbody></table>`,
+  [{ action: "redrive", label: "Redrive selected" }],
+)}`
 }
 </div>`;
 }

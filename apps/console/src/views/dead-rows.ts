@@ -1,7 +1,7 @@
 import { age, type Html, html, PAYLOAD_SHOWN, REASON_DETAIL, REASON_SHOWN, shown } from "../html.js";
 import { DEAD_ROWS_LISTED, type DeadRow, type DeadRowFilter, type ReasonGroup } from "../reads/dead-rows.js";
 import { filterForm } from "./filters.js";
-import { type ActionContext, csrfField, previewForm } from "./forms.js";
+import { type ActionContext, previewForm, selectionForm } from "./forms.js";
 import { groupsTable } from "./groups.js";
 
 function filterFields(filter: DeadRowFilter): Record<string, string | number | undefined> {
@@ -48,9 +48,10 @@ ${groupsTable("dead-row-groups", "Dead rows by reason kind", groups, context.rea
 ${
   rows.length === 0
     ? ""
-    : html`<form method="post" action="/actions/preview" id="dead-rows-selection">
-${context.readOnly ? "" : html`${csrfField(context)}<input type="hidden" name="scope" value="selected">`}
-<table id="dead-rows-table">
+    : selectionForm(
+        context,
+        "dead-rows-selection",
+        html`<table id="dead-rows-table">
 <caption>Dead rows, newest death first</caption>
 <thead><tr>${context.readOnly ? "" : html`<th scope="col">Select</th>`}<th scope="col">Event</th><th scope="col">Topic</th><th scope="col">Type</th><th scope="col">Reason kind</th><th scope="col">Reason</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Dead for</th><th scope="col">More</th></tr></thead>
 <tbody>
@@ -61,14 +62,12 @@ ${context.readOnly ? "" : html`<td><input type="checkbox" name="id" value="${row
 <td>${shown(row.kind)}</td><td>${shown(row.lastError, REASON_SHOWN)}</td><td class="num">${row.attempts}</td>
 <td class="num">${age(row.ageSeconds)}</td><td>${rowDetails(row)}</td></tr>`,
 )}
-</tbody></table>
-${
-  context.readOnly
-    ? ""
-    : html`<p class="actions"><button type="submit" name="action" value="requeue">Requeue selected</button>
-<button type="submit" name="action" value="skip">Skip selected</button></p>`
-}
-</form>`
+</tbody></table>`,
+        [
+          { action: "requeue", label: "Requeue selected" },
+          { action: "skip", label: "Skip selected" },
+        ],
+      )
 }
 </div>`;
 }

@@ -38,3 +38,24 @@ ${Object.entries(fields).map(([name, value]) =>
   value === undefined ? "" : html`<input type="hidden" name="${name}" value="${value}">`,
 )}<button type="submit"${accessibleName === undefined ? "" : html` aria-label="${accessibleName}"`}>${label}</button></form>`;
 }
+
+/**
+ * A table whose rows can be ticked, and the buttons that preview an action on the ticked ones: a
+ * POST to /actions/preview with `scope=selected` (nothing ticked is refused, never "everything").
+ * Read-only: the table alone.
+ */
+export function selectionForm(
+  context: ActionContext,
+  id: string,
+  table: Html,
+  actions: readonly { readonly action: ActionName; readonly label: string }[],
+): Html {
+  if (context.readOnly) return table;
+  return html`<form method="post" action="/actions/preview" id="${id}">
+${csrfField(context)}<input type="hidden" name="scope" value="selected">
+${table}
+<p class="actions">${actions.map(
+    ({ action, label }) => html`<button type="submit" name="action" value="${action}">${label}</button> `,
+  )}</p>
+</form>`;
+}
