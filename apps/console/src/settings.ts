@@ -13,7 +13,13 @@ export const consoleSettings = {
   // With the log level: every dead letter command's settings are the console's too.
   ...dlqCommandSettings,
   // Optional here (required by `consumer redrive`): a console may watch the outbox alone.
-  queueUrl: { ...dlqCommandSettings.queueUrl, default: "", defaultLabel: "*(none)*" },
+  queueUrl: {
+    ...dlqCommandSettings.queueUrl,
+    default: "",
+    defaultLabel: "*(none)*",
+    description:
+      "The consumer's queue, where a redrive sends dead letters back. Set it with CONSUMER_DLQ_URL, or neither: the console then shows the outbox only.",
+  },
   host: setting.ipAddress({
     env: "CONSOLE_HOST",
     default: "127.0.0.1",

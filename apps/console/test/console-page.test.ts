@@ -164,6 +164,14 @@ describe("the operator console in headless Chromium", { timeout: 120_000 }, () =
       SELECT dead_at IS NOT NULL AS dead, attempts FROM outbox WHERE id = ${head}::uuid
     `.execute(seeded.handle.db);
     expect(rows).toEqual([{ dead: false, attempts: 0 }]);
+    // One line for the action: what, on what, how many, how it ended, who.
+    const logged = await server.waitForLog("console action", { action: "requeue" });
+    expect(logged).toMatchObject({
+      filter: { ids: 1 },
+      count: 1,
+      outcome: { requeued: 1, refused: 0 },
+      who: "local",
+    });
     await clickThrough("#back");
     expect(await count('[data-count="dead-rows"]')).toBe(SEEDED.deadRows - 1);
     expect(await page.$(`tr[data-id="${head}"]`)).toBeNull();
@@ -195,6 +203,13 @@ describe("the operator console in headless Chromium", { timeout: 120_000 }, () =
       `Redrove ${moving} of ${moving} dead letters to the queue.`,
     );
     expect((await queueDepth(sqs, seeded.queues.queueUrl)).visible).toBe(moving);
+    const logged = await server.waitForLog("console action", { action: "redrive" });
+    expect(logged).toMatchObject({
+      filter: { kind: "unknown_event_type" },
+      count: moving,
+      outcome: { moved: moving, failed: 0, complete: true },
+      who: "local",
+    });
     await clickThrough("#back");
     const kinds = await page.$$eval("#dead-letter-groups tbody tr", (rows) =>
       rows.map((row) => row.getAttribute("data-kind")),

@@ -9,8 +9,14 @@ export interface Asset {
   readonly body: string;
 }
 
+/**
+ * The sources of the assets, found from this module whether it runs as src/assets/bundle.ts or as
+ * dist/assets/bundle.js (the package ships `src` beside `dist` for them, as the termination-race's).
+ */
+const SOURCES = new URL("../../src/assets/", import.meta.url);
+
 function here(name: string): string {
-  return fileURLToPath(new URL(name, import.meta.url));
+  return fileURLToPath(new URL(name, SOURCES));
 }
 
 /** The page's script with uPlot, bundled for the browser from the installed package: nothing from a CDN. */
