@@ -1,16 +1,21 @@
 import { queuesFor } from "@outbox/consumer/operations";
+import { createSnsPublisher, publishTimeoutMs } from "@outbox/relay/operations";
 import {
   configuredConnection,
   createDatabase,
   createLogger,
+  createS3Client,
+  createSnsClient,
+  endpointFor,
   type Logger,
   missingSchemaLine,
   packageVersion,
 } from "@outbox/shared";
+import { ReplayDesk } from "./actions/replay-desk.js";
 import { loadAssets } from "./assets/bundle.js";
 import { DeadLetterDesk } from "./reads/dead-letters.js";
 import { createConsoleServer } from "./server.js";
-import type { ConsoleConfig } from "./settings.js";
+import { type ConsoleConfig, republishes } from "./settings.js";
 
 /** Seconds between a page's live refreshes: SQS's own counts move about once a minute, the outbox's at once. */
 export const REFRESH_SECONDS = 5;
@@ -38,7 +43,8 @@ export async function startConsole(
   const database = createDatabase({
     ...configuredConnection(config),
     service: "console",
-    poolMax: 4,
+    // Page views, and one connection per republish run in hand (its lock is its session's).
+    poolMax: 6,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
   });
   const missing = await missingSchemaLine(database.db, "console");
@@ -48,9 +54,36 @@ export async function startConsole(
   }
   const queues = config.dlqUrl === "" ? null : queuesFor(config, log);
   const desk = queues === null ? null : new DeadLetterDesk(queues, stopping);
+  const aws = {
+    region: config.awsRegion,
+    connectionTimeoutMs: config.awsConnectionTimeoutMs,
+    requestTimeoutMs: config.awsRequestTimeoutMs,
+    maxAttempts: config.awsMaxAttempts,
+  };
+  const sns = republishes(config)
+    ? createSnsClient({ ...aws, endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl) })
+    : null;
+  const s3 =
+    sns === null
+      ? null
+      : createS3Client({ ...aws, endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl) });
+  const replays =
+    sns === null || s3 === null
+      ? null
+      : new ReplayDesk(database.db, {
+          publisher: createSnsPublisher(sns),
+          resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+          publishTimeoutMs: publishTimeoutMs(config),
+          claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+          s3,
+          log,
+          stopping,
+          warn: (text) => log.warn({}, `republish: ${text}`),
+        });
   const server = createConsoleServer({
     db: database.db,
     desk,
+    replays,
     log,
     assets: await loadAssets(),
     token: config.token,
@@ -69,7 +102,11 @@ export async function startConsole(
     url,
     async close() {
       await server.close();
+      // A run in hand ends after its page once `stopping` aborts: its cursor saved, resumable.
+      await replays?.settled();
       queues?.close();
+      sns?.destroy();
+      s3?.destroy();
       await database.close(config.dbStatementTimeoutMs);
     },
   };

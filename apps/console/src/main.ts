@@ -9,7 +9,7 @@ const usage = `usage: pnpm console [--read-only]
 
 The operator console: where events are stuck and why (the relay's backlog per topic, blocked keys,
 dead rows, dead letters, republish runs), refreshing itself, with the commands' fixes (requeue, skip,
-redrive), each previewed, confirmed and logged. Serves http://CONSOLE_HOST:CONSOLE_PORT/ until
+redrive, republish), each previewed, confirmed and logged. Serves http://CONSOLE_HOST:CONSOLE_PORT/ until
 SIGTERM or Ctrl-C. Off loopback it needs CONSOLE_TOKEN, given by the browser as basic auth's password.
 See docs/console.md.
 

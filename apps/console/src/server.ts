@@ -1,12 +1,14 @@
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
 import { describeError } from "@outbox/client";
-import { readStatus } from "@outbox/relay/operations";
+import { type RepublishRequest, readStatus, rowsLeft } from "@outbox/relay/operations";
 import type { Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { filterOf, parseActionRequest } from "./actions/action-request.js";
 import { type ActionDeps, previewAction, runAction } from "./actions/perform.js";
+import type { ReplayDesk } from "./actions/replay-desk.js";
+import { parseReplayRequest } from "./actions/replay-request.js";
 import type { Asset } from "./assets/bundle.js";
 import {
   authenticate,
@@ -32,6 +34,7 @@ import { deadRowsView } from "./views/dead-rows.js";
 import { flowView } from "./views/flow.js";
 import type { ActionContext, ActionName } from "./views/forms.js";
 import { layout, type ViewPath } from "./views/layout.js";
+import { replayPreviewView, replayReportView } from "./views/replay-forms.js";
 import { replaysView } from "./views/replays.js";
 
 declare module "fastify" {
@@ -46,6 +49,8 @@ declare module "fastify" {
 export interface ConsoleServerDeps {
   readonly db: Kysely<Database>;
   readonly desk: DeadLetterDesk | null;
+  /** Null when the console has no topic routing: it shows runs and starts none. */
+  readonly replays: ReplayDesk | null;
   readonly log: Logger;
   readonly assets: ReadonlyMap<string, Asset>;
   /** CONSOLE_TOKEN; "" on loopback without one. */
@@ -227,8 +232,9 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     );
   });
 
-  app.get("/replays", async (_request, reply) => {
-    return page(reply, "Replays", "/replays", replaysView(await listReplays(deps.db)));
+  app.get("/replays", async (request, reply) => {
+    const runs = await listReplays(deps.db);
+    return page(reply, "Replays", "/replays", replaysView(runs, context(request), deps.replays !== null));
   });
 
   // Every POST: the console's own form (CSRF), and not in read-only mode.
@@ -277,6 +283,70 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     );
     if (typeof outcome === "string") return problem(reply, 400, outcome);
     return page(reply, "Done", null, reportView(outcome, ids.length), false);
+  });
+
+  /** How many rows a republish would send: a new run's range, or what a run has left. */
+  const replayRows = async (request: RepublishRequest): Promise<number | null> => {
+    if (request.kind === "resume") {
+      return (await listReplays(deps.db)).find((run) => run.id === request.id)?.left ?? null;
+    }
+    return rowsLeft(deps.db, {
+      id: "",
+      from: request.from,
+      to: request.to ?? new Date().toISOString(),
+      topic: request.topic ?? null,
+      orderingKey: request.orderingKey ?? null,
+      rate: request.rate,
+      cursor: null,
+      sent: 0,
+      skipped: 0,
+      finished: false,
+    });
+  };
+
+  app.post("/replays/preview", async (request, reply) => {
+    if (deps.replays === null)
+      return problem(reply, 400, "no topic routing (RELAY_TOPIC_ARNS): this console starts no republish");
+    const parsed = parseReplayRequest(request.body as URLSearchParams);
+    if (typeof parsed === "string") return problem(reply, 400, parsed);
+    const title = parsed.kind === "new" ? "Republish: confirm" : "Resume: confirm";
+    return page(
+      reply,
+      title,
+      null,
+      replayPreviewView(parsed, await replayRows(parsed), context(request)),
+      false,
+    );
+  });
+
+  app.post("/replays/run", async (request, reply) => {
+    if (deps.replays === null)
+      return problem(reply, 400, "no topic routing (RELAY_TOPIC_ARNS): this console starts no republish");
+    const parsed = parseReplayRequest(request.body as URLSearchParams);
+    if (typeof parsed === "string") return problem(reply, 400, parsed);
+    const rows = await replayRows(parsed);
+    const outcome = await deps.replays.start(parsed);
+    const { reapply, ...asked } = parsed;
+    deps.log.info(
+      {
+        action: parsed.kind === "new" ? "republish" : "resume",
+        filter: {
+          ...asked,
+          reapply: reapply === "allow-reapply" ? reapply : `inbox retention ${reapply.inboxRetentionHours} h`,
+        },
+        count: rows,
+        outcome: "refused" in outcome ? { refused: outcome.refused } : { run: outcome.run.id, started: true },
+        who: request.who,
+      },
+      "console action",
+    );
+    return page(
+      reply,
+      "refused" in outcome ? "Not started" : "Started",
+      null,
+      replayReportView(outcome),
+      false,
+    );
   });
 
   app.setNotFoundHandler((request, reply) => problem(reply, 404, `No page ${shown(request.url, 200)} here.`));

@@ -1,15 +1,16 @@
 import { isIP } from "node:net";
 import { dlqCommandProblems, dlqCommandSettings } from "@outbox/consumer/operations";
-import { requeueDeadSettings } from "@outbox/relay/operations";
+import { republishSettings, topicRoutingProblems } from "@outbox/relay/operations";
 import { type ConfigOf, type ConfigProblem, setting } from "@outbox/shared";
 
 /**
- * What the operator console reads: the database (and the relay's claim-check window, which a requeue
- * obeys), the consumer's queue and DLQ (optional: without them the console shows the outbox only),
- * and its own listener, authentication and mode.
+ * What the operator console reads: what `relay republish` reads (the database, SNS and the relay's
+ * topic routing, which a republish needs, and the claim-check window, which a requeue obeys too),
+ * the consumer's queue and DLQ (optional: without them the console shows the outbox only), and its
+ * own listener, authentication and mode.
  */
 export const consoleSettings = {
-  ...requeueDeadSettings,
+  ...republishSettings,
   // With the log level: every dead letter command's settings are the console's too.
   ...dlqCommandSettings,
   // Optional here (required by `consumer redrive`): a console may watch the outbox alone.
@@ -76,6 +77,8 @@ export function consoleProblems(config: ConsoleConfig): ConfigProblem[] {
   if (config.token !== "" && config.token.length < MIN_TOKEN_LENGTH) {
     problems.push({ env: token, message: `must be at least ${MIN_TOKEN_LENGTH} characters` });
   }
+  // Optional: without a topic routing the console shows the republish runs and starts none.
+  if (republishes(config)) problems.push(...topicRoutingProblems(config));
   if (config.dlqUrl !== "" && config.queueUrl === "") {
     problems.push({
       env: consoleSettings.queueUrl.env,
@@ -85,4 +88,9 @@ export function consoleProblems(config: ConsoleConfig): ConfigProblem[] {
     problems.push(...dlqCommandProblems(config));
   }
   return problems;
+}
+
+/** Whether the console can start and resume republish runs: the relay's topic routing is given. */
+export function republishes(config: Pick<ConsoleConfig, "topicArns" | "defaultTopicArn">): boolean {
+  return Object.keys(config.topicArns).length > 0 || config.defaultTopicArn !== "";
 }

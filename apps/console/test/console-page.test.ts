@@ -230,6 +230,34 @@ describe("the operator console in headless Chromium", { timeout: 120_000 }, () =
     await screenshot("replays");
   });
 
+  it("a republish previewed from a range, and a stopped run resumed by clicking, watched to its end", async () => {
+    await visit("/replays");
+    // A new run over the last two hours: previewed (the published hour's 150 rows), not started.
+    await page.type("#start-replay input[name=from]", new Date(Date.now() - 7_200_000).toISOString());
+    await page.type("#start-retention", "24");
+    await clickThrough("#start-replay button");
+    expect(await count("#preview-count")).toBe(150);
+    await visit("/replays");
+    const run = await page.$eval("#replays-table tbody tr", (row) => row.getAttribute("data-run") ?? "");
+    await page.type(`[id="resume-${run}-retention"]`, "24");
+    await clickThrough(`form[aria-label="Resume run ${run}"] button`);
+    expect(await count("#preview-count")).toBe(80);
+    await clickThrough("#confirm");
+    expect(await page.$eval("#report", (p) => p.textContent)).toMatch(
+      /^Run .+ resumed; it goes on in the console/,
+    );
+    await clickThrough("#back");
+    // Watched without a reload: the live refresh shows the run finish.
+    await page.waitForFunction(
+      () => document.querySelector('#replays-table [data-count="left"]')?.textContent === "0",
+      { timeout: BOUND_MS },
+    );
+    expect(await count('[data-count="sent"]')).toBe(150);
+    const logged = await server.waitForLog("console action", { action: "resume" });
+    expect(logged).toMatchObject({ count: 80, outcome: { run, started: true }, who: "local" });
+    await server.waitForLog("republish done", { run, finished: true });
+  });
+
   it("refreshes itself without a reload: a row dying shows within a refresh", async () => {
     await visit("/");
     const before = await count('[data-count="total-dead"]');

@@ -117,6 +117,8 @@ export async function seedConsoleStack(label: string, sqs: SQSClient): Promise<C
     DATABASE_URL: url,
     CONSUMER_QUEUE_URL: queues.queueUrl,
     CONSUMER_DLQ_URL: queues.dlqUrl,
+    // The relay's routing: the console may start and resume republish runs.
+    RELAY_TOPIC_ARNS: `orders=${queues.topicArn}`,
     CONSOLE_PORT: "0",
     LOG_LEVEL: "info",
   };
