@@ -95,7 +95,13 @@ export async function startConsole(
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}/`;
   log.info(
-    { url, readOnly: config.readOnly, dlq: desk !== null, authenticated: config.token !== "" },
+    {
+      url,
+      readOnly: config.readOnly,
+      dlq: desk !== null,
+      republish: replays !== null,
+      authenticated: config.token !== "",
+    },
     "console listening",
   );
   return {
