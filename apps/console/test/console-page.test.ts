@@ -280,6 +280,28 @@ describe("the operator console in headless Chromium", { timeout: 120_000 }, () =
     expect(await page.$eval("#live-status", (status) => status.textContent)).toMatch(/^Updated at /);
   });
 
+  it("every view: each control has a name, and the skip link takes the keyboard to the content", async () => {
+    for (const path of ["/", "/blocked-keys", "/dead-rows", "/dead-letters", "/replays"]) {
+      await visit(path);
+      const unnamed = await page.$$eval("input:not([type=hidden]), select, button, a[href]", (controls) =>
+        controls
+          .filter((control) => {
+            const labelled =
+              (control as HTMLInputElement).labels?.length ||
+              control.getAttribute("aria-label") ||
+              control.textContent?.trim();
+            return !labelled;
+          })
+          .map((control) => control.outerHTML.slice(0, 120)),
+      );
+      expect(unnamed, path).toEqual([]);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+      await page.keyboard.press("Enter");
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("content");
+    }
+  });
+
   it("loads nothing from elsewhere and breaks no rule of its Content-Security-Policy", () => {
     expect(pageErrors).toEqual([]);
   });

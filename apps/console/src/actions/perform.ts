@@ -61,11 +61,10 @@ export async function previewAction(
     if (deps.desk === null) return "no DLQ configured (CONSUMER_DLQ_URL): nothing to redrive";
     const { letters } = await deps.desk.listing();
     const { targets } = request;
+    const named = new Set(targets.kind === "ids" ? targets.ids : []);
     const matched = letters
       .filter((letter) =>
-        targets.kind === "ids"
-          ? targets.ids.includes(letter.messageId)
-          : matchesLetter(targets.filter, letter),
+        targets.kind === "ids" ? named.has(letter.messageId) : matchesLetter(targets.filter, letter),
       )
       .map((letter) => letter.messageId);
     return {
