@@ -10,7 +10,8 @@ import { type Kysely, sql } from "kysely";
  *   WHERE as written; no pending index has it alone (each also says `dead_at IS NULL`), so that query
  *   read the whole table. None of its columns is one a claim changes (`attempts`, `available_at`,
  *   `locked_until`, `locked_by`), so claims stay HOT updates; marking published or dead already writes
- *   index entries (`published_at` and `dead_at` are in every pending index's predicate).
+ *   index entries (`published_at` and `dead_at` are in every pending index's predicate). Every insert
+ *   writes one entry into it, as into `outbox_pending_by_seq`.
  * - `outbox_dead`: the dead rows, newest death first, for the console's list of dead rows and its
  *   groups by reason; skipped rows included (`outbox_dead_heads` leaves them out). Dead rows are few.
  *   `CREATE INDEX` scans the table while blocking inserts: apply it in a quiet moment on a large outbox.
