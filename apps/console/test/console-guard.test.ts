@@ -2,6 +2,7 @@ import http from "node:http";
 import {
   awsClients,
   configRefusal,
+  createTestDatabase,
   type DaemonProcess,
   expectAnswer,
   expectUsageError,
@@ -77,6 +78,25 @@ describe("pnpm console's command line", () => {
     ]);
     const short = await configRefusal(ENTRY, { ...seeded.env, CONSOLE_TOKEN: "short" });
     expect(short).toEqual(["console: config error: CONSOLE_TOKEN: must be at least 16 characters"]);
+  });
+});
+
+describe("pnpm console's start and stop", { timeout: 120_000 }, () => {
+  it("refuses a database without its migrations, naming them and the command: exit 78", async () => {
+    const empty = await createTestDatabase("console_unmigrated");
+    const lines = await configRefusal(ENTRY, { ...seeded.env, DATABASE_URL: empty });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^console: the database lacks \d+ migrations, 0001_outbox_and_inbox to 0015_outbox_operator_reads; apply them with `pnpm migrate`/,
+      ),
+    ]);
+  });
+
+  it("stops at SIGTERM, exit 0", async () => {
+    const { process } = await startConsoleProcess(seeded.env);
+    const exit = await process.stop("SIGTERM");
+    expect(exit.code).toBe(0);
+    await process.waitForLog("console stopped");
   });
 });
 
