@@ -47,6 +47,7 @@ const programs = [
   { name: "bench", entry: "bench/src/cli.ts", pkg: "bench/package.json" },
   { name: "stack", entry: "drills/src/cli/stack.ts", pkg: "drills/package.json" },
   { name: "readme:table", entry: "drills/src/cli/readme-table.ts", pkg: "drills/package.json" },
+  { name: "console", entry: "apps/console/src/main.ts", pkg: "apps/console/package.json" },
 ] as const;
 
 // drill and start load the whole drill stack before they parse their command line: slow on a busy machine.

@@ -1,4 +1,5 @@
 import { apiSettings } from "@outbox/api";
+import { consoleSettings } from "@outbox/console";
 import { consumerSettings } from "@outbox/consumer";
 import { relaySettings } from "@outbox/relay";
 import { commonSettings, type SettingsSpec } from "@outbox/shared";
@@ -9,4 +10,5 @@ export const configPages: readonly { readonly page: string; readonly settings: S
   { page: "docs/relay.md", settings: relaySettings },
   { page: "docs/consumer.md", settings: consumerSettings },
   { page: "docs/api.md", settings: apiSettings },
+  { page: "docs/console.md", settings: consoleSettings },
 ];

@@ -222,8 +222,12 @@ export async function prepareRelease(root: string, packed: readonly Packed[], te
  * points at src/, which is not shipped), `main` and `types` for resolvers that ignore `exports`, a
  * license, the repository, and a `files` list (nothing packed by accident).
  */
-export function manifestProblems({ manifest }: Packed): string[] {
+export function manifestProblems({ pkg, manifest }: Packed): string[] {
   const problems: string[] = [];
+  // publishConfig.exports replaces the map at pack time: an entry point added to one and not the
+  // other would be missing from what applications install.
+  for (const subpath of Object.keys(pkg.manifest.exports))
+    if (!(subpath in manifest.exports)) problems.push(`the packed exports lack ${subpath}`);
   if (JSON.stringify(manifest.exports).includes('"development"'))
     problems.push("exports has a development condition");
   if (manifest.main !== "./dist/index.js")

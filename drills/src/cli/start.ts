@@ -1,7 +1,8 @@
 // First: before any SDK client exists (see the module).
 import "./quiet-sdk-node-warning.js";
+import { awsEnvironment } from "@outbox/devstack";
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
-import { DaemonFleet } from "@outbox/test-kit/process";
+import { DaemonFleet, startDaemonProcess } from "@outbox/test-kit/process";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import { DEMO_DRILLS } from "../demo.js";
 import { fullScale } from "../drill-context.js";
@@ -62,6 +63,21 @@ process.exit(
             );
             await enqueueBacklog(environment.database, DRILL_TOPIC, 10);
             const { aws } = stack;
+            // The operator console on the same database and queues (`pnpm console`, docs/console.md).
+            const operatorConsole = startDaemonProcess(
+              "apps/console/src/main.ts",
+              {
+                ...awsEnvironment(aws),
+                DATABASE_URL: environment.databaseUrl,
+                CONSUMER_QUEUE_URL: environment.resources.queueUrl,
+                CONSUMER_DLQ_URL: environment.resources.dlqUrl,
+                CONSOLE_PORT: "0",
+              },
+              { name: "console" },
+            );
+            const consoleUrl = String(
+              (await operatorConsole.waitForLog("console listening", {}, 60_000)).url,
+            );
             process.stderr.write(
               [
                 "",
@@ -73,6 +89,7 @@ process.exit(
                 `  queue ${environment.resources.queueUrl}, DLQ ${environment.resources.dlqUrl}`,
                 `  relay    http://127.0.0.1:${relayPort}/metrics  (/livez, /readyz)`,
                 `  consumer http://127.0.0.1:${consumerPort}/metrics`,
+                `  console  ${consoleUrl}  (the operator console: backlog, dead rows, DLQ; docs/console.md)`,
                 `  psql "$DATABASE_URL" -c "select count(*) from example_effects"`,
                 `  pnpm --filter @outbox/relay exec tsx --conditions=development src/main.ts status`,
                 "",

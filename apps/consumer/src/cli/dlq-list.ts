@@ -1,50 +1,53 @@
+import type { Message } from "@aws-sdk/client-sqs";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
 import { receiptOf } from "../receipt.js";
 import { renderDeadLetters } from "./dead-letter-table.js";
 import {
-  type DeadLetter,
   deadLetterBatches,
   describeDeadLetter,
   releaseHeld,
   shownDeadLetter,
   WalkOutlastedHoldError,
 } from "./dead-letters.js";
-import { openQueues } from "./open-queues.js";
+import { type DlqQueues, openQueues } from "./open-queues.js";
+
+/** What a walk of the DLQ found: every message received (each once), all released again. */
+export interface DeadLetterWalk {
+  readonly messages: readonly Message[];
+  /** Every message of the DLQ is in `messages`: the walk ended on an empty receive. */
+  readonly complete: boolean;
+}
 
 /**
- * `consumer dlq list [--json]`: every message in the DLQ with its event, why it is there and its
- * attempts. It consumes nothing: what it received it releases at once at the end (visibility 0),
- * also when a receive fails half-way or a stop (SIGTERM, Ctrl-C) ends it early (exit 1 then, after
- * the release, the list partial). A walk that outlasts its hold (DLQ_HOLD_SECONDS) sees its first
- * messages again and cannot tell what it missed: exit 1 too, `complete: false` in the JSON, a line on stderr.
+ * Every message in the DLQ, received once each and released at once at the end (visibility 0): the
+ * walk takes nothing away, also when a receive fails half-way or `stopping` ends it early (not
+ * complete then). A walk that outlasts its hold (DLQ_HOLD_SECONDS) sees its first messages again
+ * and cannot tell what it missed: not complete either, with a line in `queues.log`. The one home of
+ * a listing: `consumer dlq list` and the operator console call it.
  */
-export async function runDlqList(options: { readonly json: boolean }): Promise<number> {
-  const queues = openQueues("dlq list");
-  if (!queues) return EXIT_CONFIG;
-  const letters: DeadLetter[] = [];
+export async function walkDeadLetters(queues: DlqQueues, stopping: AbortSignal): Promise<DeadLetterWalk> {
+  const messages: Message[] = [];
   const held: ReturnType<typeof receiptOf>[] = [];
-  let code = EXIT_OK;
-  // A stop (SIGTERM, Ctrl-C) ends the walk; what was received is released below all the same.
-  const stops = listenForStopRequests(queues.log, () => {});
+  let complete = true;
   try {
-    for await (const batch of deadLetterBatches(queues, stops.stopping)) {
+    for await (const batch of deadLetterBatches(queues, stopping)) {
       for (const message of batch) {
         held.push(receiptOf(message));
-        letters.push(describeDeadLetter(message));
+        messages.push(message);
       }
     }
-    if (stops.stopping.aborted) code = EXIT_CRASH;
+    if (stopping.aborted) complete = false;
   } catch (error) {
     if (error instanceof WalkOutlastedHoldError) {
       held.push(...error.again);
-      queues.log.error({ err: error, listed: letters.length }, "dlq list: the list is partial");
+      queues.log.error({ err: error, listed: messages.length }, "dlq list: the list is partial");
     } else {
       queues.log.error(
-        { err: error, listed: letters.length },
+        { err: error, listed: messages.length },
         "dlq list: receive failed; the list is partial",
       );
     }
-    code = EXIT_CRASH;
+    complete = false;
   }
   try {
     await releaseHeld(queues, held);
@@ -53,15 +56,32 @@ export async function runDlqList(options: { readonly json: boolean }): Promise<n
       { err: error, held: held.length },
       "dlq list: release failed; the messages come back after their hold",
     );
+  }
+  return { messages, complete };
+}
+
+/**
+ * `consumer dlq list [--json]`: walkDeadLetters, each message with its event, why it is there and its
+ * attempts. A stop (SIGTERM, Ctrl-C), a failed receive or an outlasted hold: exit 1 (after the
+ * release), the list partial, `complete: false` in the JSON.
+ */
+export async function runDlqList(options: { readonly json: boolean }): Promise<number> {
+  const queues = openQueues("dlq list");
+  if (!queues) return EXIT_CONFIG;
+  // A stop (SIGTERM, Ctrl-C) ends the walk; what was received is released all the same.
+  const stops = listenForStopRequests(queues.log, () => {});
+  let walk: DeadLetterWalk;
+  try {
+    walk = await walkDeadLetters(queues, stops.stopping);
   } finally {
     stops.dispose();
     queues.close();
   }
-  // `complete`: every message of the DLQ is in the list (the walk ended on an empty receive).
+  const letters = walk.messages.map((message) => describeDeadLetter(message));
   process.stdout.write(
     options.json
-      ? `${JSON.stringify({ total: letters.length, complete: code === EXIT_OK, messages: letters.map(shownDeadLetter) })}\n`
+      ? `${JSON.stringify({ total: letters.length, complete: walk.complete, messages: letters.map(shownDeadLetter) })}\n`
       : renderDeadLetters(letters),
   );
-  return code;
+  return walk.complete ? EXIT_OK : EXIT_CRASH;
 }

@@ -54,6 +54,17 @@ export function openQueues(command: string): DlqQueues | null {
     return read.config;
   });
   if (config === undefined) return null;
+  const log = createLogger({
+    service: `consumer-${command.replace(" ", "-")}`,
+    version: packageVersion(import.meta.url),
+    level: config.logLevel,
+    destination: process.stderr,
+  });
+  return queuesFor(config, log);
+}
+
+/** The queues a configuration names, with SDK clients of its own: close() destroys them. */
+export function queuesFor(config: DlqCommandConfig, log: Logger): DlqQueues {
   const awsClientSettings = {
     region: config.awsRegion,
     endpoint: endpointFor(config.awsEndpointUrlSqs, config.awsEndpointUrl),
@@ -66,12 +77,6 @@ export function openQueues(command: string): DlqQueues | null {
   const s3 = createS3Client({
     ...awsClientSettings,
     endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl),
-  });
-  const log = createLogger({
-    service: `consumer-${command.replace(" ", "-")}`,
-    version: packageVersion(import.meta.url),
-    level: config.logLevel,
-    destination: process.stderr,
   });
   return {
     sqs,

@@ -19,6 +19,7 @@ import { type Receipt, receiptOf } from "../receipt.js";
 import { deadLetterPointer } from "./dead-letter-pointer.js";
 import {
   bounded,
+  type DeadLetter,
   deadLetterBatches,
   describeDeadLetter,
   releaseHeld,
@@ -224,6 +225,7 @@ async function redriveAll(
   counts: RedriveCounts,
   held: Receipt[],
   stopping: AbortSignal,
+  wouldMove: (letter: DeadLetter) => void,
 ) {
   let reportedAt = performance.now();
   for await (const batch of deadLetterBatches(queues, stopping)) {
@@ -239,7 +241,7 @@ async function redriveAll(
       counts.matched += 1;
       if (options.dryRun) {
         held.push(receiptOf(message));
-        process.stdout.write(`${JSON.stringify({ wouldMove: shownDeadLetter(letter) })}\n`);
+        wouldMove(letter);
       } else {
         matched.push(message);
       }
@@ -253,17 +255,26 @@ async function redriveAll(
   }
 }
 
+/** How a redrive ended: its counts, whether it was a dry run, and whether the whole DLQ was walked. */
+export interface RedriveSummary extends RedriveCounts {
+  readonly dryRun: boolean;
+  /** The whole DLQ was walked (a stop, a failure or an outlasted hold leave it false). */
+  readonly complete: boolean;
+}
+
 /**
- * `consumer redrive [filters] [--dry-run]`: moves the DLQ's messages (all, or those the filter
- * matches) back to the consumer's queue. What it received and did not move is released at once at
- * the end. A claim-checked message whose object is gone is not sent back (withTheirObjects). Prints
- * `{"matched":N,"moved":N,"skipped":N,"failed":N,"objectGone":N,…,"complete":B}`; exit 1 when a
- * send failed, SQS failed as a whole, a stop cut it short (after the release), the walk outlasted
- * its hold (not complete), or `--id` matched nothing.
+ * Moves the DLQ's messages (all, or those the filter matches) back to the consumer's queue; a dry
+ * run hands each match to `wouldMove` instead. What it received and did not move is released at
+ * once at the end. A claim-checked message whose object is gone is not sent back (withTheirObjects).
+ * `stopping` ends it after the batch in hand, which is moved whole. The one home of a redrive:
+ * `consumer redrive` and the operator console call it.
  */
-export async function runRedrive(options: RedriveOptions): Promise<number> {
-  const queues = openQueues("redrive");
-  if (!queues) return EXIT_CONFIG;
+export async function redrive(
+  queues: DlqQueues,
+  options: RedriveOptions,
+  stopping: AbortSignal,
+  wouldMove: (letter: DeadLetter) => void = () => {},
+): Promise<RedriveSummary> {
   const counts: RedriveCounts = {
     received: 0,
     matched: 0,
@@ -275,12 +286,9 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
   };
   const held: Receipt[] = [];
   let cut = false;
-  // A stop (SIGTERM, Ctrl-C) ends the run after the batch in hand, which is moved whole: what is
-  // held is then released, and the counts printed, like at the end.
-  const stops = listenForStopRequests(queues.log, () => {});
   try {
-    await redriveAll(queues, options, counts, held, stops.stopping);
-    if (stops.stopping.aborted) {
+    await redriveAll(queues, options, counts, held, stopping, wouldMove);
+    if (stopping.aborted) {
       cut = true;
       queues.log.warn(counts, "redrive: stopped early; what is left stays in the DLQ");
     }
@@ -303,14 +311,31 @@ export async function runRedrive(options: RedriveOptions): Promise<number> {
       { err: error, held: held.length },
       "redrive: release failed; the messages come back after their hold",
     );
+  }
+  return { ...counts, dryRun: options.dryRun, complete: !cut };
+}
+
+/**
+ * `consumer redrive [filters] [--dry-run]`: redrive, each dry-run match printed as a JSON line. Prints
+ * `{"matched":N,"moved":N,"skipped":N,"failed":N,"objectGone":N,…,"complete":B}`; exit 1 when a
+ * send failed, SQS failed as a whole, a stop (SIGTERM, Ctrl-C) cut it short (after the release), the
+ * walk outlasted its hold (not complete), or `--id` matched nothing.
+ */
+export async function runRedrive(options: RedriveOptions): Promise<number> {
+  const queues = openQueues("redrive");
+  if (!queues) return EXIT_CONFIG;
+  const stops = listenForStopRequests(queues.log, () => {});
+  let summary: RedriveSummary;
+  try {
+    summary = await redrive(queues, options, stops.stopping, (letter) => {
+      process.stdout.write(`${JSON.stringify({ wouldMove: shownDeadLetter(letter) })}\n`);
+    });
   } finally {
     stops.dispose();
     queues.close();
   }
-  // `complete`: the whole DLQ was walked (a stop, a failure or an outlasted hold leave it false).
-  const summary = { ...counts, dryRun: options.dryRun, complete: !cut };
   queues.log.info(summary, "redrive done");
   process.stdout.write(`${JSON.stringify(summary)}\n`);
-  const idMissed = options.filter.ids !== undefined && counts.matched === 0;
-  return cut || counts.failed > 0 || idMissed ? EXIT_CRASH : EXIT_OK;
+  const idMissed = options.filter.ids !== undefined && summary.matched === 0;
+  return !summary.complete || summary.failed > 0 || idMissed ? EXIT_CRASH : EXIT_OK;
 }

@@ -1,7 +1,7 @@
 import type { OutboxTables as Database } from "@outbox/client";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
 import { usageError } from "@outbox/shared/command-line";
-import type { Kysely } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import { openDatabase } from "./open-database.js";
 
 /**
@@ -17,18 +17,26 @@ export function deadRowId(id: string | boolean | undefined, usage: string): stri
   return id;
 }
 
+/**
+ * The extra condition of a statement on dead rows: none (every row), or `id` among `ids` — checked
+ * as UUIDs by Postgres, so a malformed one is refused by the statement, not matched by nothing.
+ */
+export function onlyRows(ids: readonly string[] | undefined): RawBuilder<unknown> {
+  return ids === undefined ? sql`` : sql`AND id = ANY(${[...ids]}::uuid[])`;
+}
+
 export async function runDeadRowsCommand(
   command: string,
   counted: string,
   id: string | boolean | undefined,
   usage: string,
-  change: (db: Kysely<Database>, id: string | undefined) => Promise<number>,
+  change: (db: Kysely<Database>, ids: readonly string[] | undefined) => Promise<number>,
 ): Promise<number> {
   const only = deadRowId(id, usage);
   const database = await openDatabase(command);
   if (!database) return EXIT_CONFIG;
   try {
-    const changed = await change(database.db, only);
+    const changed = await change(database.db, only === undefined ? undefined : [only]);
     process.stdout.write(`${JSON.stringify({ [counted]: changed })}\n`);
     return only !== undefined && changed === 0 ? EXIT_CRASH : EXIT_OK;
   } finally {

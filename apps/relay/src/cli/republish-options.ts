@@ -26,13 +26,18 @@ export type RepublishRequest = (
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Whether `text` is a timestamp with its zone, as `--from` and `--to` take it (and the console's form). */
+export function timestampWithZone(text: string): boolean {
+  return TIMESTAMP.test(text) && !Number.isNaN(Date.parse(text));
+}
+
 function timestampOption(
   usage: string,
   name: string,
   value: string | boolean | undefined,
 ): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !TIMESTAMP.test(value) || Number.isNaN(Date.parse(value))) {
+  if (typeof value !== "string" || !timestampWithZone(value)) {
     return usageError(
       usage,
       `--${name} needs a timestamp with its zone, e.g. 2026-12-01T10:00:00Z, got "${String(value)}"`,

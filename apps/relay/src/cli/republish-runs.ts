@@ -222,3 +222,23 @@ export async function finishRun(db: Kysely<Database>, id: string): Promise<void>
     db,
   );
 }
+
+/** The latest `limit` runs, newest first (their ids are UUIDv7: time-ordered). */
+export async function listRuns(db: Kysely<Database>, limit: number): Promise<RepublishRun[]> {
+  const { rows } = await sql<RunRow>`
+    SELECT ${RUN_COLUMNS} FROM relay_republish ORDER BY started_at DESC, id DESC LIMIT ${limit}
+  `.execute(db);
+  return rows.map(runOf);
+}
+
+/**
+ * How many rows of the run's range it has still to send (after its cursor): a range count on
+ * `outbox_published_at`, the walk's own WHERE. 0 once it finished.
+ */
+export async function rowsLeft(db: Kysely<Database>, run: RepublishRun): Promise<number> {
+  if (run.finished) return 0;
+  const { rows } = await sql<{ left: string }>`
+    SELECT count(*) AS left FROM outbox o WHERE ${inRange(run, run.cursor)}
+  `.execute(db);
+  return Number(rows[0]?.left ?? 0);
+}

@@ -188,23 +188,85 @@ export async function republishRange(deps: RepublishDeps, run: RepublishRun): Pr
 }
 
 /**
- * Exit 64 with its line on stderr when what is left of the range holds rows published longer ago
- * than the consumers' inbox retention (their replays would apply again); undefined when it may go.
- * Checked when a run starts and at each resume, against the rows not yet sent.
+ * Why a run may not go, when what is left of the range holds rows published longer ago than the
+ * consumers' inbox retention (their replays would apply again); undefined when it may go. Checked
+ * when a run starts and at each resume, against the rows not yet sent.
  */
 async function reapplyRefusal(
   db: Kysely<Database>,
   guard: ReapplyGuard,
   range: Parameters<typeof oldestBeyond>[1],
   cursor: RepublishRun["cursor"],
-): Promise<number | undefined> {
+): Promise<string | undefined> {
   if (guard === "allow-reapply") return undefined;
   const oldest = await oldestBeyond(db, range, cursor, guard.inboxRetentionHours);
   if (oldest === undefined) return undefined;
-  process.stderr.write(
-    `relay republish: the range holds rows published at ${oldest}, more than --inbox-retention-hours (${guard.inboxRetentionHours}) ago: a consumer may have deleted their inbox rows and would apply their effects again. Narrow the range, or pass --allow-reapply to send them anyway.\n`,
+  return `the range holds rows published at ${oldest}, more than --inbox-retention-hours (${guard.inboxRetentionHours}) ago: a consumer may have deleted their inbox rows and would apply their effects again. Narrow the range, or pass --allow-reapply to send them anyway.`;
+}
+
+/** A run not worked: why, for the operator, and the command's exit code. */
+export interface RepublishRefusal {
+  readonly refused: string;
+  readonly code: number;
+}
+
+/** What working a run needs besides its connection: RepublishDeps, and where a warning goes. */
+export interface WorkRunDeps extends Omit<RepublishDeps, "db"> {
+  /** The --allow-reapply warning, for the operator (stderr for the command). */
+  warn(text: string): void;
+}
+
+/**
+ * A new run over a range, or the resume of one, worked to its end (or its stop) on `db`: one
+ * connection, whose session holds the run's lock (lockRun), so a second process working the same
+ * run is refused. The safety rules of a replay are checked first: the inbox retention (or
+ * allow-reapply), one process per run. `started` is told the run once it is recorded and locked,
+ * before the first page. The one home of a republish: `relay republish` and the operator console
+ * call it.
+ */
+export async function workRepublish(
+  db: Kysely<Database>,
+  deps: WorkRunDeps,
+  request: RepublishRequest,
+  started: (run: RepublishRun) => void = () => {},
+): Promise<RepublishOutcome | RepublishRefusal> {
+  const guard = request.reapply;
+  if (request.kind === "new") {
+    const range = { ...request, topic: request.topic ?? null, orderingKey: request.orderingKey ?? null };
+    const refused = await reapplyRefusal(db, guard, range, null);
+    if (refused !== undefined) return { refused, code: EXIT_USAGE };
+  } else if (!(await lockRun(db, request.id))) {
+    return {
+      refused: `run ${request.id} is being worked by another process; nothing sent (try again once it has stopped)`,
+      code: EXIT_CRASH,
+    };
+  }
+  const run =
+    request.kind === "new"
+      ? await createRun(db, { ...request, id: uuidv7() })
+      : await resumeRun(db, request.id, request.rate);
+  if (run === undefined) {
+    return { refused: `no run ${request.kind === "resume" ? request.id : ""}`, code: EXIT_CRASH };
+  }
+  // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
+  if (request.kind === "new") await lockRun(db, run.id);
+  if (request.kind === "resume" && !run.finished) {
+    const refused = await reapplyRefusal(db, guard, run, run.cursor);
+    if (refused !== undefined) return { refused, code: EXIT_USAGE };
+  }
+  if (guard === "allow-reapply") {
+    deps.warn(
+      "--allow-reapply: consumers whose inbox no longer holds these events will apply their effects again",
+    );
+  }
+  deps.log.info(
+    { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
+    `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
   );
-  return EXIT_USAGE;
+  started(run);
+  return run.finished
+    ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
+    : await republishRange({ ...deps, db }, run);
 }
 
 /** The daemon's topic routing, refused like the daemon's when it can route nothing (exit 78). */
@@ -248,61 +310,29 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
   const stops = listenForStopRequests(log, () => {});
   try {
     // One connection for the whole run: the run's lock is this connection's (lockRun).
-    return await database.db.connection().execute(async (db) => {
-      const refusal = "relay republish:";
-      const guard = request.reapply;
-      if (request.kind === "new") {
-        const range = { ...request, topic: request.topic ?? null, orderingKey: request.orderingKey ?? null };
-        const refused = await reapplyRefusal(db, guard, range, null);
-        if (refused !== undefined) return refused;
-      } else if (!(await lockRun(db, request.id))) {
-        process.stderr.write(
-          `${refusal} run ${request.id} is being worked by another process; nothing sent (try again once it has stopped)\n`,
-        );
-        return EXIT_CRASH;
-      }
-      const run =
-        request.kind === "new"
-          ? await createRun(db, { ...request, id: uuidv7() })
-          : await resumeRun(db, request.id, request.rate);
-      if (run === undefined) {
-        process.stderr.write(`${refusal} no run ${request.kind === "resume" ? request.id : ""}\n`);
-        return EXIT_CRASH;
-      }
-      // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
-      if (request.kind === "new") await lockRun(db, run.id);
-      if (request.kind === "resume" && !run.finished) {
-        const refused = await reapplyRefusal(db, guard, run, run.cursor);
-        if (refused !== undefined) return refused;
-      }
-      if (guard === "allow-reapply") {
-        process.stderr.write(
-          `${refusal} --allow-reapply: consumers whose inbox no longer holds these events will apply their effects again\n`,
-        );
-      }
-      log.info(
-        { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
-        `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
-      );
-      const outcome = run.finished
-        ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
-        : await republishRange(
-            {
-              db,
-              publisher: createSnsPublisher(sns),
-              resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
-              publishTimeoutMs: publishTimeoutMs(config),
-              claimCheckSendWithinHours: config.claimCheckSendWithinHours,
-              s3,
-              log,
-              stopping: stops.stopping,
-            },
-            run,
-          );
-      log.info(outcome, "republish done");
-      process.stdout.write(`${JSON.stringify(outcome)}\n`);
-      return outcome.finished ? EXIT_OK : EXIT_CRASH;
-    });
+    const outcome = await database.db.connection().execute((db) =>
+      workRepublish(
+        db,
+        {
+          publisher: createSnsPublisher(sns),
+          resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+          publishTimeoutMs: publishTimeoutMs(config),
+          claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+          s3,
+          log,
+          stopping: stops.stopping,
+          warn: (text) => process.stderr.write(`relay republish: ${text}\n`),
+        },
+        request,
+      ),
+    );
+    if ("refused" in outcome) {
+      process.stderr.write(`relay republish: ${outcome.refused}\n`);
+      return outcome.code;
+    }
+    log.info(outcome, "republish done");
+    process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    return outcome.finished ? EXIT_OK : EXIT_CRASH;
   } finally {
     stops.dispose();
     sns.destroy();

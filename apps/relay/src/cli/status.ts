@@ -1,5 +1,6 @@
+import type { OutboxTables as Database } from "@outbox/client";
 import { EXIT_CONFIG, EXIT_OK, renderTable } from "@outbox/shared";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { holdsItsKey } from "../dead-heads.js";
 import { notDueYet } from "../scheduled-rows.js";
 import { openDatabase } from "./open-database.js";
@@ -38,82 +39,104 @@ export interface ScheduledStatus {
 /** Blocked keys listed one by one; the count per topic covers them all. */
 const BLOCKED_KEYS_LISTED = 20;
 
+/** What `relay status` reports and the operator console's flow view shows. */
+export interface RelayStatus {
+  readonly topics: readonly TopicStatus[];
+  readonly total: Omit<TopicStatus, "topic">;
+  readonly scheduled: ScheduledStatus;
+  /** The first BLOCKED_KEYS_LISTED of them, by key; `total.blockedKeys` counts them all. */
+  readonly blockedKeys: readonly BlockedKey[];
+}
+
+/** The backlog per topic, the scheduled rows and the blocked keys, read in three statements. */
+export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
+  // Dead rows are never published, so the unsent rows are the pending ones and the dead ones; a dead
+  // row blocks its key until it is requeued or skipped (claim-batch.ts). Two parts, each stated as
+  // its partial index's predicate: the pending rows on `outbox_pending_by_seq`, the dead ones on
+  // `outbox_dead` (migration 0015). As one `WHERE published_at IS NULL`, which no index has alone,
+  // the query read the whole outbox, published history included.
+  const { rows } = await sql<{
+    topic: string;
+    unsent: string;
+    dead: string;
+    blocked: string;
+    oldest: number | null;
+  }>`
+    SELECT topic, sum(unsent) AS unsent, sum(dead) AS dead, sum(blocked) AS blocked, min(oldest) AS oldest
+    FROM (
+      SELECT topic, count(*) AS unsent, 0 AS dead, 0 AS blocked,
+             extract(epoch FROM now() - min(greatest(created_at, deliver_at))
+               FILTER (WHERE deliver_at IS NULL OR deliver_at <= now()))::float8 AS oldest
+      FROM outbox
+      WHERE published_at IS NULL AND dead_at IS NULL
+      GROUP BY topic
+      UNION ALL
+      SELECT topic, 0, count(*), count(DISTINCT ordering_key) FILTER (WHERE skipped_at IS NULL), NULL
+      FROM outbox
+      WHERE dead_at IS NOT NULL AND published_at IS NULL
+      GROUP BY topic
+    ) parts
+    GROUP BY topic
+    ORDER BY topic
+  `.execute(db);
+  // The oldest dead row of each blocked key (`outbox_dead_heads`), and how many wait behind it.
+  const blocked = await sql<{
+    topic: string;
+    ordering_key: string;
+    id: string;
+    last_error: string | null;
+    waiting: string;
+  }>`
+    SELECT DISTINCT ON (d.ordering_key) d.topic, d.ordering_key, d.id, d.last_error,
+           (SELECT count(*) FROM outbox w
+            WHERE w.ordering_key = d.ordering_key AND w.published_at IS NULL AND w.dead_at IS NULL) AS waiting
+    FROM outbox d
+    WHERE ${holdsItsKey("d")}
+      AND d.ordering_key IS NOT NULL
+    ORDER BY d.ordering_key, d.seq
+    LIMIT ${BLOCKED_KEYS_LISTED}
+  `.execute(db);
+  // A range scan of `outbox_scheduled` (migration 0012), which holds only scheduled pending rows.
+  const scheduledRows = await sql<{ events: string; earliest: Date | null }>`
+    SELECT count(*) AS events, min(o.deliver_at) AS earliest FROM outbox o WHERE ${notDueYet("o")}
+  `.execute(db);
+  const scheduled: ScheduledStatus = {
+    events: Number(scheduledRows.rows[0]?.events ?? 0),
+    earliestDueAt: scheduledRows.rows[0]?.earliest?.toISOString() ?? null,
+  };
+  const topics: TopicStatus[] = rows.map((row) => ({
+    topic: row.topic,
+    unsent: Number(row.unsent),
+    dead: Number(row.dead),
+    blockedKeys: Number(row.blocked),
+    oldestUnsentAgeSeconds: row.oldest === null ? null : Math.round(row.oldest * 1_000) / 1_000,
+  }));
+  const blockedKeys: BlockedKey[] = blocked.rows.map((row) => ({
+    topic: row.topic,
+    orderingKey: row.ordering_key,
+    eventId: row.id,
+    lastError: row.last_error,
+    waiting: Number(row.waiting),
+  }));
+  const total = {
+    unsent: topics.reduce((sum, topic) => sum + topic.unsent, 0),
+    dead: topics.reduce((sum, topic) => sum + topic.dead, 0),
+    blockedKeys: topics.reduce((sum, topic) => sum + topic.blockedKeys, 0),
+    oldestUnsentAgeSeconds: topics.reduce<number | null>(
+      (oldest, topic) =>
+        topic.oldestUnsentAgeSeconds === null ? oldest : Math.max(oldest ?? 0, topic.oldestUnsentAgeSeconds),
+      null,
+    ),
+  };
+  return { topics, total, scheduled, blockedKeys };
+}
+
 /** `relay status [--json]`: the backlog per topic, as tables for people or JSON for scripts. */
 export async function runStatus(options: { readonly json: boolean }): Promise<number> {
   const database = await openDatabase("status");
   if (!database) return EXIT_CONFIG;
   try {
-    // Dead rows are never published, so `published_at IS NULL` covers every count; a dead row blocks
-    // its key until it is requeued or skipped (claim-batch.ts).
-    const { rows } = await sql<{
-      topic: string;
-      unsent: string;
-      dead: string;
-      blocked: string;
-      oldest: number | null;
-    }>`
-      SELECT topic,
-             count(*) FILTER (WHERE dead_at IS NULL) AS unsent,
-             count(*) FILTER (WHERE dead_at IS NOT NULL) AS dead,
-             count(DISTINCT ordering_key) FILTER (WHERE dead_at IS NOT NULL AND skipped_at IS NULL) AS blocked,
-             extract(epoch FROM now() - min(greatest(created_at, deliver_at))
-               FILTER (WHERE dead_at IS NULL AND (deliver_at IS NULL OR deliver_at <= now())))::float8 AS oldest
-      FROM outbox
-      WHERE published_at IS NULL
-      GROUP BY topic
-      ORDER BY topic
-    `.execute(database.db);
-    // The oldest dead row of each blocked key (`outbox_dead_heads`), and how many wait behind it.
-    const blocked = await sql<{
-      topic: string;
-      ordering_key: string;
-      id: string;
-      last_error: string | null;
-      waiting: string;
-    }>`
-      SELECT DISTINCT ON (d.ordering_key) d.topic, d.ordering_key, d.id, d.last_error,
-             (SELECT count(*) FROM outbox w
-              WHERE w.ordering_key = d.ordering_key AND w.published_at IS NULL AND w.dead_at IS NULL) AS waiting
-      FROM outbox d
-      WHERE ${holdsItsKey("d")}
-        AND d.ordering_key IS NOT NULL
-      ORDER BY d.ordering_key, d.seq
-      LIMIT ${BLOCKED_KEYS_LISTED}
-    `.execute(database.db);
-    // A range scan of `outbox_scheduled` (migration 0012), which holds only scheduled pending rows.
-    const scheduledRows = await sql<{ events: string; earliest: Date | null }>`
-      SELECT count(*) AS events, min(o.deliver_at) AS earliest FROM outbox o WHERE ${notDueYet("o")}
-    `.execute(database.db);
-    const scheduled: ScheduledStatus = {
-      events: Number(scheduledRows.rows[0]?.events ?? 0),
-      earliestDueAt: scheduledRows.rows[0]?.earliest?.toISOString() ?? null,
-    };
-    const topics: TopicStatus[] = rows.map((row) => ({
-      topic: row.topic,
-      unsent: Number(row.unsent),
-      dead: Number(row.dead),
-      blockedKeys: Number(row.blocked),
-      oldestUnsentAgeSeconds: row.oldest === null ? null : Math.round(row.oldest * 1_000) / 1_000,
-    }));
-    const blockedKeys: BlockedKey[] = blocked.rows.map((row) => ({
-      topic: row.topic,
-      orderingKey: row.ordering_key,
-      eventId: row.id,
-      lastError: row.last_error,
-      waiting: Number(row.waiting),
-    }));
-    const total = {
-      unsent: topics.reduce((sum, topic) => sum + topic.unsent, 0),
-      dead: topics.reduce((sum, topic) => sum + topic.dead, 0),
-      blockedKeys: topics.reduce((sum, topic) => sum + topic.blockedKeys, 0),
-      oldestUnsentAgeSeconds: topics.reduce<number | null>(
-        (oldest, topic) =>
-          topic.oldestUnsentAgeSeconds === null
-            ? oldest
-            : Math.max(oldest ?? 0, topic.oldestUnsentAgeSeconds),
-        null,
-      ),
-    };
+    const { topics, total, scheduled, blockedKeys } = await readStatus(database.db);
     process.stdout.write(
       options.json
         ? `${JSON.stringify({ total, topics, scheduled, blockedKeys })}\n`

@@ -11,6 +11,7 @@ import * as relayDeadHeadsBlockKeys from "./0010_relay_dead_heads_block_keys.js"
 import * as outboxDeliverAt from "./0012_outbox_deliver_at.js";
 import * as relayRepublish from "./0013_relay_republish.js";
 import * as outboxKeyOrder from "./0014_outbox_key_order.js";
+import * as outboxOperatorReads from "./0015_outbox_operator_reads.js";
 
 /**
  * Every outbox/inbox migration, in order. Listed statically (not read from a folder) so a bundled or
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "0012_outbox_deliver_at": outboxDeliverAt,
   "0013_relay_republish": relayRepublish,
   "0014_outbox_key_order": outboxKeyOrder,
+  "0015_outbox_operator_reads": outboxOperatorReads,
 };

@@ -1,0 +1,119 @@
+import { queuesFor } from "@outbox/consumer/operations";
+import { createSnsPublisher, publishTimeoutMs } from "@outbox/relay/operations";
+import {
+  configuredConnection,
+  createDatabase,
+  createLogger,
+  createS3Client,
+  createSnsClient,
+  endpointFor,
+  type Logger,
+  missingSchemaLine,
+  packageVersion,
+} from "@outbox/shared";
+import { ReplayDesk } from "./actions/replay-desk.js";
+import { loadAssets } from "./assets/bundle.js";
+import { DeadLetterDesk } from "./reads/dead-letters.js";
+import { createConsoleServer } from "./server.js";
+import { type ConsoleConfig, republishes } from "./settings.js";
+
+/** Seconds between a page's live refreshes: SQS's own counts move about once a minute, the outbox's at once. */
+export const REFRESH_SECONDS = 5;
+
+export interface RunningConsole {
+  readonly url: string;
+  /** Stops listening, then closes the SQS clients and the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the console on `config`: a small pool on the database (a person's page views, not traffic),
+ * the DLQ desk when a DLQ is configured, the assets bundled, the server listening. Resolves with its
+ * URL once it listens. A database that lacks migrations: the line naming them (for stderr), nothing started.
+ */
+export async function startConsole(
+  config: ConsoleConfig,
+  stopping: AbortSignal,
+  log: Logger = createLogger({
+    service: "console",
+    version: packageVersion(import.meta.url),
+    level: config.logLevel,
+  }),
+): Promise<RunningConsole | string> {
+  const database = createDatabase({
+    ...configuredConnection(config),
+    service: "console",
+    // Page views, and one connection per republish run in hand (its lock is its session's).
+    poolMax: 6,
+    idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
+  });
+  const missing = await missingSchemaLine(database.db, "console");
+  if (missing !== undefined) {
+    await database.close(config.dbStatementTimeoutMs);
+    return missing;
+  }
+  const queues = config.dlqUrl === "" ? null : queuesFor(config, log);
+  const desk = queues === null ? null : new DeadLetterDesk(queues, stopping);
+  const aws = {
+    region: config.awsRegion,
+    connectionTimeoutMs: config.awsConnectionTimeoutMs,
+    requestTimeoutMs: config.awsRequestTimeoutMs,
+    maxAttempts: config.awsMaxAttempts,
+  };
+  const sns = republishes(config)
+    ? createSnsClient({ ...aws, endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl) })
+    : null;
+  const s3 =
+    sns === null
+      ? null
+      : createS3Client({ ...aws, endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl) });
+  const replays =
+    sns === null || s3 === null
+      ? null
+      : new ReplayDesk(database.db, {
+          publisher: createSnsPublisher(sns),
+          resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+          publishTimeoutMs: publishTimeoutMs(config),
+          claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+          s3,
+          log,
+          stopping,
+          warn: (text) => log.warn({}, `republish: ${text}`),
+        });
+  const server = createConsoleServer({
+    db: database.db,
+    desk,
+    replays,
+    log,
+    assets: await loadAssets(),
+    token: config.token,
+    readOnly: config.readOnly,
+    claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+    refreshSeconds: REFRESH_SECONDS,
+  });
+  const port = await server.listen(config.host, config.port);
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}/`;
+  log.info(
+    {
+      url,
+      readOnly: config.readOnly,
+      dlq: desk !== null,
+      republish: replays !== null,
+      authenticated: config.token !== "",
+    },
+    "console listening",
+  );
+  return {
+    url,
+    async close() {
+      await server.close();
+      // A run in hand ends after its page once `stopping` aborts: its cursor saved, resumable.
+      await replays?.settled();
+      queues?.close();
+      sns?.destroy();
+      s3?.destroy();
+      await database.close(config.dbStatementTimeoutMs);
+    },
+  };
+}
