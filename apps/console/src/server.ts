@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import { type RepublishRequest, readStatus, rowsLeft } from "@outbox/relay/operations";
 import type { Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";

@@ -1,5 +1,5 @@
 import type { OutboxTables as Database } from "@outbox/client";
-import { describeError } from "@outbox/client";
+import { describeError } from "@outbox/client/internal";
 import {
   type RepublishRefusal,
   type RepublishRequest,
