@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,12 +9,12 @@ import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import {
   awsClients,
-  collectLogLines,
+  type BuiltEntryProcess,
   createTestDatabase,
   type DrainedMessage,
   drainQueue,
-  type LogLine,
   stack,
+  startBuiltEntry,
   uniqueName,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
@@ -49,12 +49,8 @@ let database: DatabaseHandle;
 let resources: Awaited<ReturnType<typeof bootstrapResources>>;
 const started: AppProcess[] = [];
 
-interface AppProcess {
+interface AppProcess extends BuiltEntryProcess {
   readonly name: string;
-  readonly child: ChildProcess;
-  readonly lines: LogLine[];
-  stderr(): string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /**
@@ -164,21 +160,7 @@ afterAll(async () => {
 
 /** `node dist/<entry>` in the application, with nothing but `env` in its environment. */
 function startApp(entry: string, env: Readonly<Record<string, string>>): AppProcess {
-  const child = spawn(process.execPath, [path.join("dist", entry)], {
-    cwd: app,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: LogLine[] = [];
-  let stderr = "";
-  collectLogLines(child, lines);
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const running = { name: entry, child, lines, stderr: () => stderr, exited };
+  const running = { name: entry, ...startBuiltEntry(app, path.join("dist", entry), env) };
   started.push(running);
   return running;
 }

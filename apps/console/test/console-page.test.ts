@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { awsClients, type DaemonProcess, queueDepth, repoPath } from "@outbox/test-kit";
+import { openHeadlessPage } from "@outbox/test-kit/headless-page";
 import { sql } from "kysely";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ConsoleStack,
@@ -11,15 +11,6 @@ import {
   seedConsoleStack,
   startConsoleProcess,
 } from "./console-stack.js";
-
-/** Debian's chromium package, as the termination-race page is tested: the real browser over DevTools. */
-function chromiumPath(): string {
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
-  } catch {
-    throw new Error("no chromium on PATH: apt-get install -y chromium (see the README's set-up)");
-  }
-}
 
 const SCREENSHOTS = repoPath("reports/console");
 const BOUND_MS = 60_000;
@@ -53,20 +44,7 @@ beforeAll(async () => {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   seeded = await seedConsoleStack("console_page", sqs);
   ({ process: server, url: base } = await startConsoleProcess(seeded.env));
-  browser = await puppeteer.launch({
-    executablePath: chromiumPath(),
-    // Root in CI: Chromium's sandbox needs a user namespace it is not given there.
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
-    timeout: BOUND_MS,
-  });
-  page = await browser.newPage();
-  page.setDefaultTimeout(BOUND_MS);
-  page.on("pageerror", (error) => pageErrors.push(String(error)));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
-  page.on("requestfailed", (request) => pageErrors.push(`request failed: ${request.url()}`));
-  await page.setViewport({ width: 1280, height: 900 });
+  ({ browser, page } = await openHeadlessPage(BOUND_MS, pageErrors));
 }, 180_000);
 
 afterAll(async () => {

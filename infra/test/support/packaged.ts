@@ -1,9 +1,9 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { collectLogLines, type LogLine, withWorkspaceBuild } from "@outbox/test-kit";
+import { type BuiltEntryProcess, startBuiltEntry, withWorkspaceBuild } from "@outbox/test-kit";
 
 export type { LogLine } from "@outbox/test-kit";
 
@@ -29,32 +29,9 @@ export async function packageDaemons(root: string, out: string): Promise<void> {
   }
 }
 
-export interface PackagedDaemon {
-  readonly child: ChildProcess;
-  readonly lines: LogLine[];
-  stderr(): string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type PackagedDaemon = BuiltEntryProcess;
 
-/**
- * `node dist/main.js` in a deployed directory, exactly as the image's CMD runs it: plain node, no
- * loader, no `development` condition, and an environment holding nothing but what is passed here
- * (vitest's own NODE_OPTIONS must not leak in).
- */
+/** `node dist/main.js` in a deployed directory, exactly as the image's CMD runs it. */
 export function startPackaged(directory: string, env: Readonly<Record<string, string>>): PackagedDaemon {
-  const child = spawn(process.execPath, ["dist/main.js"], {
-    cwd: directory,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: LogLine[] = [];
-  let stderr = "";
-  collectLogLines(child, lines);
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  return { child, lines, stderr: () => stderr, exited };
+  return startBuiltEntry(directory, "dist/main.js", env);
 }

@@ -1,20 +1,12 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { openHeadlessPage } from "@outbox/test-kit/headless-page";
 import { type DaemonProcess, repoPath, startDaemonProcess, waitUntil } from "@outbox/test-kit/process";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO } from "../src/demo.js";
 import { DEFAULT_SETUP, type RacePlatform, runSetup } from "../src/race-setup.js";
-
-/** Debian's chromium package (.ci/run installs it): the real browser, driven over its DevTools protocol. */
-function chromiumPath(): string {
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
-  } catch {
-    throw new Error("no chromium on PATH: apt-get install -y chromium (see the README's set-up)");
-  }
-}
 
 const SCREENSHOTS = repoPath("reports/termination-race");
 const START = { ...DEFAULT_SETUP, platform: "document" as const, preStop: 2, grace: 1 };
@@ -181,20 +173,7 @@ describe("pnpm simulate --serve, in headless Chromium", { timeout: 120_000 }, ()
       timeoutMs: BOUND_MS,
       alive: [server],
     });
-    browser = await puppeteer.launch({
-      executablePath: chromiumPath(),
-      // Root in CI: Chromium's sandbox needs a user namespace it is not given there.
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      timeout: BOUND_MS,
-    });
-    page = await browser.newPage();
-    page.setDefaultTimeout(BOUND_MS);
-    page.on("pageerror", (error) => pageErrors.push(String(error)));
-    page.on("console", (message) => {
-      if (message.type() === "error") pageErrors.push(message.text());
-    });
-    page.on("requestfailed", (request) => pageErrors.push(`request failed: ${request.url()}`));
-    await page.setViewport({ width: 1280, height: 900 });
+    ({ browser, page } = await openHeadlessPage(BOUND_MS, pageErrors));
     await page.goto(playgroundUrl(server) ?? "", { waitUntil: "load" });
     await page.waitForFunction(() => document.querySelector("#served")?.textContent !== "–");
   });
