@@ -310,8 +310,14 @@ describe("the log lines the filters match", () => {
 
   it("carry the `service` the alarms expect as their dimension", () => {
     expect(source("packages/shared/src/log/logger.ts")).toMatch(/base: \{ service: settings\.service/);
+    // Where each daemon hands runDaemon its service name.
+    const entries: Record<string, string> = {
+      relay: "apps/relay/src/run-relay.ts",
+      consumer: "apps/consumer/src/run-consumer.ts",
+      api: "apps/api/src/daemon.ts",
+    };
     for (const name of Object.keys(daemons)) {
-      expect(source(`apps/${name}/src/daemon.ts`)).toMatch(new RegExp(`service: "${name}"`));
+      expect(source(entries[name] ?? `apps/${name}/src/daemon.ts`)).toMatch(new RegExp(`service: "${name}"`));
     }
   });
 });
