@@ -1,7 +1,9 @@
 import { performance } from "node:perf_hooks";
+import { CONSUMER_METRICS } from "@outbox/consumer";
 import { statsClientFor } from "@outbox/devstack";
 import { DaemonFleet } from "@outbox/test-kit/process";
 import { checkSigkill } from "../checks.js";
+import { readMetric } from "../daemon-metrics.js";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
@@ -42,6 +44,11 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
       consumerEnv(environment, { ...consumerOverrides, DRILL_HANDLER_MS: "300" }),
     );
     const inHandlers = await consumerIsHandling(consumer1);
+    // A SIGKILLed consumer writes no `drained` line: the repeats it caught before the kill (two
+    // copies of one event, when the relay's PublishBatch was retried before its kill) are read from
+    // its /metrics just before it.
+    const opsPort = Number((await consumer1.waitForLog("started")).opsPort);
+    const caughtBeforeKill = await readMetric(opsPort, CONSUMER_METRICS.duplicates);
     await consumer1.stop("SIGKILL");
     progress(`consumer#1 SIGKILLed with ${inHandlers} messages in the handler`);
 
@@ -55,7 +62,8 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
     const { counts, depths, delivery } = await observeDelivery(environment, [consumer1, consumer2]);
     const stats = statsClientFor(context.stack);
     const relayResent = stats ? (await stats.topic(topicArn)).republished : Number.NaN;
-    const check = checkSigkill({ ...delivery, relayResent, kills: 2 });
+    const duplicates = delivery.duplicates + caughtBeforeKill;
+    const check = checkSigkill({ ...delivery, duplicates, relayResent, kills: 2 });
     progress(`sigkill: ${check.result}`);
     return [
       {
@@ -63,7 +71,7 @@ export async function runSigkillDrill(context: DrillContext): Promise<ScenarioRe
         checks: [check],
         figures: {
           ...counts,
-          duplicates: delivery.duplicates,
+          duplicates,
           relayResent,
           markedBeforeKill: afterRelayKill.published,
           inHandlersAtKill: inHandlers,
