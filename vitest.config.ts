@@ -24,5 +24,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Vitest's default is one worker fewer than the cores: on a 2-core runner, one file at a time.
+    // Most files wait (on a drain, a lease, a long poll, a child daemon), not compute: three at
+    // once keep both cores busy and halve the run; each file's verdict must hold under that load.
+    maxWorkers: 3,
   },
 });
