@@ -40,7 +40,9 @@ async function open() {
 async function awaitedKeyLocks(): Promise<number[]> {
   const { rows } = await sql<{ lock: string }>`
     SELECT objid::bigint AS lock FROM pg_locks
-    WHERE locktype = 'advisory' AND classid = ${ORDERING_KEY_LOCK_SPACE} AND objsubid = 2 AND NOT granted
+    -- Advisory locks are per database: the other test files' relays hold theirs on the same server.
+    WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid = ${ORDERING_KEY_LOCK_SPACE} AND objsubid = 2 AND NOT granted
   `.execute(handle.db);
   // pg_locks shows the int4 as an unsigned oid.
   return rows.map((row) => Number(row.lock) | 0);

@@ -79,7 +79,8 @@ describe("a database the service cannot use answers 503 with Retry-After", () =>
       async () => {
         const { rows } = await sql<{ holding: number }>`
           SELECT count(*)::int AS holding FROM pg_stat_activity
-          WHERE application_name = 'api-unavailable' AND state = 'idle in transaction'
+          WHERE datname = current_database() AND application_name = 'api-unavailable'
+            AND state = 'idle in transaction'
         `.execute(setup.db);
         return rows[0]?.holding === 1;
       },

@@ -148,7 +148,9 @@ export async function countRows(
 export async function relayAsleep(handle: DatabaseHandle): Promise<boolean> {
   const { rows } = await sql<{ holders: string }>`
     SELECT count(*) AS holders FROM pg_locks
-    WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
+    -- Advisory locks are per database: the other test files' relays hold theirs on the same server.
+    WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
       AND objsubid = 2 AND granted
   `.execute(handle.db);
   return Number(rows[0]?.holders) > 0;

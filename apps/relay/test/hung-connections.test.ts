@@ -37,7 +37,9 @@ afterEach(async () => {
 async function asleepHolders(): Promise<number[]> {
   const { rows } = await sql<{ pid: number }>`
     SELECT pid FROM pg_locks
-    WHERE locktype = 'advisory' AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
+    -- Advisory locks are per database: the other test files' relays hold theirs on the same server.
+    WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid = ${OUTBOX_LOCK_SPACE} AND objid = ${RELAY_ASLEEP_LOCK}
       AND objsubid = 2 AND granted
   `.execute(bed.handle.db);
   return rows.map((row) => row.pid);
