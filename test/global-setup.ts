@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stackInfo, startStack } from "@outbox/devstack";
+import { cleanUpAtExit, stackInfo, startStack } from "@outbox/devstack";
 import type { TestProject } from "vitest/node";
 
 // An error thrown outside any await (an `error` event nobody listens to, from a server's child
@@ -20,11 +20,15 @@ export default async function setup(project: TestProject) {
   const stack = await startStack();
   project.provide("stack", stackInfo(stack));
   project.provide("postgresAdminUrl", stack.postgres.adminUrl);
-  // What the run's test files share on disk: the workspace build's lock, the packed tarballs.
-  const runFolder = mkdtempSync(join(tmpdir(), "outbox-test-run-"));
+  // What the run's test files share on disk: the workspace build's lock, the packed tarballs. Named
+  // after this process; removed at the end, or at exit when a signal cuts the teardown short.
+  const runFolder = mkdtempSync(join(tmpdir(), `outbox-test-run-${process.pid}-`));
+  const removeRunFolder = () => rmSync(runFolder, { recursive: true, force: true });
+  const unregister = cleanUpAtExit(removeRunFolder);
   project.provide("runFolder", runFolder);
   return async () => {
-    rmSync(runFolder, { recursive: true, force: true });
+    removeRunFolder();
+    unregister();
     await stack.stop();
   };
 }

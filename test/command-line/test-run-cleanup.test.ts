@@ -70,6 +70,8 @@ interface FinishedRun {
   readonly output: string;
   /** The stack's servers as they ran: the Postgres postmaster and moto_server. */
   readonly servers: ServerProcess[];
+  /** The runner's pid, which names its run folder (test/global-setup.ts). */
+  readonly pid: number;
 }
 
 /**
@@ -126,7 +128,7 @@ async function runFixture(fixture: string, interrupt?: NodeJS.Signals): Promise<
     }
     const [code, signal] = await ended;
     await watching;
-    return { code, signal, output, servers: [...servers.values()] };
+    return { code, signal, output, servers: [...servers.values()], pid };
   } finally {
     await rm(markerDir, { recursive: true, force: true });
   }
@@ -143,6 +145,8 @@ function expectNothingLeft(run: FinishedRun): void {
     const dataDir = dataDirOf(server);
     if (dataDir) expect(existsSync(dataDir)).toBe(false);
   }
+  // Nor the run's folder on disk (the packed tarballs, the build lock).
+  expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`outbox-test-run-${run.pid}-`))).toEqual([]);
 }
 
 describe("a test run that goes wrong leaves no server behind", () => {
