@@ -275,6 +275,18 @@ describe("relay CLI", () => {
         `\nBLOCKED KEY\\s+TOPIC\\s+DEAD EVENT\\s+WAITING\\s+LAST ERROR\ncustomer-7\\s+orders\\s+${keyed}\\s+2\\s+refused\n`,
       ),
     );
+
+    // A key and an error are whatever a producer and the bus said: a terminal never acts on them.
+    const [hostile] = await enqueueAll(handle, events("orders", 1, 0, 9));
+    await sql`UPDATE outbox SET ordering_key = ${"\u001b]52;c;cHduZWQ=\u0007key"}, dead_at = now(),
+                last_error = ${`refused\n\u001b[2J${"x".repeat(200)}`}
+              WHERE id = ${hostile}`.execute(handle.db);
+    const shown = (await cli(["status"])).stdout;
+    expect(shown).not.toContain("\u001b");
+    expect(shown).not.toContain("\u0007");
+    expect(shown).toContain("\\x1b]52;c;cHduZWQ=\\x07key");
+    expect(shown).toContain("refused\\x0a\\x1b[2J");
+    expect(shown).not.toContain("x".repeat(100));
   });
 
   it("requeue-dead gives dead rows a fresh start, all or by --id", async () => {

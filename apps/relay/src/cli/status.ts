@@ -1,5 +1,5 @@
 import type { OutboxTables as Database } from "@outbox/client";
-import { EXIT_CONFIG, EXIT_OK, renderTable } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_OK, forTerminal, renderTable } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { holdsItsKey } from "../dead-heads.js";
 import { notDueYet } from "../scheduled-rows.js";
@@ -148,6 +148,12 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
   }
 }
 
+/** The most characters of a topic, a key or an id a table row shows; `--json` has them whole. */
+const TEXT_SHOWN = 60;
+/** The most characters of a dead row's last error a table row shows. */
+const ERROR_SHOWN = 80;
+
+/** Every text in the tables is a producer's or the bus's: escaped and capped (forTerminal). */
 function renderTables(
   topics: readonly TopicStatus[],
   total: Omit<TopicStatus, "topic">,
@@ -159,7 +165,7 @@ function renderTables(
     [
       ["TOPIC", "UNSENT", "DEAD", "BLOCKED KEYS", "OLDEST UNSENT"],
       ...[...topics, { topic: "(all)", ...total }].map((topic) => [
-        topic.topic,
+        forTerminal(topic.topic, TEXT_SHOWN),
         String(topic.unsent),
         String(topic.dead),
         String(topic.blockedKeys),
@@ -179,11 +185,11 @@ function renderTables(
     [
       ["BLOCKED KEY", "TOPIC", "DEAD EVENT", "WAITING", "LAST ERROR"],
       ...blockedKeys.map((key) => [
-        key.orderingKey,
-        key.topic,
-        key.eventId,
+        forTerminal(key.orderingKey, TEXT_SHOWN),
+        forTerminal(key.topic, TEXT_SHOWN),
+        forTerminal(key.eventId, TEXT_SHOWN),
         String(key.waiting),
-        (key.lastError ?? "").slice(0, 80),
+        forTerminal(key.lastError ?? "", ERROR_SHOWN),
       ]),
     ],
     new Set([3]),
