@@ -36,6 +36,18 @@ let databaseUrl: string;
 let resources: Awaited<ReturnType<typeof bootstrapResources>>;
 const running: PackagedDaemon[] = [];
 
+/** The example handlers' effect of one event, once there is one. */
+async function effectOf(eventId: string) {
+  return (
+    (await database.db
+      .withTables<{ example_effects: ExampleEffectsTable }>()
+      .selectFrom("example_effects")
+      .selectAll()
+      .where("event_id", "=", eventId)
+      .executeTakeFirst()) ?? undefined
+  );
+}
+
 beforeAll(async () => {
   out = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-packaged-"));
   // The Dockerfile's own packaging step, with an empty pnpm metadata cache: it must work from the
@@ -202,17 +214,10 @@ describe("the packaged daemons", () => {
     const [eventId] = await enqueue(database.db, [
       { topic: "events", eventType: "example.created", payload: { name: "packaged" } },
     ]);
-    const effect = await waitFor(
-      "the consumer's effect",
-      async () =>
-        (await database.db
-          .withTables<{ example_effects: ExampleEffectsTable }>()
-          .selectFrom("example_effects")
-          .selectAll()
-          .where("event_id", "=", eventId ?? "")
-          .executeTakeFirst()) ?? undefined,
-      [relayDaemon, consumerDaemon],
-    ).catch(async (error: unknown) => {
+    const effect = await waitFor("the consumer's effect", () => effectOf(eventId ?? ""), [
+      relayDaemon,
+      consumerDaemon,
+    ]).catch(async (error: unknown) => {
       // The relay keeps why a publish failed on the row.
       const rows = await database.db.selectFrom("outbox").select(["attempts", "last_error"]).execute();
       throw new Error(`${String(error)}\noutbox: ${JSON.stringify(rows)}`);
@@ -272,17 +277,7 @@ describe("the packaged daemons", () => {
         poison_receive_count: "1",
       }),
     ]);
-    const effect = await waitFor(
-      "the bundled handler's effect",
-      async () =>
-        (await database.db
-          .withTables<{ example_effects: ExampleEffectsTable }>()
-          .selectFrom("example_effects")
-          .selectAll()
-          .where("event_id", "=", eventId ?? "")
-          .executeTakeFirst()) ?? undefined,
-      daemons,
-    );
+    const effect = await waitFor("the bundled handler's effect", () => effectOf(eventId ?? ""), daemons);
     expect(effect.event_type).toBe("example.bundled");
 
     for (const daemon of daemons) daemon.child.kill("SIGTERM");

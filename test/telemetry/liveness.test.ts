@@ -64,8 +64,11 @@ async function livez(port: number): Promise<Liveness> {
   return { status: response.status, body: (await response.json()) as Liveness["body"] };
 }
 
-/** Asks /livez every 250 ms until it answers 503, and returns that answer. */
-async function untilStalled(port: number, boundMs: number): Promise<Liveness> {
+/**
+ * Asks /livez every 250 ms until it answers 503, then expects the reason to name the stalled step
+ * (`step`, e.g. "poll loop stalled: a receive") and its bound.
+ */
+async function expectStalled(port: number, boundMs: number, step: string): Promise<void> {
   let stalled: Liveness | undefined;
   await waitUntil(
     "/livez to answer 503",
@@ -77,7 +80,12 @@ async function untilStalled(port: number, boundMs: number): Promise<Liveness> {
     // Past the bound, whatever the pace: the step never ends on its own.
     { timeoutMs: boundMs + 60_000, intervalMs: 250 },
   );
-  return stalled as Liveness;
+  expect(stalled?.body).toEqual({
+    status: "stalled",
+    reason: expect.stringMatching(
+      new RegExp(`^${step} has been running for \\d+ ms, past its bound of ${boundMs} ms$`),
+    ),
+  });
 }
 
 /** Asks /livez every 250 ms until it answers 200. */
@@ -268,15 +276,7 @@ describe("/livez of a consumer run as a library, receiving through an SQS client
     try {
       expect(await livez(ops.port)).toEqual({ status: 200, body: { status: "ok" } });
       await proxy.cut("trickle");
-      const stalled = await untilStalled(ops.port, receiveBoundMs);
-      expect(stalled.body).toEqual({
-        status: "stalled",
-        reason: expect.stringMatching(
-          new RegExp(
-            `^poll loop stalled: a receive has been running for \\d+ ms, past its bound of ${receiveBoundMs} ms$`,
-          ),
-        ),
-      });
+      await expectStalled(ops.port, receiveBoundMs, "poll loop stalled: a receive");
 
       // The way back: the hung connection is reset, that receive fails, the loop turns.
       await proxy.restore();
@@ -345,15 +345,7 @@ describe("/livez of a relay run as a library, claiming through a pg pool as pg m
       expect(await notLiveWhile(ops.port, () => performance.now() > idleUntil)).toEqual([]);
 
       await dbProxy.cut("hang");
-      const stalled = await untilStalled(ops.port, claimBoundMs);
-      expect(stalled.body).toEqual({
-        status: "stalled",
-        reason: expect.stringMatching(
-          new RegExp(
-            `^claim loop stalled: a claim has been running for \\d+ ms, past its bound of ${claimBoundMs} ms$`,
-          ),
-        ),
-      });
+      await expectStalled(ops.port, claimBoundMs, "claim loop stalled: a claim");
 
       // The way back: the hung connections are reset, that claim fails, the loop backs off and turns.
       await dbProxy.restore();
