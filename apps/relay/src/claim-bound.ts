@@ -1,3 +1,5 @@
+import { connectionBounds } from "@outbox/shared";
+
 export interface ClaimTimeouts {
   /** DB_CONNECT_TIMEOUT_MS: the pool's wait for a connection, and a new connection's. */
   readonly dbConnectTimeoutMs: number;
@@ -12,5 +14,9 @@ export interface ClaimTimeouts {
  * stopped, and `/livez` says so. With the defaults (5 s, 5 s): 5 + 5 + 5 = 15 s.
  */
 export function claimBoundMs(timeouts: ClaimTimeouts): number {
-  return 2 * timeouts.dbConnectTimeoutMs + timeouts.dbStatementTimeoutMs;
+  const pool = connectionBounds({
+    connectTimeoutMs: timeouts.dbConnectTimeoutMs,
+    statementTimeoutMs: timeouts.dbStatementTimeoutMs,
+  });
+  return pool.connectionTimeoutMillis + pool.query_timeout;
 }

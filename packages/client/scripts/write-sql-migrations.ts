@@ -11,15 +11,15 @@ const dir = fileURLToPath(new URL("../sql/", import.meta.url));
 const check = process.argv.includes("--check");
 const wanted = await sqlMigrationFiles();
 const present = fs.existsSync(dir) ? fs.readdirSync(dir).filter((file) => file.endsWith(".sql")) : [];
+/** Files no migration makes any more. */
+const leftOver = present.filter((file) => !wanted.some((w) => w.file === file));
 const problems = [
   ...wanted
     .filter(
       ({ file, text }) => !present.includes(file) || fs.readFileSync(path.join(dir, file), "utf8") !== text,
     )
     .map(({ file }) => `${file}: missing or not what the migration makes`),
-  ...present
-    .filter((file) => !wanted.some((w) => w.file === file))
-    .map((file) => `${file}: no such migration`),
+  ...leftOver.map((file) => `${file}: no such migration`),
 ];
 if (check) {
   for (const problem of problems) process.stderr.write(`${problem}\n`);
@@ -29,8 +29,7 @@ if (check) {
   }
 } else {
   fs.mkdirSync(dir, { recursive: true });
-  for (const file of present.filter((file) => !wanted.some((w) => w.file === file)))
-    fs.rmSync(path.join(dir, file));
+  for (const file of leftOver) fs.rmSync(path.join(dir, file));
   for (const { file, text } of wanted) fs.writeFileSync(path.join(dir, file), text);
   process.stdout.write(`wrote ${wanted.length} files into ${dir}\n`);
 }

@@ -28,10 +28,6 @@ export class LoopWatch {
     this.#settings = settings;
   }
 
-  get boundMs(): number {
-    return this.#settings.boundMs;
-  }
-
   async step<T>(run: () => Promise<T>): Promise<T> {
     const entry = { startedAt: performance.now() };
     this.#running.add(entry);
