@@ -17,7 +17,7 @@ import {
   prepareRelease,
   releaseSteps,
 } from "./pack-check.js";
-import { packedPublishable } from "./packed-once.js";
+import { packedNamed, packedPublishable } from "./packed-once.js";
 
 /**
  * @outbox/client as an application outside this repo gets it: packed with `pnpm pack`, installed
@@ -95,9 +95,7 @@ beforeAll(async () => {
   // `pnpm pack` builds through each package's prepack script, so the tarballs hold the current sources.
   const packed = await packedPublishable(root);
   release = { packed, app: await prepareRelease(root, packed, temp) };
-  const packedClient = release.packed.find(({ manifest }) => manifest.name === "@outbox/client");
-  if (packedClient === undefined) throw new Error("@outbox/client is not among the publishable packages");
-  client = packedClient;
+  client = packedNamed(packed, "@outbox/client");
   for (const { kysely, from } of kyselies) await installProject(projectOf(kysely), from);
 }, 480_000);
 

@@ -4,13 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { enqueue, migrateToLatest } from "@outbox/client";
+import { enqueue } from "@outbox/client";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
-import { createDatabase, type DatabaseHandle } from "@outbox/shared";
+import type { DatabaseHandle } from "@outbox/shared";
 import {
   awsClients,
   type BuiltEntryProcess,
-  createTestDatabase,
+  createMigratedTestDatabase,
   type DrainedMessage,
   drainQueue,
   stack,
@@ -131,15 +131,10 @@ beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-consumer-pack-"));
   app = path.join(temp, "app");
   await installApp(await packedPublishable(root));
-  databaseUrl = await createTestDatabase("consumer_package");
-  database = createDatabase({
-    url: databaseUrl,
+  ({ url: databaseUrl, handle: database } = await createMigratedTestDatabase("consumer_package", {
     service: "consumer-package-test",
     poolMax: 2,
-    statementTimeoutMs: 5_000,
-    idleInTransactionTimeoutMs: 10_000,
-  });
-  await migrateToLatest(database.db);
+  }));
   // The application's own table, as its own migrations would create it.
   await sql`CREATE TABLE order_totals (event_id uuid NOT NULL, order_id text NOT NULL, total_cents integer NOT NULL)`.execute(
     database.db,

@@ -46,7 +46,7 @@ export interface Resolution {
   readonly compilers: readonly string[];
 }
 
-export const RESOLUTIONS: readonly Resolution[] = [
+const RESOLUTIONS: readonly Resolution[] = [
   {
     label: "module nodenext",
     compilerOptions: { module: "nodenext", moduleResolution: "nodenext" },
@@ -143,7 +143,7 @@ export async function installScratchApp(
 }
 
 /** Every entry point of a packed package, as an application imports it. */
-export function specifiers({ manifest }: Packed): string[] {
+function specifiers({ manifest }: Packed): string[] {
   return Object.keys(manifest.exports).map((subpath) =>
     subpath === "." ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
   );
@@ -160,7 +160,7 @@ export async function compile(app: string, compiler: Compiler, tsconfig: string)
 }
 
 /** Type-checks `files` in `app` under a resolution, with the compiler given; throws tsc's output. */
-export async function typeCheck(
+async function typeCheck(
   app: string,
   compiler: Compiler,
   resolution: Resolution,
@@ -222,7 +222,7 @@ export async function prepareRelease(root: string, packed: readonly Packed[], te
  * points at src/, which is not shipped), `main` and `types` for resolvers that ignore `exports`, a
  * license, the repository, and a `files` list (nothing packed by accident).
  */
-export function manifestProblems({ pkg, manifest }: Packed): string[] {
+function manifestProblems({ pkg, manifest }: Packed): string[] {
   const problems: string[] = [];
   // publishConfig.exports replaces the map at pack time: an entry point added to one and not the
   // other would be missing from what applications install.

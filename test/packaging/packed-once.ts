@@ -12,9 +12,14 @@ export function packedPublishable(root: string): Promise<Packed[]> {
   return oncePerRun("packed", (folder) => packAll(root, publishablePackages(root), folder));
 }
 
-/** The packed tarball of the package named `name`. */
-export function packedTarball(packed: readonly Packed[], name: string): string {
+/** The packed package named `name`. */
+export function packedNamed(packed: readonly Packed[], name: string): Packed {
   const found = packed.find(({ manifest }) => manifest.name === name);
   if (found === undefined) throw new Error(`${name} is not among the publishable packages`);
-  return found.tarball;
+  return found;
+}
+
+/** The packed tarball of the package named `name`. */
+export function packedTarball(packed: readonly Packed[], name: string): string {
+  return packedNamed(packed, name).tarball;
 }

@@ -97,9 +97,15 @@ async function untilLive(port: number): Promise<void> {
 }
 
 /** Asks /livez every 250 ms until `done`, and returns every answer that was not 200. */
+/** The longest /livez is watched for something to happen (two receive failures, say): a bound, not a verdict. */
+const WATCH_LIMIT_MS = 120_000;
+
 async function notLiveWhile(port: number, done: () => boolean): Promise<Liveness[]> {
   const bad: Liveness[] = [];
+  const giveUpAt = performance.now() + WATCH_LIMIT_MS;
   while (!done()) {
+    if (performance.now() > giveUpAt)
+      throw new Error(`what /livez was watched through did not happen within ${WATCH_LIMIT_MS} ms`);
     const answer = await livez(port);
     if (answer.status !== 200) bad.push(answer);
     await sleep(250);

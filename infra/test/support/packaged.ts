@@ -5,8 +5,6 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { type BuiltEntryProcess, startBuiltEntry, withWorkspaceBuild } from "@outbox/test-kit";
 
-export type { LogLine } from "@outbox/test-kit";
-
 const run = promisify(execFile);
 
 /**
