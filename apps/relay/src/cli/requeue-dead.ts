@@ -1,4 +1,5 @@
 import type { OutboxTables as Database } from "@outbox/client";
+import { PAYLOAD_SIZE_ATTRIBUTES } from "@outbox/client/internal";
 import { EXIT_CONFIG, reportConfigErrors, resolveConfig } from "@outbox/shared";
 import { type Kysely, sql } from "kysely";
 import { requeueDeadSettings } from "../settings.js";
@@ -29,7 +30,7 @@ export async function requeueDeadRows(
 ): Promise<RequeueOutcome> {
   const which = onlyRows(ids);
   // Claim-checked (the extended clients' size marker among its headers) and older than the window.
-  const aged = sql`(headers ?| array['ExtendedPayloadSize', 'SQSLargePayloadSize']
+  const aged = sql`(headers ?| ${[...PAYLOAD_SIZE_ATTRIBUTES]}::text[]
                     AND created_at < now() - ${claimCheckSendWithinHours} * interval '1 hour')`;
   const { rows: refused } = await sql<{ id: string }>`
     SELECT id FROM outbox WHERE dead_at IS NOT NULL AND published_at IS NULL ${which} AND ${aged}
