@@ -69,7 +69,7 @@ const AHEAD_PAUSE_MAX = 64;
  * - Leases: a batch claimed ahead spends part of its lease waiting; `processBatch` counts the lease from
  *   the claim, so it still stops starting chunks before the lease could end. Rows sit claimed no longer
  *   than the lease allows, as before.
- * - Re-sends after SIGKILL: the batches publishing share the relay's lanes (PublishLanes), at most
+ * - Re-sends after SIGKILL: the batches publishing share the relay's publish capacity (Capacity), at most
  *   RELAY_PUBLISH_CONCURRENCY chunks sent and not yet marked between them; the batches not started
  *   have sent nothing, and their rows come back when their lease ends. The bound is the same as
  *   without the overlap.

@@ -1,12 +1,11 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { Deadline } from "@outbox/client";
-import { LoopWatch, settlesBefore, untilAborted } from "@outbox/shared";
+import { Capacity, DrainDeadline, LoopWatch, settlesBefore, untilAborted } from "@outbox/shared";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { type ClaimedRow, claimBatch } from "./claim-batch.js";
 import type { BatchReport } from "./commit-batch.js";
-import { DrainLink } from "./drain-link.js";
 import { createPublishedMarker, releaseRows } from "./mark-results.js";
 import { createRelayMetrics } from "./metrics.js";
 import { OutageBackoff } from "./outage-backoff.js";
@@ -16,7 +15,6 @@ import { createChunkPublisher } from "./publish-chunk.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
 import { startRetention } from "./retention.js";
 import { msUntilNextDue } from "./scheduled-rows.js";
-import { PublishLanes } from "./share-lanes.js";
 import { TopicLimits } from "./topic-limits.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
@@ -77,13 +75,13 @@ export function createRelay(options: RelayOptions): Relay {
   const outage = new OutageBackoff({ baseMs: settings.backoff.baseMs, maxMs: settings.outageBackoffMaxMs });
   const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
   const marks = createPublishedMarker(db);
-  const lanes = new PublishLanes(settings.publishConcurrency);
+  const lanes = new Capacity(settings.publishConcurrency);
   const claims = new LoopWatch({ loop: "claim loop", step: "claim", boundMs: settings.claimBoundMs });
 
   const emitter = new EventEmitter<RelayEvents>();
   // Take no new work: aborted by stop() or drain().
   const stopping = new AbortController();
-  const drainLink = new DrainLink();
+  const drainLink = new DrainDeadline();
   const wakeup = wakeOnInsert(options.listenUrl, log);
   const retention = options.retention ? startRetention(db, options.retention, log) : null;
   const chunks = createChunkPublisher(options.publisher, {

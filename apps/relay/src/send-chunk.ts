@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Deadline } from "@outbox/client";
 import type { Logger } from "@outbox/shared";
 import type { BatchOutcome } from "./batch-outcome.js";
-import type { DrainLink } from "./drain-link.js";
+import type { DrainDeadline } from "@outbox/shared";
 import type { PublishedMarker } from "./mark-results.js";
 import type { RelayMetrics } from "./metrics.js";
 import type { OutageBackoff } from "./outage-backoff.js";
@@ -20,7 +20,7 @@ export interface ChunkDeps {
   /** Per topic, the message-size limit, read again when SNS refuses a message as too long. */
   readonly limits: TopicLimits;
   /** The drain's deadline, which every batch's deadline hangs from. */
-  readonly drain: DrainLink;
+  readonly drain: DrainDeadline;
   readonly log?: Logger;
 }
 

@@ -2,11 +2,11 @@ import { buildReady, type ReadyDeps } from "./build-ready.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { type ReadyRow, takeChunk } from "./plan-chunks.js";
 import { type ChunkContext, type ChunkDeps, sendChunk } from "./send-chunk.js";
-import type { PublishLanes } from "./share-lanes.js";
+import type { Capacity } from "@outbox/shared";
 
 export interface StreamDeps extends ReadyDeps, ChunkDeps {
   /** The relay's publish lanes, shared by every batch in flight. */
-  readonly lanes: PublishLanes;
+  readonly lanes: Capacity;
 }
 
 /**
@@ -77,7 +77,7 @@ export async function streamRows(
   admit(first);
   for (;;) {
     if (ready.length > 0 && thrown === undefined) {
-      await deps.lanes.acquire();
+      await deps.lanes.reserve(1, 1);
       // Only this loop takes from `ready`: what was there is still there.
       const chunk = takeChunk(ready);
       settled(chunk.rows.length);
@@ -87,7 +87,7 @@ export async function streamRows(
             const next = successorsOf(chunk.rows);
             if (next.length > 0) admit(next);
           })
-          .finally(() => deps.lanes.release()),
+          .finally(() => deps.lanes.release(1)),
       );
       continue;
     }

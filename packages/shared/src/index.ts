@@ -59,6 +59,8 @@ export { connectionFailureIn, isQueryCanceled, isUniqueViolation } from "./db/po
 export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
 export { type RotatingPassword, rotatingPassword } from "./db/rotating-password.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
+export { Capacity } from "./lifecycle/capacity.js";
+export { DrainDeadline } from "./lifecycle/drain-deadline.js";
 export { EXIT_CONFIG, EXIT_CRASH, EXIT_FORCED, EXIT_OK, EXIT_USAGE } from "./lifecycle/exit-codes.js";
 export { packageVersion } from "./lifecycle/package-version.js";
 export {
