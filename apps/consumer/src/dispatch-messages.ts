@@ -1,7 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
-import type { Logger } from "@outbox/shared";
-import type { Capacity } from "@outbox/shared";
+import type { Capacity, Logger } from "@outbox/shared";
 import type { ResultCounts } from "./count-results.js";
 import type { DrainDeadline } from "./drain.js";
 import type { IntakeGate } from "./intake-gate.js";

@@ -8,8 +8,8 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
-import { type BackoffPolicy, backoffMs, type Logger, type LoopWatch, sleep } from "@outbox/shared";
 import type { Capacity } from "@outbox/shared";
+import { type BackoffPolicy, backoffMs, type Logger, type LoopWatch, sleep } from "@outbox/shared";
 import type { IntakeGate } from "./intake-gate.js";
 import type { ConsumerMetrics } from "./metrics.js";
 

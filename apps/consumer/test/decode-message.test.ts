@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "@aws-sdk/client-sqs";
-import { describe, expect, it } from "vitest";
 import { Capacity } from "@outbox/shared";
+import { describe, expect, it } from "vitest";
 import { decodeMessage } from "../src/decode-message.js";
 import { PoisonReason } from "../src/errors.js";
 import { messageDelivery } from "../src/message-delivery.js";

@@ -1,8 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Deadline } from "@outbox/client";
-import type { Logger } from "@outbox/shared";
+import type { DrainDeadline, Logger } from "@outbox/shared";
 import type { BatchOutcome } from "./batch-outcome.js";
-import type { DrainDeadline } from "@outbox/shared";
 import type { PublishedMarker } from "./mark-results.js";
 import type { RelayMetrics } from "./metrics.js";
 import type { OutageBackoff } from "./outage-backoff.js";

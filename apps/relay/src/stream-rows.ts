@@ -1,8 +1,8 @@
+import type { Capacity } from "@outbox/shared";
 import { buildReady, type ReadyDeps } from "./build-ready.js";
 import type { ClaimedRow } from "./claim-batch.js";
 import { type ReadyRow, takeChunk } from "./plan-chunks.js";
 import { type ChunkContext, type ChunkDeps, sendChunk } from "./send-chunk.js";
-import type { Capacity } from "@outbox/shared";
 
 export interface StreamDeps extends ReadyDeps, ChunkDeps {
   /** The relay's publish lanes, shared by every batch in flight. */
