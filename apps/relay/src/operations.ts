@@ -10,12 +10,13 @@ export {
   workRepublish,
 } from "./cli/republish.js";
 export { type ReapplyGuard, type RepublishRequest, timestampWithZone } from "./cli/republish-options.js";
-export { listRuns, type RepublishRun, rowsLeft } from "./cli/republish-runs.js";
+export { listRuns, type RepublishRun, readRun, rowsLeft } from "./cli/republish-runs.js";
 export { type RequeueOutcome, requeueDeadRows } from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
 export {
   type BlockedKey,
   type RelayStatus,
+  readBlockedKeys,
   readStatus,
   type ScheduledStatus,
   type TopicStatus,
