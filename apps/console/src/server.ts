@@ -9,7 +9,7 @@ import { filterOf, parseActionRequest } from "./actions/action-request.js";
 import { type ActionDeps, previewAction, runAction } from "./actions/perform.js";
 import type { ReplayDesk } from "./actions/replay-desk.js";
 import { parseReplayRequest } from "./actions/replay-request.js";
-import type { Asset } from "./assets/bundle.js";
+import type { Asset } from "./assets/load-assets.js";
 import {
   authenticate,
   CSRF_COOKIE,
