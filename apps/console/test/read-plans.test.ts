@@ -145,6 +145,13 @@ describe("the console's reads, on a million-row outbox", () => {
     expect(indexes).toContain("outbox_dead");
   });
 
+  it("each view reads what it shows, once: the flow no blocked-key list, the blocked keys one statement", async () => {
+    // The backlog per topic and the scheduled rows; the blocked keys' list is readBlockedKeys's alone.
+    expect(await statementsOf(readStatus)).toHaveLength(2);
+    // The heads listed and their count, from one reading of the heads.
+    expect(await statementsOf((db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED))).toHaveLength(1);
+  });
+
   it("the Replays view counts a run's rows again only once its cursor moved, not at every refresh", async () => {
     const sentNow: CompiledQuery[] = [];
     const logged = new Kysely<OutboxTables>({
