@@ -12,7 +12,7 @@ import {
   packageVersion,
 } from "@outbox/shared";
 import { ReplayDesk } from "./actions/replay-desk.js";
-import { loadAssets } from "./assets/bundle.js";
+import { loadAssets } from "./assets/load-assets.js";
 import { DeadLetterDesk } from "./reads/dead-letters.js";
 import { createConsoleServer } from "./server.js";
 import { type ConsoleConfig, republishes } from "./settings.js";

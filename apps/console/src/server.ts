@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { type RepublishRequest, readStatus, rowsLeft } from "@outbox/relay/operations";
+import { type RepublishRequest, readBlockedKeys, readStatus, rowsLeft } from "@outbox/relay/operations";
 import type { Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -9,7 +9,7 @@ import { filterOf, parseActionRequest } from "./actions/action-request.js";
 import { type ActionDeps, previewAction, runAction } from "./actions/perform.js";
 import type { ReplayDesk } from "./actions/replay-desk.js";
 import { parseReplayRequest } from "./actions/replay-request.js";
-import type { Asset } from "./assets/bundle.js";
+import type { Asset } from "./assets/load-assets.js";
 import {
   authenticate,
   CSRF_COOKIE,
@@ -20,15 +20,14 @@ import {
   sameOriginPost,
 } from "./guard.js";
 import { type Html, html, shown } from "./html.js";
-import { listBlockedKeys } from "./reads/blocked-keys.js";
 import type { DeadLetterDesk } from "./reads/dead-letters.js";
 import { matchesLetter } from "./reads/dead-letters.js";
 import { deadRowGroups, listDeadRows } from "./reads/dead-rows.js";
 import { readMinuteSeries } from "./reads/flow.js";
 import { type QueueDepth, queueDepth } from "./reads/queue-depths.js";
-import { listReplays } from "./reads/replays.js";
+import { ReplayRuns } from "./reads/replays.js";
 import { previewView, reportView } from "./views/action.js";
-import { blockedKeysView } from "./views/blocked-keys.js";
+import { BLOCKED_KEYS_LISTED, blockedKeysView } from "./views/blocked-keys.js";
 import { deadLettersView } from "./views/dead-letters.js";
 import { deadRowsView } from "./views/dead-rows.js";
 import { flowView } from "./views/flow.js";
@@ -107,6 +106,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     claimCheckSendWithinHours: deps.claimCheckSendWithinHours,
     log: deps.log,
   };
+  const replayRuns = new ReplayRuns(deps.db);
   app.decorateRequest("who", "");
   app.decorateRequest("csrf", "");
   app.addContentTypeParser(
@@ -180,13 +180,8 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   });
 
   app.get("/blocked-keys", async (request, reply) => {
-    const [keys, status] = await Promise.all([listBlockedKeys(deps.db), readStatus(deps.db)]);
-    return page(
-      reply,
-      "Blocked keys",
-      "/blocked-keys",
-      blockedKeysView(keys, status.total.blockedKeys, context(request)),
-    );
+    const { keys, blocked } = await readBlockedKeys(deps.db, BLOCKED_KEYS_LISTED);
+    return page(reply, "Blocked keys", "/blocked-keys", blockedKeysView(keys, blocked, context(request)));
   });
 
   app.get("/dead-rows", async (request, reply) => {
@@ -233,7 +228,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   });
 
   app.get("/replays", async (request, reply) => {
-    const runs = await listReplays(deps.db);
+    const runs = await replayRuns.latest();
     return page(reply, "Replays", "/replays", replaysView(runs, context(request), deps.replays !== null));
   });
 
@@ -288,7 +283,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   /** How many rows a republish would send: a new run's range, or what a run has left. */
   const replayRows = async (request: RepublishRequest): Promise<number | null> => {
     if (request.kind === "resume") {
-      return (await listReplays(deps.db)).find((run) => run.id === request.id)?.left ?? null;
+      return (await replayRuns.one(request.id))?.left ?? null;
     }
     return rowsLeft(deps.db, {
       id: "",

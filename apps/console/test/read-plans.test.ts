@@ -1,14 +1,14 @@
 import type { OutboxTables } from "@outbox/client";
-import { readStatus } from "@outbox/relay/operations";
+import { readBlockedKeys, readStatus } from "@outbox/relay/operations";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listBlockedKeys } from "../src/reads/blocked-keys.js";
 import { deadRowGroups, deadRowIds, listDeadRows } from "../src/reads/dead-rows.js";
 import { readMinuteSeries } from "../src/reads/flow.js";
-import { listReplays } from "../src/reads/replays.js";
+import { ReplayRuns } from "../src/reads/replays.js";
+import { BLOCKED_KEYS_LISTED } from "../src/views/blocked-keys.js";
 
 /*
  * Every statement a console page sends, planned on an outbox of a million rows shaped like a
@@ -108,13 +108,17 @@ async function planOf(query: CompiledQuery): Promise<PlanNode[]> {
 const READS: Readonly<Record<string, (db: Kysely<OutboxTables>) => Promise<unknown>>> = {
   "the flow's backlog per topic (relay status's readStatus)": readStatus,
   "the flow's last hour per minute": readMinuteSeries,
-  "the blocked keys": listBlockedKeys,
+  "the blocked keys (relay status's readBlockedKeys)": (db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED),
   "the dead rows, unfiltered": (db) => listDeadRows(db, {}),
   "the dead rows of a kind, topic and age": (db) =>
     listDeadRows(db, { kind: "InvalidParameter", topic: "topic-1", olderThanSeconds: 300 }),
   "the dead rows' groups": (db) => deadRowGroups(db, {}),
   "a skip's preview of a group": (db) => deadRowIds(db, { kind: "KMSDisabled", holdingKey: true }, 10_001),
-  "the replays and what each has left": listReplays,
+  "the replays and what each has left": (db) => new ReplayRuns(db).latest(),
+  "a resume's preview of one run": async (db) => {
+    const { rows } = await pool.query<{ id: string }>("SELECT id FROM relay_republish WHERE sent = 10");
+    return new ReplayRuns(db).one(rows[0]?.id ?? "");
+  },
 };
 
 describe("the console's reads, on a million-row outbox", () => {
@@ -141,11 +145,49 @@ describe("the console's reads, on a million-row outbox", () => {
     expect(indexes).toContain("outbox_dead");
   });
 
+  it("each view reads what it shows, once: the flow no blocked-key list, the blocked keys one statement", async () => {
+    // The backlog per topic and the scheduled rows; the blocked keys' list is readBlockedKeys's alone.
+    expect(await statementsOf(readStatus)).toHaveLength(2);
+    // The heads listed and their count, from one reading of the heads.
+    expect(await statementsOf((db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED))).toHaveLength(1);
+  });
+
+  it("the Replays view counts a run's rows again only once its cursor moved, not at every refresh", async () => {
+    const sentNow: CompiledQuery[] = [];
+    const logged = new Kysely<OutboxTables>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => {
+        sentNow.push(event.query);
+      },
+    });
+    const runs = new ReplayRuns(logged);
+    const first = await runs.latest();
+    const sent = async () => {
+      sentNow.length = 0;
+      await runs.latest();
+      return sentNow.length;
+    };
+    expect(first.map((run) => run.left).every((left) => left > 0)).toBe(true);
+    expect(await sent()).toBe(1);
+    await pool.query(`
+      UPDATE relay_republish SET cursor_published = now() - interval '40 hours', cursor_seq = 1 WHERE sent = 20
+    `);
+    expect(await sent()).toBe(2);
+    expect(await sent()).toBe(1);
+  });
+
   it("the counts are the seeded ones: the plans were judged on real data", async () => {
     const status = await readStatus(handle.db);
     expect(status.total.unsent).toBe(39_000 + 1_000);
     expect(status.total.dead).toBe(2_000);
     expect(status.total.blockedKeys).toBe(1_500);
+    const blocked = await readBlockedKeys(handle.db, BLOCKED_KEYS_LISTED);
+    expect({ listed: blocked.keys.length, blocked: blocked.blocked }).toEqual({
+      listed: 200,
+      blocked: 1_500,
+    });
+    // Held longest first: the seeded heads died n seconds ago, key dead-key-(n % 1500), n = 1..1500.
+    expect(blocked.keys[0]?.orderingKey).toBe("dead-key-0");
     expect(status.scheduled.events).toBe(1_000);
     const groups = await deadRowGroups(handle.db, {});
     expect(Object.fromEntries(groups.map((group) => [group.kind, group.count]))).toEqual({

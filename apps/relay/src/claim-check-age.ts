@@ -1,4 +1,4 @@
-import { PAYLOAD_SIZE_ATTRIBUTES } from "@outbox/client/internal";
+import { marksClaimCheck } from "@outbox/client/internal";
 import type { ClaimedRow } from "./claim-batch.js";
 
 const HOUR_MS = 3_600_000;
@@ -16,7 +16,7 @@ export function claimCheckAgeProblem(
   sendWithinHours: number,
   now: number = Date.now(),
 ): string | undefined {
-  if (!PAYLOAD_SIZE_ATTRIBUTES.some((name) => Object.hasOwn(row.headers, name))) return undefined;
+  if (!marksClaimCheck(row.headers)) return undefined;
   const ageHours = (now - row.createdAt.getTime()) / HOUR_MS;
   if (ageHours <= sendWithinHours) return undefined;
   return `claim-checked event ${Math.floor(ageHours)} h old, over RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS (${sendWithinHours} h): its object may expire before the message is read; enqueue it again`;

@@ -5,7 +5,9 @@
  * it. An application's names are in ./index.ts.
  */
 export {
+  claimCheckPointer,
   decodePointer,
+  marksClaimCheck,
   PAYLOAD_SIZE_ATTRIBUTES,
   type PayloadPointer,
   pointerUri,

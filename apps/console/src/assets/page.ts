@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-// The console's only script, bundled at start-up with uPlot (esbuild, served from /assets): the page
+// The console's only script, bundled with uPlot by the build (page-script.ts, served from /assets): the page
 // is whole without it (server-rendered, forms that post); it adds the live refresh and the charts.
 import uPlot from "uplot";
 

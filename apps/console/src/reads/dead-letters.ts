@@ -3,6 +3,7 @@ import {
   type DeadLetter,
   type DlqQueues,
   describeDeadLetter,
+  matchesFilter,
   type RedriveSummary,
   redrive,
   walkDeadLetters,
@@ -59,12 +60,11 @@ function listed(message: Message): ListedLetter {
   };
 }
 
+/** Whether `letter` is one `filter` takes: its kind, then what `consumer redrive` filters on (matchesFilter). */
 export function matchesLetter(filter: DeadLetterFilter, letter: ListedLetter): boolean {
-  if (filter.eventType !== undefined && letter.eventType !== filter.eventType) return false;
   if (filter.kind !== undefined && letter.kind !== filter.kind) return false;
-  if (filter.olderThanSeconds !== undefined && (letter.ageSeconds ?? -1) < filter.olderThanSeconds)
-    return false;
-  return true;
+  const olderThanMs = filter.olderThanSeconds === undefined ? undefined : filter.olderThanSeconds * 1_000;
+  return matchesFilter({ eventType: filter.eventType, olderThanMs }, letter);
 }
 
 /**

@@ -1,9 +1,12 @@
+import type { BlockedKey } from "@outbox/relay/operations";
 import { age, type Html, html, REASON_SHOWN, shown } from "../html.js";
-import type { BlockedKeyRow } from "../reads/blocked-keys.js";
 import { type ActionContext, previewForm } from "./forms.js";
 
+/** The most blocked keys the page lists (readBlockedKeys); it counts them all. */
+export const BLOCKED_KEYS_LISTED = 200;
+
 /** Each key held by a dead head: why, how long, how much waits behind it; requeue or skip the head. */
-export function blockedKeysView(keys: readonly BlockedKeyRow[], total: number, context: ActionContext): Html {
+export function blockedKeysView(keys: readonly BlockedKey[], total: number, context: ActionContext): Html {
   if (keys.length === 0) {
     return html`<div id="blocked" data-live><p data-count="blocked-keys">No key is blocked: every ordering key's events can go out.</p></div>`;
   }

@@ -1,21 +1,18 @@
 import type { Message } from "@aws-sdk/client-sqs";
-import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, type PayloadPointer } from "@outbox/client/internal";
+import { claimCheckPointer, type PayloadPointer } from "@outbox/client/internal";
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function parsed(text: unknown): unknown {
-  if (typeof text !== "string") return undefined;
+/** The SNS notification a body is, with envelope delivery; undefined for any other body. */
+function notification(body: string | undefined): Record<string, unknown> | undefined {
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(body ?? "");
   } catch {
     return undefined;
   }
+  const isNotification =
+    typeof parsed === "object" && parsed !== null && (parsed as { Type?: unknown }).Type === "Notification";
+  return isNotification ? (parsed as Record<string, unknown>) : undefined;
 }
-
-const marksClaimCheck = (attributes: unknown) =>
-  isRecord(attributes) && PAYLOAD_SIZE_ATTRIBUTES.some((name) => Object.hasOwn(attributes, name));
 
 /**
  * The claim-check pointer a dead letter carries, or undefined: its body with raw delivery (the size
@@ -25,13 +22,8 @@ const marksClaimCheck = (attributes: unknown) =>
  * again, as it did before.
  */
 export function deadLetterPointer(message: Message): PayloadPointer | undefined {
-  const body = parsed(message.Body);
-  let carried: unknown;
-  if (marksClaimCheck(message.MessageAttributes)) carried = body;
-  else if (isRecord(body) && body.Type === "Notification" && marksClaimCheck(body.MessageAttributes)) {
-    carried = parsed(body.Message);
-  }
-  if (carried === undefined) return undefined;
-  const pointer = decodePointer(carried);
-  return typeof pointer === "string" ? undefined : pointer;
+  const raw = claimCheckPointer(message.MessageAttributes, message.Body);
+  if (raw !== undefined) return raw;
+  const envelope = notification(message.Body);
+  return envelope === undefined ? undefined : claimCheckPointer(envelope.MessageAttributes, envelope.Message);
 }

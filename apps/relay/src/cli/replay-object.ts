@@ -1,20 +1,7 @@
 import { Deadline } from "@outbox/client";
-import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, pointerUri } from "@outbox/client/internal";
+import { claimCheckPointer, pointerUri } from "@outbox/client/internal";
 import { objectExists, type S3Client } from "@outbox/shared";
 import type { ClaimedRow } from "../claim-batch.js";
-
-/** The pointer a claim-checked row's message is (its size header, a pointer as payload), or undefined. */
-function pointerOf(row: Pick<ClaimedRow, "headers" | "payload">) {
-  if (!PAYLOAD_SIZE_ATTRIBUTES.some((name) => Object.hasOwn(row.headers, name))) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(row.payload);
-  } catch {
-    return undefined;
-  }
-  const pointer = decodePointer(body);
-  return typeof pointer === "string" ? undefined : pointer;
-}
 
 /**
  * Why a claim-checked row's pointer may not be sent again because its object is gone, or undefined
@@ -30,7 +17,7 @@ export async function goneObjectProblem(
   row: Pick<ClaimedRow, "headers" | "payload">,
   timeoutMs: number,
 ): Promise<string | undefined> {
-  const pointer = pointerOf(row);
+  const pointer = claimCheckPointer(row.headers, row.payload);
   if (pointer === undefined) return undefined;
   const deadline = Deadline.after(timeoutMs);
   try {

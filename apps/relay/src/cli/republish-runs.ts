@@ -231,6 +231,14 @@ export async function listRuns(db: Kysely<Database>, limit: number): Promise<Rep
   return rows.map(runOf);
 }
 
+/** The run `id` as recorded; undefined when there is none. */
+export async function readRun(db: Kysely<Database>, id: string): Promise<RepublishRun | undefined> {
+  const { rows } = await sql<RunRow>`
+    SELECT ${RUN_COLUMNS} FROM relay_republish WHERE id = ${id}::uuid
+  `.execute(db);
+  return rows[0] === undefined ? undefined : runOf(rows[0]);
+}
+
 /**
  * How many rows of the run's range it has still to send (after its cursor): a range count on
  * `outbox_published_at`, the walk's own WHERE. 0 once it finished.

@@ -18,13 +18,20 @@ export interface TopicStatus {
   readonly oldestUnsentAgeSeconds: number | null;
 }
 
-/** A key held by a dead row, with what an operator needs to decide (`requeue-dead` or `skip-dead --id`). */
+/**
+ * A key held by a dead row, with what an operator needs to decide (`requeue-dead` or `skip-dead --id`,
+ * the console's buttons).
+ */
 export interface BlockedKey {
   readonly topic: string;
   readonly orderingKey: string;
-  /** The dead row holding it. */
+  /** The dead row holding it (the key's oldest dead row). */
   readonly eventId: string;
+  readonly eventType: string;
   readonly lastError: string | null;
+  readonly attempts: number;
+  /** Seconds since the head died. */
+  readonly deadSeconds: number;
   /** Unsent events of the key waiting behind it. */
   readonly waiting: number;
 }
@@ -36,19 +43,17 @@ export interface ScheduledStatus {
   readonly earliestDueAt: string | null;
 }
 
-/** Blocked keys listed one by one; the count per topic covers them all. */
+/** Blocked keys `relay status` lists one by one; the count per topic covers them all. */
 const BLOCKED_KEYS_LISTED = 20;
 
-/** What `relay status` reports and the operator console's flow view shows. */
+/** The backlog `relay status` reports and the operator console's flow view shows. */
 export interface RelayStatus {
   readonly topics: readonly TopicStatus[];
   readonly total: Omit<TopicStatus, "topic">;
   readonly scheduled: ScheduledStatus;
-  /** The first BLOCKED_KEYS_LISTED of them, by key; `total.blockedKeys` counts them all. */
-  readonly blockedKeys: readonly BlockedKey[];
 }
 
-/** The backlog per topic, the scheduled rows and the blocked keys, read in three statements. */
+/** The backlog per topic and the scheduled rows, read in two statements. */
 export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
   // Dead rows are never published, so the unsent rows are the pending ones and the dead ones; a dead
   // row blocks its key until it is requeued or skipped (claim-batch.ts). Two parts, each stated as
@@ -79,23 +84,6 @@ export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
     GROUP BY topic
     ORDER BY topic
   `.execute(db);
-  // The oldest dead row of each blocked key (`outbox_dead_heads`), and how many wait behind it.
-  const blocked = await sql<{
-    topic: string;
-    ordering_key: string;
-    id: string;
-    last_error: string | null;
-    waiting: string;
-  }>`
-    SELECT DISTINCT ON (d.ordering_key) d.topic, d.ordering_key, d.id, d.last_error,
-           (SELECT count(*) FROM outbox w
-            WHERE w.ordering_key = d.ordering_key AND w.published_at IS NULL AND w.dead_at IS NULL) AS waiting
-    FROM outbox d
-    WHERE ${holdsItsKey("d")}
-      AND d.ordering_key IS NOT NULL
-    ORDER BY d.ordering_key, d.seq
-    LIMIT ${BLOCKED_KEYS_LISTED}
-  `.execute(db);
   // A range scan of `outbox_scheduled` (migration 0012), which holds only scheduled pending rows.
   const scheduledRows = await sql<{ events: string; earliest: Date | null }>`
     SELECT count(*) AS events, min(o.deliver_at) AS earliest FROM outbox o WHERE ${notDueYet("o")}
@@ -111,13 +99,6 @@ export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
     blockedKeys: Number(row.blocked),
     oldestUnsentAgeSeconds: row.oldest === null ? null : Math.round(row.oldest * 1_000) / 1_000,
   }));
-  const blockedKeys: BlockedKey[] = blocked.rows.map((row) => ({
-    topic: row.topic,
-    orderingKey: row.ordering_key,
-    eventId: row.id,
-    lastError: row.last_error,
-    waiting: Number(row.waiting),
-  }));
   const total = {
     unsent: topics.reduce((sum, topic) => sum + topic.unsent, 0),
     dead: topics.reduce((sum, topic) => sum + topic.dead, 0),
@@ -128,7 +109,57 @@ export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
       null,
     ),
   };
-  return { topics, total, scheduled, blockedKeys };
+  return { topics, total, scheduled };
+}
+
+/**
+ * The heads of the blocked keys, held longest first, at most `limit`, and how many keys are blocked.
+ * The heads come from `outbox_dead_heads` (migration 0010, its predicate stated by holdsItsKey), each
+ * key's waiting count from `outbox_pending_by_key` (one range of the key), and only for the heads
+ * listed: the read costs the blocked keys, never the backlog. `heads` is read once (a CTE named
+ * twice is computed once) for both the list and the count.
+ */
+export async function readBlockedKeys(
+  db: Kysely<Database>,
+  limit: number,
+): Promise<{ readonly keys: readonly BlockedKey[]; readonly blocked: number }> {
+  const { rows } = await sql<{
+    ordering_key: string;
+    topic: string;
+    id: string;
+    event_type: string;
+    last_error: string | null;
+    attempts: number;
+    dead: number;
+    waiting: string;
+    blocked: string;
+  }>`
+    WITH heads AS (
+      SELECT DISTINCT ON (d.ordering_key) d.ordering_key, d.topic, d.id, d.event_type, d.last_error,
+             d.attempts, d.dead_at
+      FROM outbox d
+      WHERE ${holdsItsKey("d")} AND d.ordering_key IS NOT NULL
+      ORDER BY d.ordering_key, d.seq
+    )
+    SELECT h.ordering_key, h.topic, h.id, h.event_type, h.last_error, h.attempts,
+           extract(epoch FROM now() - h.dead_at)::float8 AS dead,
+           (SELECT count(*) FROM outbox w
+            WHERE w.ordering_key = h.ordering_key AND w.published_at IS NULL AND w.dead_at IS NULL) AS waiting,
+           (SELECT count(*) FROM heads) AS blocked
+    FROM (SELECT * FROM heads ORDER BY dead_at, ordering_key LIMIT ${limit}) h
+    ORDER BY h.dead_at, h.ordering_key
+  `.execute(db);
+  const keys = rows.map((row) => ({
+    topic: row.topic,
+    orderingKey: row.ordering_key,
+    eventId: row.id,
+    eventType: row.event_type,
+    lastError: row.last_error,
+    attempts: row.attempts,
+    deadSeconds: Math.max(0, Math.round(row.dead)),
+    waiting: Number(row.waiting),
+  }));
+  return { keys, blocked: Number(rows[0]?.blocked ?? 0) };
 }
 
 /** `relay status [--json]`: the backlog per topic, as tables for people or JSON for scripts. */
@@ -136,7 +167,16 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
   const database = await openDatabase("status");
   if (!database) return EXIT_CONFIG;
   try {
-    const { topics, total, scheduled, blockedKeys } = await readStatus(database.db);
+    const { topics, total, scheduled } = await readStatus(database.db);
+    const { keys } = await readBlockedKeys(database.db, BLOCKED_KEYS_LISTED);
+    // The documented JSON fields of a blocked key; the console shows more of them.
+    const blockedKeys = keys.map(({ topic, orderingKey, eventId, lastError, waiting }) => ({
+      topic,
+      orderingKey,
+      eventId,
+      lastError,
+      waiting,
+    }));
     process.stdout.write(
       options.json
         ? `${JSON.stringify({ total, topics, scheduled, blockedKeys })}\n`
@@ -158,7 +198,7 @@ function renderTables(
   topics: readonly TopicStatus[],
   total: Omit<TopicStatus, "topic">,
   scheduled: ScheduledStatus,
-  blockedKeys: readonly BlockedKey[],
+  blockedKeys: readonly Pick<BlockedKey, "topic" | "orderingKey" | "eventId" | "lastError" | "waiting">[],
 ): string {
   const age = (seconds: number | null) => (seconds === null ? "—" : `${seconds.toFixed(1)} s`);
   const backlog = renderTable(

@@ -59,6 +59,33 @@ export function decodePointer(body: unknown): PayloadPointer | string {
   return { bucket: s3BucketName, key: s3Key };
 }
 
+/**
+ * Whether a message's attributes (an outbox row's headers, an SQS message's or an SNS
+ * notification's attributes) mark it claim-checked: by the size attribute's name alone, as the
+ * extended clients tell it.
+ */
+export function marksClaimCheck(attributes: unknown): boolean {
+  return isRecord(attributes) && PAYLOAD_SIZE_ATTRIBUTES.some((name) => Object.hasOwn(attributes, name));
+}
+
+/**
+ * The pointer a claim-checked message carries, or undefined: its attributes mark it
+ * (marksClaimCheck) and its body, JSON text, decodes as a pointer. A marked body that is no pointer
+ * gives undefined too: why it is not one is the consumer's poison reason (decodePointer), not a
+ * tool's business.
+ */
+export function claimCheckPointer(attributes: unknown, bodyText: unknown): PayloadPointer | undefined {
+  if (!marksClaimCheck(attributes) || typeof bodyText !== "string") return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyText);
+  } catch {
+    return undefined;
+  }
+  const pointer = decodePointer(body);
+  return typeof pointer === "string" ? undefined : pointer;
+}
+
 /** `s3://bucket/key`, for log lines and poison reasons. */
 export function pointerUri(pointer: PayloadPointer): string {
   return `s3://${pointer.bucket}/${pointer.key}`;

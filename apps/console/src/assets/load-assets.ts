@@ -1,17 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { pageScript } from "./page-script.js";
 
-/** A file the console serves under /assets: its type and its bytes, read or built once at start-up. */
+/** A file the console serves under /assets: its type and its bytes, read once at start-up. */
 export interface Asset {
   readonly type: string;
   readonly body: string;
 }
 
 /**
- * The sources of the assets, found from this module whether it runs as src/assets/bundle.ts or as
- * dist/assets/bundle.js (the package ships `src` beside `dist` for them, as the termination-race's).
+ * The sources of the assets, found from this module whether it runs as src/assets/load-assets.ts or as
+ * dist/assets/load-assets.js (the package ships `src` beside `dist` for them, as the termination-race's).
  */
 const SOURCES = new URL("../../src/assets/", import.meta.url);
 
@@ -19,28 +19,11 @@ function here(name: string): string {
   return fileURLToPath(new URL(name, SOURCES));
 }
 
-/** The page's script with uPlot, bundled for the browser from the installed package: nothing from a CDN. */
-async function bundlePage(): Promise<string> {
-  const result = await build({
-    entryPoints: [here("page.ts")],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    minify: true,
-    logLevel: "silent",
-  });
-  const [output] = result.outputFiles;
-  if (!output) throw new Error("esbuild produced no bundle for the console's page");
-  return output.text;
-}
-
 /** Every asset, by its path under /assets. */
 export async function loadAssets(): Promise<ReadonlyMap<string, Asset>> {
   const require = createRequire(import.meta.url);
   const [script, style, chartStyle, icon] = await Promise.all([
-    bundlePage(),
+    pageScript(),
     readFile(here("console.css"), "utf8"),
     readFile(require.resolve("uplot/dist/uPlot.min.css"), "utf8"),
     readFile(here("favicon.svg"), "utf8"),
