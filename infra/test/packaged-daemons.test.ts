@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { enqueue, migrateToLatest } from "@outbox/client";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
-import type { ExampleEffectsTable } from "@outbox/drills";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import {
   awsClients,

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import { type ExampleDatabase, exampleEffectRow } from "../../../drills/src/handlers/example-handlers.js";
 import { type ConsumedEvent, defineBatchHandler, defineHandlers, PoisonMessageError } from "../src/index.js";
 import {
   capturingLogger,

@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { awsEnvironment, type BootstrappedResources, s3Client } from "@outbox/devstack";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import { commonSettings, findBudgetProblems, loadConfig } from "@outbox/shared";
 import {
   configRefusal,
   type DaemonProcess,
   drainQueue,
-  EXAMPLE_HANDLERS_MODULE,
   expectAnswer,
   expectUsageError,
   queueDepth,
@@ -17,7 +18,6 @@ import {
   versionOf,
 } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import type { ExampleEffectsTable } from "../../../drills/src/handlers/example-handlers.js";
 import { consumerSettings, consumerTimeouts } from "../src/settings.js";
 import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import {

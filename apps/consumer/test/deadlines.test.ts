@@ -3,12 +3,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { deadlineFetch } from "@outbox/client";
+import type { ExampleDatabase } from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
 import { queueDepth } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { type Consumer, defineHandlers } from "../src/index.js";
 import { effectRowsOf, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {

@@ -7,10 +7,10 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createLogger, type DatabaseHandle, type Logger } from "@outbox/shared";
 import { awsClients, createMigratedTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll } from "vitest";
-import type { ExampleEffectsTable } from "../../../drills/src/handlers/example-handlers.js";
 import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
 
 /** A logger at level info whose lines land in `lines`, as written (JSON text), instead of on stdout. */

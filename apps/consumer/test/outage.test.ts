@@ -1,12 +1,9 @@
 import { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "@outbox/devstack";
+import exampleHandlers, { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
 import { drainQueue, waitUntil } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import exampleHandlers, {
-  type ExampleDatabase,
-  exampleEffectRow,
-} from "../../../drills/src/handlers/example-handlers.js";
 import { createConsumer, defineHandlers } from "../src/index.js";
 import {
   capturingLogger,

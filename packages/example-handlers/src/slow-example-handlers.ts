@@ -1,4 +1,4 @@
-import { defineHandlers } from "@outbox/consumer";
+import { defineHandlers } from "@outbox/client";
 import { sleep } from "@outbox/shared";
 import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./example-handlers.js";
 
