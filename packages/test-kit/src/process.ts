@@ -12,7 +12,7 @@ export {
 export { type FrozenBackends, freezeBackends, thawAllBackends } from "./frozen-backend.js";
 export { commitOrderInversions, judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export { collectLogLines, type LogLine } from "./log-lines.js";
-export { type DrainedMessage, drainQueue } from "./queues.js";
+export { type DrainedMessage, drainQueue, drainUntil } from "./queues.js";
 export {
   type CommittedTransaction,
   type RaceOutcome,
@@ -21,4 +21,4 @@ export {
 } from "./racing-producers.js";
 export { randomSeed, seededRandom } from "./random.js";
 export { repoPath, TSX_IMPORT } from "./repo-path.js";
-export { type WaitOptions, waitUntil } from "./wait-until.js";
+export { type WaitOptions, type WatchedProcess, waitUntil } from "./wait-until.js";
