@@ -10,6 +10,7 @@ import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import {
   awsClients,
+  type BuiltEntryProcess,
   createTestDatabase,
   drainUntil,
   expectCleanStops,
@@ -21,7 +22,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
 import { bundleHandlers } from "./support/bundle-handlers.js";
-import { type PackagedDaemon, packageDaemons, startPackaged } from "./support/packaged.js";
+import { packageDaemons, startPackaged } from "./support/packaged.js";
 import { container, synth } from "./support/synth.js";
 
 /**
@@ -36,7 +37,7 @@ let out: string;
 let database: DatabaseHandle;
 let databaseUrl: string;
 let resources: Awaited<ReturnType<typeof bootstrapResources>>;
-const running: PackagedDaemon[] = [];
+const running: BuiltEntryProcess[] = [];
 
 /** The example handlers' effect of one event, once there is one. */
 async function effectOf(eventId: string) {
@@ -94,7 +95,7 @@ afterAll(async () => {
 });
 
 /** A wait of at most 30 s that ends as soon as one of `alive` exits, polling every 100 ms. */
-const watching = (alive: readonly PackagedDaemon[]): WaitOptions => ({
+const watching = (alive: readonly BuiltEntryProcess[]): WaitOptions => ({
   alive,
   timeoutMs: 30_000,
   intervalMs: 100,
@@ -111,7 +112,7 @@ function commonEnvironment(): Record<string, string> {
   };
 }
 
-function startRelay(): PackagedDaemon {
+function startRelay(): BuiltEntryProcess {
   const relay = relayBudget();
   const daemon = startPackaged(path.join(out, "relay"), {
     ...commonEnvironment(),
@@ -124,7 +125,7 @@ function startRelay(): PackagedDaemon {
   return daemon;
 }
 
-function startConsumer(handlersModule: string): PackagedDaemon {
+function startConsumer(handlersModule: string): BuiltEntryProcess {
   const consumer = consumerBudget({ maxTaskCount: 10 });
   const daemon = startPackaged(path.join(out, "consumer"), {
     ...commonEnvironment(),
@@ -141,7 +142,8 @@ function startConsumer(handlersModule: string): PackagedDaemon {
   return daemon;
 }
 
-const logLine = (daemon: PackagedDaemon, msg: string) => () => daemon.lines.find((line) => line.msg === msg);
+const logLine = (daemon: BuiltEntryProcess, msg: string) => () =>
+  daemon.lines.find((line) => line.msg === msg);
 
 describe("the packaged daemons", () => {
   it("contain dist with source maps and production dependencies only", () => {
