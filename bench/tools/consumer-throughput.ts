@@ -8,6 +8,10 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { migrateToLatest } from "@outbox/client";
 import { createConsumer } from "@outbox/consumer";
 import { bootstrapResources } from "@outbox/devstack";
+// The example handlers' one-row effect is what each message costs here; they are not part of the
+// consumer's public API.
+import exampleHandlers from "@outbox/example-handlers";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import {
   createDatabase,
   createLogger,
@@ -15,10 +19,7 @@ import {
   createSqsClient,
   migrateExampleTables,
 } from "@outbox/shared";
-import { EXAMPLE_HANDLERS_MODULE, repoPath, startDaemonProcess } from "@outbox/test-kit/process";
-// The example handlers' one-row effect is what each message costs here; they are not part of the
-// consumer's public API.
-import exampleHandlers from "../../drills/src/handlers/example-handlers.js";
+import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 import { fillQueue } from "../src/fixtures.js";
 import { machineJiffies, processCpuSeconds } from "../src/measure.js";
 

@@ -1,5 +1,6 @@
 import { awsEnvironment } from "@outbox/devstack";
-import { type DaemonProcess, repoPath } from "@outbox/test-kit/process";
+import { SLOW_EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
+import type { DaemonProcess } from "@outbox/test-kit/process";
 import type { DrillEnvironment } from "./drill-environment.js";
 
 /** The logical topic name the drills write to; the relay maps it to the drill's topic ARN. */
@@ -28,7 +29,7 @@ export function relayEnv(
 
 /**
  * The consumer's environment. The handlers are the example effect behind a short "work" delay
- * (handlers/slow-example-handlers.ts), loaded the way a user loads their own module.
+ * (@outbox/example-handlers' slow-example-handlers.ts), loaded the way a user loads their own module.
  */
 export function consumerEnv(
   environment: DrillEnvironment,
@@ -38,7 +39,7 @@ export function consumerEnv(
     ...commonEnv(environment),
     CONSUMER_QUEUE_URL: environment.resources.queueUrl,
     CONSUMER_DLQ_URL: environment.resources.dlqUrl,
-    CONSUMER_HANDLERS_MODULE: repoPath("drills/src/handlers/slow-example-handlers.ts"),
+    CONSUMER_HANDLERS_MODULE: SLOW_EXAMPLE_HANDLERS_MODULE,
     // Short polls keep each stop quick: a stop waits for the open long poll to return.
     CONSUMER_WAIT_TIME_SECONDS: "2",
     DRILL_HANDLER_MS: "200",

@@ -3,8 +3,6 @@ export * from "./checks.js";
 export { apiEnv, consumerEnv, relayEnv } from "./daemons.js";
 export { DEMO_DRILLS } from "./demo.js";
 export { type DrillContext, type DrillScale, drillContext, fullScale, testScale } from "./drill-context.js";
-export type { ExampleDatabase, ExampleEffectsTable } from "./handlers/example-handlers.js";
-export { commitOrderInversions, judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export {
   type DrillReport,
   README_TABLE_END,

@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { sqsClient } from "@outbox/devstack";
-import type { DaemonProcess } from "@outbox/test-kit/process";
+import type { DaemonProcess, KeyedEvent } from "@outbox/test-kit/process";
 import { waitUntil } from "@outbox/test-kit/process";
 import { sql } from "kysely";
 import type { DeliveryObservation } from "./checks.js";
@@ -141,4 +141,21 @@ export async function observeDelivery(
       dlqDepth: depths.dlq,
     },
   };
+}
+
+/** Every outbox row's key and place. */
+export async function keyedEvents(environment: DrillEnvironment): Promise<KeyedEvent[]> {
+  const rows = await environment.database.db
+    .selectFrom("outbox")
+    .select(["id", "ordering_key", "seq"])
+    .execute();
+  return rows.map((row) => ({ id: row.id, orderingKey: row.ordering_key, seq: Number(row.seq) }));
+}
+
+/** Rows of the photo feed: the effect of each `photo.posted` event (the example effects count the rest). */
+export async function countFeedRows(environment: DrillEnvironment): Promise<number> {
+  const { rows } = await sql<{ feed: string }>`SELECT count(*) AS feed FROM photo_feed`.execute(
+    environment.database.db,
+  );
+  return Number(rows[0]?.feed ?? 0);
 }

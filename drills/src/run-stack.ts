@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { migrateApiTables } from "@outbox/api";
 import { migrateToLatest } from "@outbox/client";
 import {
@@ -9,6 +8,7 @@ import {
   startEquipmentStub,
   startStack,
 } from "@outbox/devstack";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import { createDatabase, EXIT_CRASH, EXIT_OK, migrateExampleTables } from "@outbox/shared";
 import { onLauncherExit } from "./launcher-watch.js";
 
@@ -85,7 +85,7 @@ export async function runStack(options: RunStackOptions): Promise<void> {
         ? {}
         : { CONSUMER_CLAIM_CHECK_BUCKET: stack.claimCheckBucket }),
       // The daemon has no default handlers: the demo's write example_effects (migrated above).
-      CONSUMER_HANDLERS_MODULE: fileURLToPath(new URL("./handlers/example-handlers.ts", import.meta.url)),
+      CONSUMER_HANDLERS_MODULE: EXAMPLE_HANDLERS_MODULE,
       API_EQUIPMENT_URL: equipment.url,
     };
     for (const [name, value] of Object.entries(env)) console.log(`export ${name}=${value}`);

@@ -6,20 +6,23 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { enqueue, migrateToLatest } from "@outbox/client";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
-import type { ExampleEffectsTable } from "@outbox/drills";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle, migrateExampleTables } from "@outbox/shared";
 import {
   awsClients,
+  type BuiltEntryProcess,
   createTestDatabase,
-  type DrainedMessage,
-  drainQueue,
+  drainUntil,
+  expectCleanStops,
   stack,
   uniqueName,
+  type WaitOptions,
+  waitUntil,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumerBudget, relayBudget } from "../lib/budget.js";
 import { bundleHandlers } from "./support/bundle-handlers.js";
-import { type PackagedDaemon, packageDaemons, startPackaged } from "./support/packaged.js";
+import { packageDaemons, startPackaged } from "./support/packaged.js";
 import { container, synth } from "./support/synth.js";
 
 /**
@@ -34,7 +37,7 @@ let out: string;
 let database: DatabaseHandle;
 let databaseUrl: string;
 let resources: Awaited<ReturnType<typeof bootstrapResources>>;
-const running: PackagedDaemon[] = [];
+const running: BuiltEntryProcess[] = [];
 
 /** The example handlers' effect of one event, once there is one. */
 async function effectOf(eventId: string) {
@@ -91,32 +94,12 @@ afterAll(async () => {
   if (out) fs.rmSync(out, { recursive: true, force: true });
 });
 
-/** What the daemons said, for a failure message. */
-function transcript(daemons: readonly PackagedDaemon[]): string {
-  return daemons
-    .map(
-      (daemon) =>
-        `${daemon.lines
-          .slice(-15)
-          .map((line) => JSON.stringify(line))
-          .join("\n")}\n${daemon.stderr().slice(-800)}`,
-    )
-    .join("\n---\n");
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  daemons: readonly PackagedDaemon[],
-) {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${transcript(daemons)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** A wait of at most 30 s that ends as soon as one of `alive` exits, polling every 100 ms. */
+const watching = (alive: readonly BuiltEntryProcess[]): WaitOptions => ({
+  alive,
+  timeoutMs: 30_000,
+  intervalMs: 100,
+});
 
 /** What both daemons read: the stack, the database, an ops port of their own. */
 function commonEnvironment(): Record<string, string> {
@@ -129,7 +112,7 @@ function commonEnvironment(): Record<string, string> {
   };
 }
 
-function startRelay(): PackagedDaemon {
+function startRelay(): BuiltEntryProcess {
   const relay = relayBudget();
   const daemon = startPackaged(path.join(out, "relay"), {
     ...commonEnvironment(),
@@ -142,7 +125,7 @@ function startRelay(): PackagedDaemon {
   return daemon;
 }
 
-function startConsumer(handlersModule: string): PackagedDaemon {
+function startConsumer(handlersModule: string): BuiltEntryProcess {
   const consumer = consumerBudget({ maxTaskCount: 10 });
   const daemon = startPackaged(path.join(out, "consumer"), {
     ...commonEnvironment(),
@@ -159,7 +142,8 @@ function startConsumer(handlersModule: string): PackagedDaemon {
   return daemon;
 }
 
-const logLine = (daemon: PackagedDaemon, msg: string) => () => daemon.lines.find((line) => line.msg === msg);
+const logLine = (daemon: BuiltEntryProcess, msg: string) => () =>
+  daemon.lines.find((line) => line.msg === msg);
 
 describe("the packaged daemons", () => {
   it("contain dist with source maps and production dependencies only", () => {
@@ -195,7 +179,9 @@ describe("the packaged daemons", () => {
     const consumerDaemon = startConsumer(path.join(out, "consumer", "packaged-handlers.mjs"));
 
     const started = await Promise.all(
-      [relayDaemon, consumerDaemon].map((daemon) => waitFor("started", logLine(daemon, "started"), [daemon])),
+      [relayDaemon, consumerDaemon].map((daemon) =>
+        waitUntil("started", logLine(daemon, "started"), watching([daemon])),
+      ),
     );
 
     // The task definition's own health check command, pointed at the port the daemon picked.
@@ -214,26 +200,18 @@ describe("the packaged daemons", () => {
     const [eventId] = await enqueue(database.db, [
       { topic: "events", eventType: "example.created", payload: { name: "packaged" } },
     ]);
-    const effect = await waitFor("the consumer's effect", () => effectOf(eventId ?? ""), [
-      relayDaemon,
-      consumerDaemon,
-    ]).catch(async (error: unknown) => {
+    const effect = await waitUntil(
+      "the consumer's effect",
+      () => effectOf(eventId ?? ""),
+      watching([relayDaemon, consumerDaemon]),
+    ).catch(async (error: unknown) => {
       // The relay keeps why a publish failed on the row.
       const rows = await database.db.selectFrom("outbox").select(["attempts", "last_error"]).execute();
       throw new Error(`${String(error)}\noutbox: ${JSON.stringify(rows)}`);
     });
     expect(effect.event_type).toBe("example.created");
 
-    for (const daemon of [relayDaemon, consumerDaemon]) daemon.child.kill("SIGTERM");
-    const exits = await Promise.all([relayDaemon.exited, consumerDaemon.exited]);
-    expect(exits).toEqual([
-      { code: 0, signal: null },
-      { code: 0, signal: null },
-    ]);
-    for (const daemon of [relayDaemon, consumerDaemon]) {
-      expect(daemon.lines.find((line) => line.msg === "drained")).toBeDefined();
-      expect(daemon.lines.at(-1)).toMatchObject({ msg: "exit", exitCode: 0 });
-    }
+    await expectCleanStops([relayDaemon, consumerDaemon]);
   }, 90_000);
 
   it("runs a handlers module bundled with a dependency the image lacks and its own @outbox/client: its poison goes to the DLQ at the first receive", async () => {
@@ -250,26 +228,18 @@ describe("the packaged daemons", () => {
     const relayDaemon = startRelay();
     const consumerDaemon = startConsumer(handlersModule);
     const daemons = [relayDaemon, consumerDaemon];
-    await Promise.all(daemons.map((daemon) => waitFor("started", logLine(daemon, "started"), [daemon])));
+    await Promise.all(
+      daemons.map((daemon) => waitUntil("started", logLine(daemon, "started"), watching([daemon]))),
+    );
 
     const [eventId, poisonId] = await enqueue(database.db, [
       { topic: "events", eventType: "example.bundled", payload: { name: "bundled" } },
       { topic: "events", eventType: "example.bundled", payload: { name: "poison" } },
     ]);
     const { sqs } = awsClients();
-    const deadLetters: DrainedMessage[] = [];
-    try {
-      await waitFor(
-        "the poison message in the DLQ",
-        async () => {
-          deadLetters.push(...(await drainQueue(sqs, resources.dlqUrl)));
-          return deadLetters.length > 0 ? true : undefined;
-        },
-        daemons,
-      );
-    } finally {
-      sqs.destroy();
-    }
+    const deadLetters = await drainUntil(sqs, resources.dlqUrl, 1, watching(daemons)).finally(() =>
+      sqs.destroy(),
+    );
     expect(deadLetters.map((message) => message.attributes)).toEqual([
       expect.objectContaining({
         event_id: poisonId,
@@ -277,13 +247,13 @@ describe("the packaged daemons", () => {
         poison_receive_count: "1",
       }),
     ]);
-    const effect = await waitFor("the bundled handler's effect", () => effectOf(eventId ?? ""), daemons);
+    const effect = await waitUntil(
+      "the bundled handler's effect",
+      () => effectOf(eventId ?? ""),
+      watching(daemons),
+    );
     expect(effect.event_type).toBe("example.bundled");
 
-    for (const daemon of daemons) daemon.child.kill("SIGTERM");
-    expect(await Promise.all(daemons.map((daemon) => daemon.exited))).toEqual([
-      { code: 0, signal: null },
-      { code: 0, signal: null },
-    ]);
+    await expectCleanStops(daemons);
   }, 90_000);
 });

@@ -1,6 +1,7 @@
 import { photoMigrations } from "@outbox/api";
 import { migrations } from "@outbox/client";
-import { configRefusal, createTestDatabase, EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
+import { configRefusal, createTestDatabase } from "@outbox/test-kit";
 import { beforeAll, describe, expect, it } from "vitest";
 
 /**

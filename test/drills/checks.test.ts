@@ -14,12 +14,12 @@ import {
   checkSigkill,
   checkSlowDependency,
   checkTerminationRace,
-  commitOrderInversions,
   formatMs,
   formatSeconds,
   type HttpOutcome,
   renderTable,
 } from "@outbox/drills";
+import { commitOrderInversions } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 
 // Each checker passes the run its expectation describes and fails every way of breaking it: a

@@ -3,10 +3,10 @@ import {
   drillContext,
   FAULTS,
   type FaultObservation,
-  judgeKeyOrder,
   runFaultsDrill,
   testScale,
 } from "@outbox/drills";
+import { judgeKeyOrder } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import { useDrillStack } from "./drill-stack.js";
 

@@ -2,14 +2,8 @@ import { PublishBatchCommand, SubscribeCommand } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { type OutboxTables as Database, defineHandlers } from "@outbox/client";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
-import {
-  awsClients,
-  EXAMPLE_HANDLERS_MODULE,
-  queueDepth,
-  runEntryPoint,
-  stack,
-  uniqueName,
-} from "@outbox/test-kit";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
+import { awsClients, queueDepth, runEntryPoint, stack, uniqueName } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { consumerNameOf } from "../../apps/consumer/src/consumer-name.js";

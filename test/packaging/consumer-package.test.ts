@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { enqueue } from "@outbox/client";
 import { awsEnvironment, bootstrapResources } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
@@ -11,17 +9,19 @@ import {
   awsClients,
   type BuiltEntryProcess,
   createMigratedTestDatabase,
-  type DrainedMessage,
-  drainQueue,
+  drainUntil,
+  expectCleanStops,
   stack,
   startBuiltEntry,
   uniqueName,
+  type WaitOptions,
+  waitUntil,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppDatabase } from "./fixtures/own-entry-point/order-handlers.js";
-import type { Packed } from "./pack-check.js";
-import { packedPublishable, packedTarball } from "./packed-once.js";
+import { compile, compilers, installedCopy, installScratchApp, type Packed } from "./pack-check.js";
+import { packedPublishable } from "./packed-once.js";
 
 /**
  * The consumer and the relay as an application outside this repo runs them from its own entry
@@ -32,9 +32,7 @@ import { packedPublishable, packedTarball } from "./packed-once.js";
  * node (no loader, no `development` condition) against the run's stack. Third-party packages are
  * linked to the workspace's copies, so nothing is fetched and the lockfile decides every version.
  */
-const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const PACKED = ["packages/client", "packages/shared", "apps/consumer", "apps/relay"] as const;
 const FIXTURES = ["order-handlers.ts", "consumer-main.ts", "relay-main.ts"];
 /** The consumer's name in the inbox, as consumer-main.ts sets it in code. */
 const CONSUMER_NAME = "order-totals";
@@ -47,54 +45,21 @@ let app: string;
 let databaseUrl: string;
 let database: DatabaseHandle;
 let resources: Awaited<ReturnType<typeof bootstrapResources>>;
-const started: AppProcess[] = [];
-
-interface AppProcess extends BuiltEntryProcess {
-  readonly name: string;
-}
-
-/**
- * Every third-party dependency of the packed packages, linked to the workspace's copy (pnpm
- * `overrides`, so their transitive uses resolve the same way), and our packages to their tarballs.
- */
-function offlineOverrides(packed: readonly Packed[]): Record<string, string> {
-  const overrides: Record<string, string> = {};
-  for (const dir of PACKED) {
-    const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
-      dependencies?: Record<string, string>;
-    };
-    for (const name of Object.keys(manifest.dependencies ?? {})) {
-      if (name.startsWith("@outbox/")) continue;
-      overrides[name] = `link:${fs.realpathSync(path.join(root, dir, "node_modules", name))}`;
-    }
-    const { name } = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
-      name: string;
-    };
-    overrides[name] = `file:${packedTarball(packed, name)}`;
-  }
-  return overrides;
-}
+const started: BuiltEntryProcess[] = [];
 
 async function installApp(packed: readonly Packed[]): Promise<void> {
-  const linked = (from: string, name: string) => `link:${fs.realpathSync(path.join(root, from, name))}`;
-  const overrides = offlineOverrides(packed);
-  fs.mkdirSync(path.join(app, "src"), { recursive: true });
-  fs.writeFileSync(
-    path.join(app, "package.json"),
-    JSON.stringify({
-      name: "order-totals",
-      private: true,
-      type: "module",
-      dependencies: {
-        "@outbox/consumer": overrides["@outbox/consumer"],
-        "@outbox/relay": overrides["@outbox/relay"],
-        // The handlers' own dependency: in the application, not in our packages' manifests.
-        zod: linked("test/node_modules", "zod"),
-        "@types/node": linked("node_modules", "@types/node"),
-      },
-      pnpm: { overrides },
-    }),
+  await installScratchApp(
+    root,
+    app,
+    packed,
+    {
+      // The handlers' own dependency: in the application, not in our packages' manifests.
+      zod: installedCopy(root, "zod", []),
+      "@types/node": installedCopy(root, "@types/node", []),
+    },
+    path.join(temp, "store"),
   );
+  fs.mkdirSync(path.join(app, "src"));
   fs.writeFileSync(
     path.join(app, "tsconfig.json"),
     JSON.stringify({
@@ -119,12 +84,9 @@ async function installApp(packed: readonly Packed[]): Promise<void> {
       path.join(app, "src", file),
     );
   }
-  await run("pnpm", ["install", "--offline", "--store-dir", path.join(temp, "store")], {
-    cwd: app,
-    env: { ...process.env, CI: "true", npm_config_cache_dir: path.join(temp, "cache") },
-  });
-  const tsc = path.join(root, "node_modules/typescript/bin/tsc");
-  await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: app });
+  const [typescript5] = compilers(root);
+  if (typescript5 === undefined) throw new Error("no TypeScript in the workspace");
+  await compile(app, typescript5, "tsconfig.json");
 }
 
 beforeAll(async () => {
@@ -154,29 +116,14 @@ afterAll(async () => {
 });
 
 /** `node dist/<entry>` in the application, with nothing but `env` in its environment. */
-function startApp(entry: string, env: Readonly<Record<string, string>>): AppProcess {
-  const running = { name: entry, ...startBuiltEntry(app, path.join("dist", entry), env) };
+function startApp(entry: string, env: Readonly<Record<string, string>>): BuiltEntryProcess {
+  const running = startBuiltEntry(app, path.join("dist", entry), env);
   started.push(running);
   return running;
 }
 
-/** Polls `probe` until it holds; gives up with the processes' last words after 60 s or when one exits. */
-async function waitFor(what: string, probe: () => Promise<boolean>, alive: readonly AppProcess[]) {
-  const until = Date.now() + 60_000;
-  while (!(await probe())) {
-    const gone = alive.find((running) => running.child.exitCode !== null);
-    if (gone !== undefined || Date.now() > until) {
-      const said = alive.map(
-        (running) =>
-          `${running.name}: ${JSON.stringify(running.lines.slice(-5))}\n${running.stderr().slice(-800)}`,
-      );
-      throw new Error(
-        `${gone ? `${gone.name} exited` : "timed out"} waiting for ${what}\n${said.join("\n")}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** A wait that ends as soon as one of `alive` exits, polling every 100 ms. */
+const watching = (alive: readonly BuiltEntryProcess[]): WaitOptions => ({ alive, intervalMs: 100 });
 
 function environment(): Record<string, string> {
   return {
@@ -207,12 +154,6 @@ const inboxRows = async () =>
     }>`SELECT count(*) AS count FROM inbox WHERE consumer = ${CONSUMER_NAME}`.execute(database.db)
   ).rows[0]?.count;
 
-async function stopped(running: AppProcess) {
-  running.child.kill("SIGTERM");
-  const exit = await running.exited;
-  return { exit, drained: running.lines.find((line) => line.msg === "drained"), last: running.lines.at(-1) };
-}
-
 describe("@outbox/consumer and @outbox/relay, packed and run from an application's own entry point", () => {
   it("runs its handlers (with their own dependency), stops on SIGTERM with exit 0 and applies each event once", async () => {
     const orders = (from: number, count: number) =>
@@ -232,22 +173,22 @@ describe("@outbox/consumer and @outbox/relay, packed and run from an application
 
     // A stop while events are still arriving: what the first run leaves, the second one finishes,
     // with the events enqueued while no consumer ran.
-    await waitFor("the first effects", async () => (await effects()).length >= 5, [relay, first]);
-    const firstStop = await stopped(first);
-    expect(firstStop.exit).toEqual({ code: 0, signal: null });
-    expect(firstStop.drained).toMatchObject({ clean: true });
-    expect(firstStop.last).toMatchObject({ msg: "exit", exitCode: 0 });
+    await waitUntil("the first effects", async () => (await effects()).length >= 5, watching([relay, first]));
+    const [firstDrained] = await expectCleanStops([first]);
+    expect(firstDrained).toMatchObject({ clean: true });
     const late = await enqueue(database.db, orders(EVENTS - LATE_EVENTS, LATE_EVENTS));
     const ids = [...early.slice(0, EVENTS - LATE_EVENTS), ...late];
 
     const second = startApp("consumer-main.js", environment());
-    await waitFor("every effect", async () => (await effects()).length >= EVENTS, [relay, second]);
-    const dlq = await waitForDeadLetters(2, [relay, second]);
-    const [relayStop, secondStop] = await Promise.all([stopped(relay), stopped(second)]);
-    expect(relayStop.exit).toEqual({ code: 0, signal: null });
-    expect(secondStop.exit).toEqual({ code: 0, signal: null });
-    expect(secondStop.drained).toMatchObject({ clean: true });
-    expect(Number(secondStop.drained?.processed)).toBeGreaterThanOrEqual(LATE_EVENTS);
+    await waitUntil(
+      "every effect",
+      async () => (await effects()).length >= EVENTS,
+      watching([relay, second]),
+    );
+    const dlq = await deadLetters(2, [relay, second]);
+    const [, secondDrained] = await expectCleanStops([relay, second]);
+    expect(secondDrained).toMatchObject({ clean: true });
+    expect(Number(secondDrained?.processed)).toBeGreaterThanOrEqual(LATE_EVENTS);
 
     const applied = await effects();
     expect(applied).toHaveLength(EVENTS);
@@ -280,19 +221,10 @@ describe("@outbox/consumer and @outbox/relay, packed and run from an application
 });
 
 /** The DLQ's messages, once `count` have arrived. */
-async function waitForDeadLetters(count: number, alive: readonly AppProcess[]) {
+async function deadLetters(count: number, alive: readonly BuiltEntryProcess[]) {
   const { sqs } = awsClients();
-  const dlqMessages: DrainedMessage[] = [];
   try {
-    await waitFor(
-      `${count} dead letters`,
-      async () => {
-        dlqMessages.push(...(await drainQueue(sqs, resources.dlqUrl)));
-        return dlqMessages.length >= count;
-      },
-      alive,
-    );
-    return dlqMessages;
+    return await drainUntil(sqs, resources.dlqUrl, count, watching(alive));
   } finally {
     sqs.destroy();
   }

@@ -9,7 +9,8 @@ import { createTestDatabase } from "@outbox/test-kit";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packedPublishable, packedTarball } from "./packed-once.js";
+import { installedCopy, installScratchApp, type Packed } from "./pack-check.js";
+import { packedNamed, packedPublishable } from "./packed-once.js";
 
 /**
  * @outbox/client, packed with `pnpm pack` and installed offline from the tarball, in two throwaway
@@ -24,8 +25,6 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const clientDir = path.join(root, "packages/client");
 const fixtures = fileURLToPath(new URL("fixtures/", import.meta.url));
-const installed = (from: string, name: string) =>
-  fs.realpathSync(path.join(root, from, "node_modules", name));
 const tsc = path.join(root, "node_modules/typescript/bin/tsc");
 /** The current major (what `npm i typescript` installs), checked beside 5.x: the app must compile with both. */
 const tsc7 = path.join(root, "node_modules/typescript-7/bin/tsc");
@@ -34,7 +33,7 @@ const codegenBin = path.join(root, "test/node_modules/.bin/kysely-codegen");
 const ORDERS_TABLE = "CREATE TABLE orders (id text PRIMARY KEY, total_cents integer NOT NULL)";
 
 let temp: string;
-let tarball: string;
+let client: Packed;
 const projectOf = (name: string) => path.join(temp, name);
 
 /** A document's fenced blocks of one language, in order. */
@@ -54,28 +53,25 @@ const kyselies = [
 async function installProject(
   name: string,
   kyselyFrom: string,
-  dependencies: Record<string, string>,
+  links: Record<string, string>,
   files: Record<string, string>,
   compiled: readonly string[],
 ): Promise<void> {
   const project = projectOf(name);
-  fs.mkdirSync(project);
-  fs.writeFileSync(
-    path.join(project, "package.json"),
-    JSON.stringify({
-      name,
-      private: true,
-      type: "module",
-      dependencies: {
-        "@outbox/client": `file:${tarball}`,
-        // A required peer even for an application that never imports it (the statement's compiler).
-        kysely: `link:${installed("test", kyselyFrom)}`,
-        pg: `link:${installed("packages/shared", "pg")}`,
-        "@types/node": `link:${installed("", "@types/node")}`,
-        "@types/pg": `link:${installed("packages/shared", "@types/pg")}`,
-        ...dependencies,
-      },
-    }),
+  const shared = path.join(root, "packages/shared");
+  await installScratchApp(
+    root,
+    project,
+    [client],
+    {
+      // A required peer even for an application that never imports it (the statement's compiler).
+      kysely: installedCopy(root, kyselyFrom, []),
+      pg: installedCopy(root, "pg", [shared]),
+      "@types/node": installedCopy(root, "@types/node", []),
+      "@types/pg": installedCopy(root, "@types/pg", [shared]),
+      ...links,
+    },
+    path.join(temp, "store"),
   );
   fs.writeFileSync(
     path.join(project, "tsconfig.json"),
@@ -94,10 +90,6 @@ async function installProject(
     }),
   );
   for (const [file, from] of Object.entries(files)) fs.copyFileSync(from, path.join(project, file));
-  await run("pnpm", ["install", "--offline", "--store-dir", path.join(temp, "store")], {
-    cwd: project,
-    env: { ...process.env, CI: "true", npm_config_cache_dir: path.join(temp, "cache") },
-  });
 }
 
 /** A fresh database with the outbox's migrations (kysely's) and the README's orders table. */
@@ -126,7 +118,7 @@ const codegenUrls = new Map<string, string>();
 
 beforeAll(async () => {
   temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-schema-shapes-"));
-  tarball = packedTarball(await packedPublishable(root), "@outbox/client");
+  client = packedNamed(await packedPublishable(root), "@outbox/client");
 
   for (const { kysely, from } of kyselies) {
     const url = await migratedDatabase(`schema_shapes_codegen_${kysely.replace(".", "_")}`, true);
@@ -137,7 +129,7 @@ beforeAll(async () => {
       from,
       {
         // docs/consumer.md's handlers parse with zod.
-        zod: `link:${installed("test", "zod")}`,
+        zod: installedCopy(root, "zod", []),
       },
       {
         "codegen-app.ts": path.join(fixtures, "schema-shapes/codegen-app.ts"),
@@ -177,7 +169,7 @@ describe("@outbox/client in applications shaped otherwise", () => {
   });
 
   it("ships the SQL migrations", async () => {
-    const { stdout } = await run("tar", ["-tzf", tarball]);
+    const { stdout } = await run("tar", ["-tzf", client.tarball]);
     const shipped = stdout.split("\n").filter((file) => file.startsWith("package/sql/"));
     expect(shipped.map((file) => path.basename(file)).sort()).toEqual(
       fs.readdirSync(path.join(clientDir, "sql")).sort(),

@@ -7,9 +7,8 @@ import {
 } from "@aws-sdk/client-secrets-manager";
 import { type RunningMotoServer, startMotoServer } from "@outbox/devstack";
 import { ConfigError, createDatabase, type DatabaseHandle, rotatingPassword, sleep } from "@outbox/shared";
-import { createTestDatabase, waitUntil } from "@outbox/test-kit";
+import { capturingLogger, createTestDatabase, waitUntil } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 // The SDK's default credential chain is what a daemon uses; moto takes any key.
@@ -40,21 +39,6 @@ function secretText(password: string): string {
     port: Number(url.port),
     dbname: url.pathname.slice(1),
   });
-}
-
-/** A logger that keeps what rotatingPassword says, in order. */
-function recordingLog() {
-  const lines: { level: string; msg: string }[] = [];
-  const log = pino(
-    { level: "info" },
-    {
-      write: (line: string) => {
-        const { level, msg } = JSON.parse(line) as { level: number; msg: string };
-        lines.push({ level: pino.levels.labels[level] ?? String(level), msg });
-      },
-    },
-  );
-  return Object.assign(log, { lines });
 }
 
 beforeAll(async () => {
@@ -106,7 +90,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
       new CreateSecretCommand({ Name: `db-${role}`, SecretString: secretText("first-password") }),
     );
     if (secretArn === undefined) throw new Error("moto returned no ARN");
-    const log = recordingLog();
+    const { log, lines } = capturingLogger();
     const password = rotatingPassword({
       secretArn,
       databaseUrl: roleUrl("first-password"),
@@ -167,7 +151,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
       secretChanged = true;
       await waitUntil(
         "the pool to read the new password",
-        () => log.lines.some((line) => line.msg.startsWith("database password changed")),
+        () => lines.some((line) => line.msg?.startsWith("database password changed")),
         { timeoutMs: 20_000 },
       );
       newPasswordUsed = true;
@@ -218,7 +202,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const address = silent.address();
     const port = typeof address === "object" && address ? address.port : 0;
-    const log = recordingLog();
+    const { log, lines } = capturingLogger();
     const connectTimeoutMs = 1_000;
     await sql.raw(`ALTER ROLE ${role} PASSWORD 'while-silent'`).execute(admin.db);
     const handle = createDatabase({
@@ -241,7 +225,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
       // time for the connection to authenticate with DATABASE_URL's password inside its own timeout.
       const { rows } = await handle.pool.query<{ who: string }>("SELECT current_user AS who");
       expect(rows[0]?.who).toBe(role);
-      expect(log.lines.map((line) => line.msg)).toEqual([
+      expect(lines.map((line) => line.msg)).toEqual([
         "database secret not read: the last password stays in use",
       ]);
     } finally {
@@ -257,7 +241,7 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
         secretArn: "arn:aws:s3:::bucket",
         databaseUrl: "postgres://user@localhost/db",
         connectTimeoutMs: 1_000,
-        log: recordingLog(),
+        log: capturingLogger().log,
       });
     expect(make).toThrow(ConfigError);
     expect(make).toThrow(/DATABASE_SECRET_ARN/);

@@ -10,9 +10,8 @@ import {
   tracingConfig,
   tracingConfigProblems,
 } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { capturingLogger, createMigratedTestDatabase } from "@outbox/test-kit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { capturedLogger } from "../../packages/shared/test/fixtures/captured-logger.js";
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -162,7 +161,7 @@ describe("with no OTEL_* variables: no SDK, and enqueue and the logs as without 
   });
 
   it("startTracing starts nothing and logs nothing; spans are the API's non-recording no-ops", async () => {
-    const { lines, log } = capturedLogger();
+    const { lines, log } = capturingLogger();
     const tracing = await startTracing({ service: "relay", version: "1.2.3", log });
     expect(tracing.enabled).toBe(false);
     expect(await tracing.shutdown(100)).toBe(true);
@@ -183,7 +182,7 @@ describe("with no OTEL_* variables: no SDK, and enqueue and the logs as without 
   });
 
   it("log lines carry no trace_id or span_id, even inside a span", () => {
-    const { lines, log } = capturedLogger();
+    const { lines, log } = capturingLogger();
     trace.getTracer("test").startActiveSpan("request", (span) => {
       log.info("inside");
       span.end();
@@ -259,7 +258,7 @@ describe("with an SDK registered", () => {
   });
 
   it("log lines written inside a span carry its trace_id and span_id; outside, neither", () => {
-    const { lines, log } = capturedLogger();
+    const { lines, log } = capturingLogger();
     const child = log.child({ eventId: "e1" });
     log.info("before");
     const ids = trace.getTracer("test").startActiveSpan("handler", (span) => {

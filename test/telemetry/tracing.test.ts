@@ -3,7 +3,8 @@ import { SpanKind, trace } from "@opentelemetry/api";
 import { migrateApiTables } from "@outbox/api";
 import { enqueue } from "@outbox/client";
 import { type BootstrappedResources, bootstrapResources, startEquipmentStub } from "@outbox/devstack";
-import { apiEnv, consumerEnv, type ExampleEffectsTable, relayEnv } from "@outbox/drills";
+import { apiEnv, consumerEnv, relayEnv } from "@outbox/drills";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createLogger, type DatabaseHandle, startTracing } from "@outbox/shared";
 import {
   createMigratedTestDatabase,

@@ -4,16 +4,17 @@ import { migrateApiTables, postPhoto } from "@outbox/api";
 import { Deadline, type HandlerSet } from "@outbox/client";
 import { enqueuedEvents, outboxMark } from "@outbox/client/testing";
 import { runHandlers } from "@outbox/consumer/testing";
-import type { DatabaseHandle } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
-import type { Kysely } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleHandlers, {
   type ExampleDatabase,
   type ExampleEffectsTable,
   type ExampleEvents,
   type PhotoFeedTable,
-} from "../../drills/src/handlers/example-handlers.js";
+} from "@outbox/example-handlers";
+import { DOWNSTREAM_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
+import type { DatabaseHandle } from "@outbox/shared";
+import { createMigratedTestDatabase } from "@outbox/test-kit";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // Our own example handlers, tested with the test kit as an application tests its handlers: against
 // its database, through the consumer's pipeline, with no queue and no AWS.
@@ -41,7 +42,7 @@ function effectsOf(eventId: string) {
     .execute();
 }
 
-describe("the example handlers (drills/src/handlers/example-handlers.ts)", () => {
+describe("the example handlers (packages/example-handlers/src/example-handlers.ts)", () => {
   it("write one example_effects row per example.created, however often it is delivered", async () => {
     const [first] = await runHandlers({
       handlers: exampleHandlers,
@@ -137,7 +138,7 @@ describe("the packaged daemon's example handlers module (infra/compose/example-h
   });
 });
 
-describe("the downstream handlers (drills/src/handlers/downstream-handlers.ts)", () => {
+describe("the downstream handlers (packages/example-handlers/src/downstream-handlers.ts)", () => {
   let downstream: Server;
   let status = 200;
   let calls = 0;
@@ -153,7 +154,9 @@ describe("the downstream handlers (drills/src/handlers/downstream-handlers.ts)",
     const { port } = downstream.address() as AddressInfo;
     // The module reads its URL when it is loaded, as the daemon loads it.
     process.env.DRILL_DOWNSTREAM_URL = `http://127.0.0.1:${port}/pay`;
-    ({ default: handlers } = await import("../../drills/src/handlers/downstream-handlers.js"));
+    ({ default: handlers } = (await import(DOWNSTREAM_HANDLERS_MODULE)) as {
+      default: HandlerSet<ExampleDatabase>;
+    });
   });
   afterAll(async () => {
     delete process.env.DRILL_DOWNSTREAM_URL;

@@ -6,7 +6,6 @@ import {
   expectAnswer,
   expectUsageError,
   runEntryPoint,
-  startDaemonProcess,
   versionOf,
   waitUntil,
 } from "@outbox/test-kit";
@@ -19,25 +18,25 @@ const ENTRY = "apps/api/src/main.ts";
 
 describe("api daemon configuration", () => {
   it("refuses unparsable settings with exit 78, one line per problem", async () => {
-    const daemon = startDaemonProcess(ENTRY, { DATABASE_URL: "", API_PORT: "http", API_EQUIPMENT_URL: "" });
-    expect((await daemon.exited).code).toBe(78);
-    expect(daemon.stderr().trim().split("\n")).toEqual([
-      "api: config error: DATABASE_URL: is required",
-      'api: config error: API_PORT: expected a whole number (got "http")',
-      "api: config error: API_EQUIPMENT_URL: is required",
-    ]);
+    expect(await configRefusal(ENTRY, { DATABASE_URL: "", API_PORT: "http", API_EQUIPMENT_URL: "" })).toEqual(
+      [
+        "api: config error: DATABASE_URL: is required",
+        'api: config error: API_PORT: expected a whole number (got "http")',
+        "api: config error: API_EQUIPMENT_URL: is required",
+      ],
+    );
   });
 
   it("refuses an inverted timeout hierarchy, listing every broken rule", async () => {
-    const daemon = startDaemonProcess(ENTRY, {
-      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
-      API_EQUIPMENT_URL: "http://127.0.0.1:1",
-      API_KEEP_ALIVE_TIMEOUT_MS: "50000",
-      API_EQUIPMENT_TIMEOUT_MS: "30000",
-      API_HANDLER_TIMEOUT_MS: "28000",
-    });
-    expect((await daemon.exited).code).toBe(78);
-    expect(daemon.stderr().trim().split("\n")).toEqual([
+    expect(
+      await configRefusal(ENTRY, {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+        API_EQUIPMENT_URL: "http://127.0.0.1:1",
+        API_KEEP_ALIVE_TIMEOUT_MS: "50000",
+        API_EQUIPMENT_TIMEOUT_MS: "30000",
+        API_HANDLER_TIMEOUT_MS: "28000",
+      }),
+    ).toEqual([
       "api: config error: API_HANDLER_TIMEOUT_MS: 28000 must not exceed API_DRAIN_TIMEOUT_MS (25000): a request that arrived just before SIGTERM must be able to finish within the drain",
       "api: config error: API_EQUIPMENT_TIMEOUT_MS: API_EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
       "api: config error: API_LB_IDLE_TIMEOUT_MS: API_LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",

@@ -352,7 +352,7 @@ function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
 /**
  * The handlers module is a file in the consumer's image: a check of a task definition away from the
  * image (infra's synth-time check) leaves it out, and the daemon checks it at start-up. Required:
- * the example handlers are the demo's (drills/src/handlers/), never a production default. Unless
+ * the example handlers are the demo's (packages/example-handlers), never a production default. Unless
  * the application's entry point gave its handlers to runConsumer: then it must be unset, so that
  * nobody deploys a module believing it runs.
  */

@@ -1,18 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
-import { drainQueue, queueDepth } from "@outbox/test-kit";
+import { capturingLogger, drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import { type ExampleDatabase, exampleEffectRow } from "../../../drills/src/handlers/example-handlers.js";
 import { type ConsumedEvent, defineBatchHandler, defineHandlers, PoisonMessageError } from "../src/index.js";
-import {
-  capturingLogger,
-  effectCount,
-  exampleEvent,
-  inboxRowsOf,
-  queueFor,
-  sendRaw,
-  useConsumerTestBed,
-} from "./harness.js";
+import { effectCount, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_batches");
 
@@ -44,7 +36,7 @@ describe("batch handlers", () => {
       exampleEvent(index === 4 ? "poison" : `good-${index}`),
     );
     await sendRaw(bed.sqs, queue.queueUrl, events);
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const consumer = bed.consumer(queue, {
       handlers,
       dlqUrl: queue.dlqUrl,

@@ -1,10 +1,10 @@
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, type BootstrappedResources, s3Client } from "@outbox/devstack";
+import exampleHandlers from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
 import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
 import { afterAll, describe, expect, it } from "vitest";
-import exampleHandlers from "../../../drills/src/handlers/example-handlers.js";
 import { deadLetterBatches, WalkOutlastedHoldError } from "../src/cli/dead-letters.js";
 import type { RedriveCounts } from "../src/cli/redrive.js";
 import {

@@ -3,21 +3,16 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { deadlineFetch } from "@outbox/client";
+import type { ExampleDatabase } from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
-import { queueDepth } from "@outbox/test-kit";
+import { metricValue, queueDepth } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { type Consumer, defineHandlers } from "../src/index.js";
 import { effectRowsOf, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 const bed = useConsumerTestBed("consumer_deadlines");
-
-async function metricValue(registry: Registry, name: string): Promise<number> {
-  const metric = (await registry.getMetricsAsJSON()).find((entry) => entry.name === name);
-  return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
-}
 
 async function effectRows(eventId: string): Promise<number> {
   return (await effectRowsOf(bed.database, eventId)).length;

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { migrateApiTables } from "@outbox/api";
+import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers";
 import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ConsumerOptionsError, defineHandlers } from "../src/index.js";
 import {
   ENVELOPE_TOPIC_ARN,

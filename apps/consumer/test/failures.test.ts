@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { drainQueue, queueDepth } from "@outbox/test-kit";
+import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers";
+import { capturingLogger, drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
 import { retryDelaySeconds } from "../src/release-messages.js";
 import {
-  capturingLogger,
   ENVELOPE_TOPIC_ARN,
   effectCount,
   envelopeBody,
@@ -234,7 +233,7 @@ describe("poison messages", () => {
       event_id: type(huge),
       event_type: type("example.created"),
     });
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const consumer = bed.consumer(queue, {
       handlers: exampleHandlers,
       dlqUrl: queue.dlqUrl,
@@ -260,7 +259,7 @@ describe("poison messages", () => {
     const queue = await queueFor("huge-type-logged");
     const huge = "h".repeat(200 * 1024);
     await sendBody(bed.sqs, queue.queueUrl, "{}", { event_id: validId(), event_type: type(huge) });
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const handlers = defineHandlers<Record<string, never>, ExampleDatabase>(
       {},
       { fallback: async (_event, context) => context.log.info("handled") },

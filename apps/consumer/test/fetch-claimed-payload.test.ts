@@ -3,13 +3,20 @@ import { Readable } from "node:stream";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Deadline, DeadlineExceededError, defineHandlers } from "@outbox/client";
 import { s3Client } from "@outbox/devstack";
-import { runEntryPoint, type SilentServer, stack, startSilentServer, waitUntil } from "@outbox/test-kit";
+import {
+  capturingLogger,
+  runEntryPoint,
+  type SilentServer,
+  stack,
+  startSilentServer,
+  waitUntil,
+} from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DecodedMessage } from "../src/decode-message.js";
 import { DrainExpiredError, PoisonReason } from "../src/errors.js";
 import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/fetch-claimed-payload.js";
 import { readBoundedBody } from "../src/read-bounded-body.js";
-import { capturingLogger, queueFor, sendBody, useConsumerTestBed } from "./harness.js";
+import { queueFor, sendBody, useConsumerTestBed } from "./harness.js";
 
 // The claim check's fetch against real servers: moto (or LocalStack) for the objects, and an S3
 // endpoint that accepts connections and never answers (startSilentServer), for the bounds.
@@ -274,7 +281,7 @@ describe("the consumer with a hung S3", () => {
   it("fails the message at its deadline and retries it later; the handler never runs", async () => {
     const queue = await queueFor("claim-hung");
     let handled = 0;
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const consumer = bed.consumer(queue, {
       handlers: defineHandlers({
         "example.created": async () => {

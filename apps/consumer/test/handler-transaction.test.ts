@@ -1,6 +1,6 @@
+import type { ExampleDatabase } from "@outbox/example-handlers";
 import { Transaction } from "kysely";
 import { describe, expect, it } from "vitest";
-import type { ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineBatchHandler, defineHandlers } from "../src/index.js";
 import { effectRowsOf, exampleEvent, inboxRowsOf, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

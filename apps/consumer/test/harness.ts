@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { Writable } from "node:stream";
 import {
   type MessageAttributeValue,
   SendMessageBatchCommand,
@@ -7,23 +6,11 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { createLogger, type DatabaseHandle, type Logger } from "@outbox/shared";
 import { awsClients, createMigratedTestDatabase, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll } from "vitest";
-import type { ExampleEffectsTable } from "../../../drills/src/handlers/example-handlers.js";
 import { type Consumer, type ConsumerOptions, createConsumer } from "../src/index.js";
-
-/** A logger at level info whose lines land in `lines`, as written (JSON text), instead of on stdout. */
-export function capturingLogger(): { lines: string[]; log: Logger } {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ service: "consumer-test", version: "0", level: "info", destination }) };
-}
 
 /** Test logs stay quiet unless TEST_LOG_LEVEL asks for them. */
 export function testLogger(): Logger {

@@ -1,21 +1,11 @@
 import { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "@outbox/devstack";
+import exampleHandlers, { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
-import { drainQueue, waitUntil } from "@outbox/test-kit";
+import { capturingLogger, drainQueue, waitUntil } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import exampleHandlers, {
-  type ExampleDatabase,
-  exampleEffectRow,
-} from "../../../drills/src/handlers/example-handlers.js";
 import { createConsumer, defineHandlers } from "../src/index.js";
-import {
-  capturingLogger,
-  effectCount,
-  exampleEvent,
-  queueFor,
-  sendRaw,
-  useConsumerTestBed,
-} from "./harness.js";
+import { effectCount, exampleEvent, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 
 // The database cut between the consumer and Postgres (a TCP proxy), the issue's setting: visibility
 // 2 s, maxReceiveCount 3. Messages that arrive meanwhile must not reach the DLQ.
@@ -53,7 +43,7 @@ describe.each<TcpCut>(["reset", "hang"])("the database cut (%s)", (kind) => {
   it("pauses intake, spends no attempts, resumes when it answers: no DLQ, every effect once", async () => {
     const queue = await queueFor(`outage-${kind}`, { maxReceiveCount: 3, visibilityTimeoutSeconds: 2 });
     const { proxy, database } = await poolThroughProxy();
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const metrics = new Registry();
     const consumer = createConsumer({
       handlers: exampleHandlers,
@@ -139,7 +129,7 @@ describe("a handler's own dependency", () => {
   it("failing too often trips the kill switch: no receive while it holds, one message tried after each pause, then every effect once", async () => {
     const queue = await queueFor("kill-switch", { maxReceiveCount: 5, visibilityTimeoutSeconds: 5 });
     const downstream = { down: true };
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const metrics = new Registry();
     const consumer = bed.consumer(queue, {
       handlers: handlersWithDownstream(downstream),

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
+import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers";
 import type { DatabaseHandle, Logger } from "@outbox/shared";
-import { createMigratedTestDatabase } from "@outbox/test-kit";
+import { capturingLogger, createMigratedTestDatabase } from "@outbox/test-kit";
 import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { ResultCounts } from "../src/count-results.js";
 import { DatabaseOutage } from "../src/database-outage.js";
 import { DrainDeadline } from "../src/drain.js";
@@ -27,14 +27,7 @@ import { processReceived } from "../src/process-received.js";
 import type { Receipt } from "../src/receipt.js";
 import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
 import type { Lease } from "../src/visibility-heartbeat.js";
-import {
-  capturingLogger,
-  effectRowsOf,
-  exampleEvent,
-  inboxRowsOf,
-  type TestEvent,
-  testLogger,
-} from "./harness.js";
+import { effectRowsOf, exampleEvent, inboxRowsOf, type TestEvent, testLogger } from "./harness.js";
 
 // The per-message pipeline against a real inbox, with the SQS side recorded instead of sent.
 
@@ -502,7 +495,7 @@ describe("a handler's database error in the log", () => {
       },
     );
     await database.db.executeQuery(sql`INSERT INTO people VALUES (${email})`.compile(database.db));
-    const { lines, log } = capturingLogger();
+    const { written: lines, log } = capturingLogger();
     const { process } = pipeline(handlers, { consumer: "personal", log });
 
     await expect(process(received(exampleEvent("twice")))).resolves.toBe("failed");

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
+import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
 import { queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
-import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineHandlers } from "../src/index.js";
 import { effectRowsOf, exampleEvent, queueFor, sendRaw, useConsumerTestBed } from "./harness.js";
 

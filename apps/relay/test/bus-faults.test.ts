@@ -3,7 +3,9 @@ import { Deadline } from "@outbox/client";
 import { awsEnvironment } from "@outbox/devstack";
 import {
   awsClients,
+  capturingLogger,
   faultClient,
+  metricValue,
   type Received,
   receiveAll,
   runEntryPoint,
@@ -11,7 +13,6 @@ import {
   startDaemonProcess,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type BatchReport, createSnsPublisher, RELAY_METRICS, type Relay } from "../src/index.js";
@@ -24,22 +25,6 @@ function countDeferred(relay: Relay): () => number {
     deferred += report.deferred;
   });
   return () => deferred;
-}
-
-/** A logger that keeps its lines, parsed, for the test to read. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
-  return { log, lines };
-}
-
-/** The value of a counter or gauge with these labels (0 when it has none yet). */
-async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {
-  const metric = await registry.getSingleMetric(name)?.get();
-  const match = metric?.values.find((value) =>
-    Object.entries(labels).every(([label, wanted]) => value.labels[label] === wanted),
-  );
-  return match?.value ?? 0;
 }
 
 /** Message bodies' `n` per ordering key (`n % keys`), in the order received. */

@@ -3,14 +3,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { NewEvent } from "@outbox/client";
 import type { DatabaseHandle } from "@outbox/shared";
-import {
-  configRefusal,
-  expectAnswer,
-  expectUsageError,
-  runEntryPoint,
-  startDaemonProcess,
-  versionOf,
-} from "@outbox/test-kit";
+import { configRefusal, expectAnswer, expectUsageError, runEntryPoint, versionOf } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandSettings } from "../src/cli/open-database.js";
@@ -22,13 +15,13 @@ const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 
 describe("relay daemon configuration", () => {
   it("refuses bad config with exit 78 and one line per problem", async () => {
-    const daemon = startDaemonProcess("apps/relay/src/main.ts", {
-      DATABASE_URL: "",
-      RELAY_BATCH_SIZE: "0",
-      RELAY_TOPIC_ARNS: "orders",
-    });
-    expect((await daemon.exited).code).toBe(78);
-    expect(daemon.stderr().trim().split("\n")).toEqual([
+    expect(
+      await configRefusal("apps/relay/src/main.ts", {
+        DATABASE_URL: "",
+        RELAY_BATCH_SIZE: "0",
+        RELAY_TOPIC_ARNS: "orders",
+      }),
+    ).toEqual([
       "relay: config error: DATABASE_URL: is required",
       'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
       'relay: config error: RELAY_TOPIC_ARNS: expected key=value, got "orders" (got "orders")',
@@ -36,14 +29,14 @@ describe("relay daemon configuration", () => {
   });
 
   it("refuses a lease shorter than the drain, and a publish longer than the drain", async () => {
-    const daemon = startDaemonProcess("apps/relay/src/main.ts", {
-      DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
-      RELAY_DEFAULT_TOPIC_ARN: "arn:aws:sns:us-east-1:000000000000:events",
-      RELAY_LEASE_MS: "20000",
-      AWS_REQUEST_TIMEOUT_MS: "8000",
-    });
-    expect((await daemon.exited).code).toBe(78);
-    expect(daemon.stderr().trim().split("\n")).toEqual([
+    expect(
+      await configRefusal("apps/relay/src/main.ts", {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/unused",
+        RELAY_DEFAULT_TOPIC_ARN: "arn:aws:sns:us-east-1:000000000000:events",
+        RELAY_LEASE_MS: "20000",
+        AWS_REQUEST_TIMEOUT_MS: "8000",
+      }),
+    ).toEqual([
       "relay: config error: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS (24000 ms) = 24000 ms must be less than RELAY_DRAIN_TIMEOUT_MS (20000 ms): a PublishBatch in flight, with its retries, must be able to finish within the drain",
       "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (20000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than RELAY_LEASE_MS (20000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
     ]);

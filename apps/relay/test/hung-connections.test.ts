@@ -1,9 +1,8 @@
 import { performance } from "node:perf_hooks";
-import { Writable } from "node:stream";
 import { OUTBOX_LOCK_SPACE, RELAY_ASLEEP_LOCK } from "@outbox/client/internal";
 import { awsEnvironment } from "@outbox/devstack";
-import { createLogger } from "@outbox/shared";
 import {
+  capturingLogger,
   type DaemonProcess,
   freezeBackends,
   stack,
@@ -47,20 +46,9 @@ async function asleepHolders(): Promise<number[]> {
 
 const asleep = async () => (await asleepHolders()).length > 0;
 
-function capturedLog() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ service: "relay-test", version: "0", level: "warn", destination }) };
-}
-
 describe("the relay with a LISTEN connection that answers nothing", () => {
   it("keeps publishing by polling, and gives the connection up and replaces it with a warning", async () => {
-    const { lines, log } = capturedLog();
+    const { lines, log } = capturingLogger("warn");
     // The pool's config: keepalive, and every query bounded at statement + connect timeout (10 s).
     bed.start({ listenUrl: bed.handle.clientConfig, log });
     await expect.poll(asleep, { timeout: 20_000 }).toBe(true);

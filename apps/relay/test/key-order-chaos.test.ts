@@ -1,18 +1,20 @@
 import { awsEnvironment, statsClientFor } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
 import {
+  commitOrderInversions,
   type DaemonProcess,
   isRunning,
+  judgeKeyOrder,
+  type RacingPlan,
   type Received,
+  raceProducers,
   receiveAll,
+  seededRandom,
   stack,
   startDaemonProcess,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
-import { commitOrderInversions, judgeKeyOrder } from "../../../drills/src/key-order.js";
-import { type RacingPlan, raceProducers } from "../../../drills/src/racing-producers.js";
-import { seededRandom } from "../../../drills/src/random.js";
 import { countRows, useRelayTestBed } from "./harness.js";
 
 // Per-key order end to end (docs/relay.md, "Order per key"): producers racing on few keys with

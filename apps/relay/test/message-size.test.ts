@@ -1,10 +1,8 @@
-import { Writable } from "node:stream";
 import { SetTopicAttributesCommand } from "@aws-sdk/client-sns";
 import { enqueue, type NewEvent } from "@outbox/client";
 import { measureMessage } from "@outbox/client/internal";
 import { type BootstrappedResources, bootstrapResources } from "@outbox/devstack";
-import { createLogger } from "@outbox/shared";
-import { receiveAll, stack, uniqueName } from "@outbox/test-kit";
+import { capturingLogger, receiveAll, stack, uniqueName } from "@outbox/test-kit";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createSnsPublisher, type Publisher } from "../src/index.js";
 import { clearOutbox, countRows, useRelayTestBed } from "./harness.js";
@@ -43,17 +41,6 @@ function recordingPublisher(): { publisher: Publisher; requests: number[][] } {
     },
   };
   return { publisher, requests };
-}
-
-function capturedLog() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, log: createLogger({ service: "relay-test", version: "0", level: "info", destination }) };
 }
 
 const setLimit = (topicArn: string, bytes: number) =>
@@ -201,7 +188,7 @@ describe("message size per topic", () => {
   it("falls back to 262 144 with a warning when a topic's limit cannot be read, bounded by the publish timeout", async () => {
     await clearOutbox(bed.handle);
     const real = createSnsPublisher(bed.sns);
-    const { lines, log } = capturedLog();
+    const { lines, log } = capturingLogger();
     const publisher: Publisher = {
       publishBatch: (request, deadline) => real.publishBatch(request, deadline),
       // Never answers: only the relay's bound ends the read.

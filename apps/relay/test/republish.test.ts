@@ -1,6 +1,6 @@
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import {
-  EXAMPLE_HANDLERS_MODULE,
   faultClient,
   queueDepth,
   receiveAll,

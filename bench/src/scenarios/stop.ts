@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, bootstrapResources, statsClientFor } from "@outbox/devstack";
-import { EXAMPLE_HANDLERS_MODULE } from "@outbox/test-kit/process";
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import { MeasuredChild, runJob } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { READY_TIMEOUT_MS, startBenchDaemon } from "../daemons.js";

@@ -1,7 +1,7 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { createConsumer, defineBatchHandler, defineHandlers } from "@outbox/consumer";
+import { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
-import { type ExampleDatabase, exampleEffectRow } from "../../../drills/src/handlers/example-handlers.js";
 import type { ConsumerJob } from "../jobs.js";
 import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
 
@@ -11,7 +11,7 @@ function parseName(payload: unknown): { name: string } {
   return { name };
 }
 
-/** The same one-row effect as drills/src/handlers/example-handlers.ts, one event per transaction. */
+/** The same one-row effect as the example handlers (@outbox/example-handlers), one event per transaction. */
 const perMessageHandlers = defineHandlers<{ "example.created": { name: string } }, ExampleDatabase>({
   "example.created": {
     parse: parseName,

@@ -1,8 +1,8 @@
 // First: before any SDK client exists (see the module).
 import "./quiet-sdk-node-warning.js";
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
+import { randomSeed } from "@outbox/test-kit/process";
 import { fullScale, testScale } from "../drill-context.js";
-import { randomSeed } from "../random.js";
 import { drills } from "../scenarios/index.js";
 import { runDrillSession } from "./drill-session.js";
 

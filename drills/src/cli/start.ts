@@ -2,13 +2,12 @@
 import "./quiet-sdk-node-warning.js";
 import { awsEnvironment } from "@outbox/devstack";
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
-import { DaemonFleet, startDaemonProcess } from "@outbox/test-kit/process";
+import { DaemonFleet, randomSeed, startDaemonProcess } from "@outbox/test-kit/process";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import { DEMO_DRILLS } from "../demo.js";
 import { fullScale } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
 import { enqueueBacklog } from "../produce-events.js";
-import { randomSeed } from "../random.js";
 import { runDrillSession } from "./drill-session.js";
 
 const usage = `usage: pnpm start [--events N] [--rate N] [--duration S] [--seed N] [--keep-running]

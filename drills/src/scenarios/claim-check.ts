@@ -4,12 +4,12 @@ import { DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { enqueue } from "@outbox/client";
 import { S3ClaimCheck } from "@outbox/client/claim-check";
 import { s3Client, sqsClient } from "@outbox/devstack";
+import type { ExampleEffectsTable } from "@outbox/example-handlers";
 import { DaemonFleet, drainQueue, waitUntil } from "@outbox/test-kit/process";
 import { checkClaimCheck } from "../checks.js";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import type { ExampleEffectsTable } from "../handlers/example-handlers.js";
 import type { ScenarioResult } from "../report.js";
 
 const LARGE_BYTES = 5 * 1024 * 1024;

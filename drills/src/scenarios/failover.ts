@@ -2,14 +2,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "@outbox/devstack";
+import { DOWNSTREAM_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import { sleep } from "@outbox/shared";
-import { DaemonFleet, type DaemonProcess, repoPath } from "@outbox/test-kit/process";
+import { DaemonFleet, type DaemonProcess, judgeKeyOrder } from "@outbox/test-kit/process";
 import { checkFailover, type FailoverObservation, formatSeconds, type StopUnderFault } from "../checks.js";
 import { consumerEnv, DRILL_TOPIC, relayEnv, sumDrained } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { type DrillEnvironment, prepareDrillEnvironment } from "../drill-environment.js";
-import { judgeKeyOrder, keyedEvents } from "../key-order.js";
-import { countTables, queueDepths } from "../observe.js";
+import { countTables, keyedEvents, queueDepths } from "../observe.js";
 import { startOrderWitness } from "../order-witness.js";
 import { enqueueBacklog, produceSteadily } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
@@ -157,7 +157,7 @@ async function runVariant(
       ...faultConsumerEnv,
       ...killSwitchEnv,
       DATABASE_URL: consumerWay.url,
-      CONSUMER_HANDLERS_MODULE: repoPath("drills/src/handlers/downstream-handlers.ts"),
+      CONSUMER_HANDLERS_MODULE: DOWNSTREAM_HANDLERS_MODULE,
       DRILL_DOWNSTREAM_URL: downstream.url,
     };
     const databaseCut = variant.kind !== "downstream";

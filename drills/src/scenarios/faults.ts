@@ -1,12 +1,11 @@
 import { performance } from "node:perf_hooks";
 import { type RunningPostgres, startEmbeddedPostgres } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
-import { type DaemonProcess, isRunning } from "@outbox/test-kit/process";
+import { type DaemonProcess, isRunning, judgeKeyOrder } from "@outbox/test-kit/process";
 import { checkFault, type FaultObservation, formatSeconds, type StopUnderFault } from "../checks.js";
 import { DRILL_TOPIC } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
-import { countFeedRows, judgeKeyOrder, keyedEvents } from "../key-order.js";
-import { countTables, queueDepths } from "../observe.js";
+import { countFeedRows, countTables, keyedEvents, queueDepths } from "../observe.js";
 import { produceSteadily } from "../produce-events.js";
 import type { ScenarioResult } from "../report.js";
 import { FAULTS, type FaultSpec } from "./fault-kinds.js";

@@ -1,15 +1,21 @@
 import { performance } from "node:perf_hooks";
 import { createDatabase } from "@outbox/shared";
-import { DaemonFleet, type DaemonProcess, waitUntil } from "@outbox/test-kit/process";
+import {
+  commitOrderInversions,
+  DaemonFleet,
+  type DaemonProcess,
+  judgeKeyOrder,
+  type RacingPlan,
+  raceProducers,
+  seededRandom,
+  waitUntil,
+} from "@outbox/test-kit/process";
 import { checkKeyOrder } from "../checks.js";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { prepareDrillEnvironment } from "../drill-environment.js";
-import { commitOrderInversions, judgeKeyOrder, keyedEvents } from "../key-order.js";
-import { observeDelivery, waitForFullDelivery } from "../observe.js";
+import { keyedEvents, observeDelivery, waitForFullDelivery } from "../observe.js";
 import { startOrderWitness } from "../order-witness.js";
-import { type RacingPlan, raceProducers } from "../racing-producers.js";
-import { seededRandom } from "../random.js";
 import type { ScenarioResult } from "../report.js";
 import { quickRelayLeases } from "./fast-recovery-env.js";
 

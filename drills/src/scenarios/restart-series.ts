@@ -1,14 +1,19 @@
 import { performance } from "node:perf_hooks";
 import { type RunningPostgres, startEmbeddedPostgres, statsClientFor } from "@outbox/devstack";
 import { sleep } from "@outbox/shared";
-import { DaemonFleet, type DaemonProcess, type Exit, isRunning } from "@outbox/test-kit/process";
+import {
+  DaemonFleet,
+  type DaemonProcess,
+  type Exit,
+  isRunning,
+  seededRandom,
+} from "@outbox/test-kit/process";
 import type { DeliveryObservation } from "../checks.js";
 import { consumerEnv, DRILL_TOPIC, relayEnv } from "../daemons.js";
 import type { DrillContext } from "../drill-context.js";
 import { type DrillEnvironment, prepareDrillEnvironment } from "../drill-environment.js";
 import { observeDelivery, type TableCounts, waitForFullDelivery } from "../observe.js";
 import { produceSteadily } from "../produce-events.js";
-import { seededRandom } from "../random.js";
 import { quickConsumerVisibility, quickRelayLeases } from "./fast-recovery-env.js";
 
 type Kind = "relay" | "consumer";

@@ -27,9 +27,7 @@ export async function packageDaemons(root: string, out: string): Promise<void> {
   }
 }
 
-export type PackagedDaemon = BuiltEntryProcess;
-
 /** `node dist/main.js` in a deployed directory, exactly as the image's CMD runs it. */
-export function startPackaged(directory: string, env: Readonly<Record<string, string>>): PackagedDaemon {
+export function startPackaged(directory: string, env: Readonly<Record<string, string>>): BuiltEntryProcess {
   return startBuiltEntry(directory, "dist/main.js", env);
 }

@@ -1,8 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { expect } from "vitest";
 import { collectLogLines, type LogLine } from "./log-lines.js";
 
 /** A built entry point running as its own process, with what it said. */
 export interface BuiltEntryProcess {
+  /** The folder and the entry point (`relay dist/main.js`): what a failed wait names. */
+  readonly name: string;
   readonly child: ChildProcess;
   readonly lines: LogLine[];
   stderr(): string;
@@ -34,5 +38,21 @@ export function startBuiltEntry(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  return { child, lines, stderr: () => stderr, exited };
+  return { name: `${path.basename(directory)} ${entry}`, child, lines, stderr: () => stderr, exited };
+}
+
+/**
+ * SIGTERM to each, at once, as a platform stops its tasks, and what a clean stop is expected to
+ * look like: exit 0, a `drained` line, the `exit` line last. Resolves with each one's `drained` line.
+ */
+export async function expectCleanStops(processes: readonly BuiltEntryProcess[]): Promise<LogLine[]> {
+  for (const running of processes) running.child.kill("SIGTERM");
+  const exits = await Promise.all(processes.map((running) => running.exited));
+  return processes.map((running, at) => {
+    expect(exits[at], `${running.name}: ${running.stderr().slice(-800)}`).toEqual({ code: 0, signal: null });
+    expect(running.lines.at(-1), running.name).toMatchObject({ msg: "exit", exitCode: 0 });
+    const drained = running.lines.find((line) => line.msg === "drained");
+    expect(drained, running.name).toBeDefined();
+    return drained ?? {};
+  });
 }

@@ -1,11 +1,5 @@
+import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import { type DaemonProcess, isRunning, startDaemonProcess } from "./daemon-process.js";
-import { repoPath } from "./repo-path.js";
-
-/**
- * The demo's example handlers (CONSUMER_HANDLERS_MODULE), which every demo consumer names: the
- * daemon itself has no default handlers.
- */
-export const EXAMPLE_HANDLERS_MODULE = repoPath("drills/src/handlers/example-handlers.ts");
 
 /** The port a started api process listens on, once it does. */
 export async function apiPort(api: DaemonProcess): Promise<number> {

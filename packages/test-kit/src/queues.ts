@@ -5,6 +5,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { type WaitOptions, waitUntil } from "./wait-until.js";
 
 export interface Received {
   readonly body: string;
@@ -120,4 +121,23 @@ export async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<Drai
       });
     }
   }
+}
+
+/** A queue's messages once `count` have arrived (the DLQ's, say), drained as they come; bounded by `options`. */
+export async function drainUntil(
+  sqs: SQSClient,
+  queueUrl: string,
+  count: number,
+  options: WaitOptions = {},
+): Promise<DrainedMessage[]> {
+  const found: DrainedMessage[] = [];
+  await waitUntil(
+    `${count} messages in ${queueUrl}`,
+    async () => {
+      found.push(...(await drainQueue(sqs, queueUrl)));
+      return found.length >= count;
+    },
+    options,
+  );
+  return found;
 }

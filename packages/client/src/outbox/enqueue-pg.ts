@@ -3,12 +3,13 @@ import type { EnqueueOptions } from "./enqueue-options.js";
 import { compiledOutboxInsert } from "./outbox-insert.js";
 
 /**
- * What `enqueuePg` needs of a pg client: one parameterised query. node-postgres's `Client` and
- * `PoolClient` have it (so does `Pool`, but each of its queries runs on its own connection, outside
- * any transaction of yours).
+ * A pg client as `enqueuePg` and the test kit's readers (`enqueuedEvents`, `outboxMark`) use it: one
+ * parameterised query that answers rows. node-postgres's `Client` and `PoolClient` are one (so is
+ * `Pool`, but each of its queries runs on its own connection, outside any transaction of yours: fine
+ * for reading, not for `enqueuePg`).
  */
 export interface PgQueryable {
-  query(text: string, values: unknown[]): Promise<unknown>;
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { CompiledQuery, type QueryResult } from "kysely";
 import type { EventMap } from "../consumer/handlers.js";
+import type { PgQueryable } from "../outbox/enqueue-pg.js";
 
 /**
  * An event as its outbox row holds it: what `enqueue` wrote, and what the relay will publish. A
@@ -45,18 +46,13 @@ export interface EnqueuedFilter<Type extends string = string> {
   readonly after?: OutboxMark;
 }
 
-/** A pg `Pool`, `PoolClient` or `Client`: for an application that does not use kysely. */
-export interface SqlClient {
-  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
-}
-
 /** A kysely `Kysely` or `Transaction`, whatever its schema type: only its connection is used. */
 export interface QueryExecutor {
   executeQuery<Row>(query: CompiledQuery<Row>): Promise<QueryResult<Row>>;
 }
 
 /** Where the outbox is read: a kysely `Kysely` or `Transaction`, or a pg client. */
-export type OutboxReader = QueryExecutor | SqlClient;
+export type OutboxReader = QueryExecutor | PgQueryable;
 
 interface OutboxRowRead {
   readonly id: string;

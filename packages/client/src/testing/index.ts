@@ -7,5 +7,4 @@ export {
   type OutboxReader,
   outboxMark,
   type QueryExecutor,
-  type SqlClient,
 } from "./enqueued-events.js";

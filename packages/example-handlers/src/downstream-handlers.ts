@@ -1,5 +1,10 @@
-import { defineHandlers } from "@outbox/consumer";
-import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./example-handlers.js";
+import { defineHandlers } from "@outbox/client";
+import {
+  type ExampleDatabase,
+  type ExampleEvents,
+  exampleEffectRow,
+  photoPostedHandler,
+} from "./example-handlers.js";
 
 /**
  * The example effect, after a call to a downstream service the effect depends on (a payment API,
@@ -9,13 +14,7 @@ import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./ex
 const downstreamUrl = process.env.DRILL_DOWNSTREAM_URL ?? "";
 if (downstreamUrl === "") throw new Error("DRILL_DOWNSTREAM_URL is required by the downstream handlers");
 
-export default defineHandlers<
-  {
-    "example.created": { name: string };
-    "photo.posted": { photoId: string; title: string };
-  },
-  ExampleDatabase
->({
+export default defineHandlers<ExampleEvents, ExampleDatabase>({
   "example.created": async (event, { trx, deadline }) => {
     const answer = await fetch(downstreamUrl, { method: "POST", signal: deadline.signal });
     await answer.body?.cancel();

@@ -1,5 +1,4 @@
-import { sql } from "kysely";
-import type { DrillEnvironment } from "./drill-environment.js";
+import type { CommittedTransaction } from "./racing-producers.js";
 
 /** An outbox row as the order check needs it. */
 export interface KeyedEvent {
@@ -48,31 +47,6 @@ export function judgeKeyOrder(events: readonly KeyedEvent[], accepted: readonly 
   return { outOfOrder, overtaken, examples };
 }
 
-/** Every outbox row's key and place. */
-export async function keyedEvents(environment: DrillEnvironment): Promise<KeyedEvent[]> {
-  const rows = await environment.database.db
-    .selectFrom("outbox")
-    .select(["id", "ordering_key", "seq"])
-    .execute();
-  return rows.map((row) => ({ id: row.id, orderingKey: row.ordering_key, seq: Number(row.seq) }));
-}
-
-/** Rows of the photo feed: the effect of each `photo.posted` event (the example effects count the rest). */
-export async function countFeedRows(environment: DrillEnvironment): Promise<number> {
-  const { rows } = await sql<{ feed: string }>`SELECT count(*) AS feed FROM photo_feed`.execute(
-    environment.database.db,
-  );
-  return Number(rows[0]?.feed ?? 0);
-}
-
-/** A committed transaction as the producer saw it: its events' keys, and when its COMMIT went and came back. */
-export interface CommitWindow {
-  readonly ids: readonly string[];
-  readonly keys: readonly (string | null)[];
-  readonly commitSent: number;
-  readonly commitAnswered: number;
-}
-
 /**
  * Producer-side order: an event whose `seq` is below that of an event of its key from a transaction
  * whose COMMIT was answered before this one's COMMIT was sent. That transaction committed first, as
@@ -80,7 +54,7 @@ export interface CommitWindow {
  * ahead of one committed before it. (Two commits in flight together give no order to check.)
  */
 export function commitOrderInversions(
-  committed: readonly CommitWindow[],
+  committed: readonly CommittedTransaction[],
   seqOf: ReadonlyMap<string, number>,
 ): number {
   const byKey = new Map<string, { sent: number; answered: number; seqs: number[] }[]>();

@@ -1,6 +1,11 @@
-import { defineHandlers } from "@outbox/consumer";
+import { defineHandlers } from "@outbox/client";
 import { sleep } from "@outbox/shared";
-import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./example-handlers.js";
+import {
+  type ExampleDatabase,
+  type ExampleEvents,
+  exampleEffectRow,
+  photoPostedHandler,
+} from "./example-handlers.js";
 
 /**
  * The example effect (one row in `example_effects`) after DRILL_HANDLER_MS of "work", so a stop
@@ -9,13 +14,7 @@ import { type ExampleDatabase, exampleEffectRow, photoPostedHandler } from "./ex
  */
 const workMs = Number(process.env.DRILL_HANDLER_MS ?? "200");
 
-export default defineHandlers<
-  {
-    "example.created": { name: string };
-    "photo.posted": { photoId: string; title: string };
-  },
-  ExampleDatabase
->({
+export default defineHandlers<ExampleEvents, ExampleDatabase>({
   "example.created": async (event, { trx, deadline }) => {
     await sleep(workMs, deadline.signal);
     deadline.throwIfExpired();
