@@ -5,19 +5,25 @@ import { configDefaults, defineConfig } from "vitest/config";
 // AWS SDK's bundler-only dist-es build, whose extensionless imports Node cannot resolve.)
 const conditions = ["development", "node"];
 
+// The tests of the runner itself (test/exit-codes, test/command-line/test-run-cleanup) run this very
+// configuration, global set-up included, on the one fixture file they name here.
+const fixture = process.env.OUTBOX_TEST_FIXTURE;
+
 // One local stack per run (test/global-setup.ts); each test file gets its own database and its own
 // topic/queue names, so files run in parallel without seeing each other.
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ["development"] } },
   test: {
-    include: [
-      "packages/*/test/**/*.test.ts",
-      "apps/*/test/**/*.test.ts",
-      "test/**/*.test.ts",
-      "infra/test/**/*.test.ts",
-      "bench/test/**/*.test.ts",
-    ],
+    include: fixture
+      ? [fixture]
+      : [
+          "packages/*/test/**/*.test.ts",
+          "apps/*/test/**/*.test.ts",
+          "test/**/*.test.ts",
+          "infra/test/**/*.test.ts",
+          "bench/test/**/*.test.ts",
+        ],
     // Waits of minutes (a timeout at its default value): vitest.slow.config.ts runs them, beside this.
     exclude: [...configDefaults.exclude, "**/*.slow.test.ts"],
     globalSetup: ["test/global-setup.ts"],

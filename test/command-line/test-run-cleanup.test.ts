@@ -83,16 +83,14 @@ async function runFixture(fixture: string, interrupt?: NodeJS.Signals): Promise<
   const marker = join(markerDir, "running");
   const run = spawn(
     process.execPath,
-    [
-      repoPath("node_modules/vitest/vitest.mjs"),
-      "run",
-      "--config",
-      "test/command-line/fixtures/test-run/vitest.config.ts",
-      `test/command-line/fixtures/test-run/${fixture}`,
-    ],
+    [repoPath("node_modules/vitest/vitest.mjs"), "run", "--config", "vitest.config.ts"],
     {
       cwd: repoPath("."),
-      env: { ...process.env, OUTBOX_FIXTURE_RUNNING: marker },
+      env: {
+        ...process.env,
+        OUTBOX_FIXTURE_RUNNING: marker,
+        OUTBOX_TEST_FIXTURE: `test/command-line/fixtures/test-run/${fixture}`,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );

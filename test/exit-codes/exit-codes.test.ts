@@ -48,8 +48,8 @@ function runToExit(
 function runFixture(fixture: string): Promise<Finished> {
   return runToExit(
     process.execPath,
-    [vitestBin, "run", "--config", `${fixtures}/one-file.config.ts`, "--reporter", "dot"],
-    { EXIT_CODE_FIXTURE: `${fixtures}/${fixture}` },
+    [vitestBin, "run", "--config", "vitest.config.ts", "--reporter", "dot"],
+    { OUTBOX_TEST_FIXTURE: `${fixtures}/${fixture}` },
   );
 }
 
