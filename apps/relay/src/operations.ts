@@ -28,5 +28,5 @@ export {
   republishSettings,
   requeueDeadSettings,
 } from "./settings.js";
-export { createSnsPublisher } from "./sns-publisher.js";
+export { createSnsPublisher } from "./sns/publisher.js";
 export { topicRoutingProblems } from "./topic-routing.js";

@@ -1,7 +1,7 @@
 import { Deadline } from "@outbox/client";
 import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, pointerUri } from "@outbox/client/internal";
 import { objectExists, type S3Client } from "@outbox/shared";
-import type { ClaimedRow } from "../claim-batch.js";
+import type { ClaimedRow } from "../outbox-store.js";
 
 /** The pointer a claim-checked row's message is (its size header, a pointer as payload), or undefined. */
 function pointerOf(row: Pick<ClaimedRow, "headers" | "payload">) {

@@ -1,6 +1,6 @@
 import type { OutboxTables as Database } from "@outbox/client";
 import { type Kysely, sql } from "kysely";
-import { type ClaimedRow, claimedRow, type RawOutboxRow } from "../claim-batch.js";
+import { type ClaimedRow, claimedRow, type RawOutboxRow } from "../outbox-store.js";
 
 /** Where a run got to: every row of its range up to here, in (published_at, seq) order, was sent. */
 export interface RepublishCursor {
