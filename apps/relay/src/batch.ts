@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { Deadline } from "@outbox/client";
-import { type BackoffPolicy, backoffMs } from "@outbox/shared";
+import { backoffMs } from "@outbox/shared";
 import type { RelayContext } from "./loop.js";
 import type { FailureReason } from "./metrics.js";
 import type { ClaimedRow, RowFailure } from "./outbox-store.js";
@@ -24,12 +24,6 @@ export interface BatchReport {
   readonly dead: number;
   readonly released: number;
   readonly durationMs: number;
-}
-
-/** When a failed row is tried again, and how often at most. */
-export interface RetryPolicy {
-  readonly maxAttempts: number;
-  readonly backoff: BackoffPolicy;
 }
 
 /** A row that dies with this batch, announced once its mark has committed. */
