@@ -117,8 +117,6 @@ export interface Chunk {
   readonly topicArn: string;
   readonly rows: ClaimedRow[];
   readonly entries: PublishEntry[];
-  /** The topic's limit the chunk was planned with. */
-  readonly limitBytes: number;
   bytes: number;
 }
 
@@ -128,21 +126,12 @@ export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
   const open = new Map<string, Chunk>();
   for (const item of ready) {
     let chunk = open.get(item.topicArn);
-    if (
-      chunk &&
-      (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > chunk.limitBytes)
-    ) {
+    if (chunk && (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > item.limitBytes)) {
       done.push(chunk);
       chunk = undefined;
     }
     if (!chunk) {
-      chunk = {
-        topicArn: item.topicArn,
-        rows: [],
-        entries: [],
-        limitBytes: item.limitBytes,
-        bytes: 0,
-      };
+      chunk = { topicArn: item.topicArn, rows: [], entries: [], bytes: 0 };
       open.set(item.topicArn, chunk);
     }
     chunk.rows.push(item.row);
@@ -160,19 +149,13 @@ export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
 export function takeChunk(ready: ReadyRow[]): Chunk {
   const [head] = ready;
   if (head === undefined) throw new Error("takeChunk: nothing ready");
-  const chunk: Chunk = {
-    topicArn: head.topicArn,
-    rows: [],
-    entries: [],
-    limitBytes: head.limitBytes,
-    bytes: 0,
-  };
+  const chunk: Chunk = { topicArn: head.topicArn, rows: [], entries: [], bytes: 0 };
   let kept = 0;
   for (const item of ready) {
     if (
       chunk.entries.length < MAX_BATCH_ENTRIES &&
       item.topicArn === chunk.topicArn &&
-      chunk.bytes + item.bytes <= chunk.limitBytes
+      chunk.bytes + item.bytes <= head.limitBytes
     ) {
       chunk.rows.push(item.row);
       chunk.entries.push(item.entry);
