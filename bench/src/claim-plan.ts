@@ -7,7 +7,7 @@ import type { OutboxTables as Database } from "@outbox/client";
 import { Kysely, PostgresDialect } from "kysely";
 import type pg from "pg";
 // Below the relay's public API: the claim's SQL is what is explained.
-import { claimBatch } from "../../apps/relay/src/claim-batch.js";
+import { claimBatch } from "../../apps/relay/src/outbox-store.js";
 
 /** Text only the claim statement holds: picks it out of a Kysely query log. */
 export const CLAIM_MARKER = "WITH candidates";

@@ -11,8 +11,7 @@ import { startEmbeddedPostgres } from "@outbox/devstack";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 // The claim and the marks themselves, below the relay's public API: their SQL is what is explained.
-import { claimBatch } from "../../apps/relay/src/claim-batch.js";
-import { markPublished } from "../../apps/relay/src/mark-results.js";
+import { claimBatch, markPublished } from "../../apps/relay/src/outbox-store.js";
 import { type CapturedStatement, captureClaim, explainAnalyze } from "../src/claim-plan.js";
 import { benchEvent, freshDatabase, ourBacklog } from "../src/fixtures.js";
 import { parentPid, postgresCpuSeconds } from "../src/measure.js";

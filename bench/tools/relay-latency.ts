@@ -96,6 +96,7 @@ try {
           lastEnd = end;
         });
         relay.on("batchFailed", (error) => console.log("  batch failed", error));
+        relay.start();
         await new Promise((resolve) => setTimeout(resolve, 300));
         finish = async () => {
           const deadline = performance.now() + 15_000;

@@ -304,7 +304,7 @@ describe("the log lines the filters match", () => {
   it("are still what the daemons log", () => {
     expect(source("packages/shared/src/lifecycle/run-daemon.ts")).toContain(`"${LOGGED.drained}");`);
     expect(source("packages/shared/src/lifecycle/run-daemon.ts")).toMatch(/readonly clean: boolean;/);
-    expect(source("apps/relay/src/relay.ts")).toContain(`"${LOGGED.eventDead}");`);
+    expect(source("apps/relay/src/batch.ts")).toContain(`"${LOGGED.eventDead}");`);
     expect(source("apps/consumer/src/settle-message.ts")).toContain(`"${LOGGED.messageFailed}",`);
   });
 

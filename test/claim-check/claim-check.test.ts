@@ -151,6 +151,7 @@ async function relayAll(to: BootstrappedResources = resources): Promise<void> {
     backoff: { baseMs: 50, maxMs: 200 },
     outageBackoffMaxMs: 200,
   });
+  relay.start();
   await waitUntil("the outbox to be published", async () => {
     const unsent = await database.db
       .selectFrom("outbox")

@@ -337,6 +337,7 @@ describe("/livez of a relay run as a library, claiming through a pg pool as pg m
       claimBoundMs,
       log,
     });
+    relay.start();
     ops = await startOpsServer({
       host: "127.0.0.1",
       port: 0,

@@ -1,5 +1,5 @@
 import { marksClaimCheck } from "@outbox/client/internal";
-import type { ClaimedRow } from "./claim-batch.js";
+import type { ClaimedRow } from "./outbox-store.js";
 
 const HOUR_MS = 3_600_000;
 

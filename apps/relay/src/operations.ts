@@ -14,5 +14,5 @@ export { requeueDeadRows } from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
 export { type BlockedKey, type RelayStatus, readBlockedKeys, readStatus } from "./cli/status.js";
 export { publishTimeoutMs, REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";
-export { createSnsPublisher } from "./sns-publisher.js";
+export { createSnsPublisher } from "./sns/publisher.js";
 export { topicRoutingProblems } from "./topic-routing.js";

@@ -12,9 +12,9 @@ import type { Kysely } from "kysely";
 import type { Registry } from "prom-client";
 import { claimBoundMs } from "./claim-bound.js";
 import { RelayOptionsError } from "./errors.js";
-import type { Publisher } from "./publisher.js";
 import type { RetentionOptions } from "./retention.js";
 import { checkRelay, publishTimeoutMs, type RelayConfig, relaySettings } from "./settings.js";
+import type { Publisher } from "./sns/publisher.js";
 
 /** The options that are a RELAY_… setting under the same name, with its default and range (docs/relay.md). */
 const settingOptions = [
@@ -26,6 +26,7 @@ const settingOptions = [
   "outageBackoffMaxMs",
   "pollIntervalMs",
   "claimCheckSendWithinHours",
+  "drainTimeoutMs",
 ] as const satisfies readonly (keyof RelayConfig)[];
 
 /**

@@ -1,21 +1,16 @@
 import { EventEmitter } from "node:events";
-import { performance } from "node:perf_hooks";
 import { Deadline } from "@outbox/client";
 import { Capacity, DrainDeadline, LoopWatch, settlesBefore, untilAborted } from "@outbox/shared";
-import { sql } from "kysely";
 import { Registry } from "prom-client";
-import { type ClaimedRow, claimBatch } from "./claim-batch.js";
-import type { BatchReport } from "./commit-batch.js";
-import { createPublishedMarker, releaseRows } from "./mark-results.js";
+import type { BatchReport } from "./batch.js";
+import { type RelayContext, type RunningLoop, relaySteps, runLoop } from "./loop.js";
 import { createRelayMetrics } from "./metrics.js";
-import { OutageBackoff } from "./outage-backoff.js";
-import { pipelineBatches } from "./pipeline-batches.js";
-import { processBatch } from "./process-batch.js";
-import { createChunkPublisher } from "./publish-chunk.js";
+import { outboxStore } from "./outbox-store.js";
 import { type RelayOptions, relayOptionValues } from "./relay-options.js";
 import { startRetention } from "./retention.js";
-import { msUntilNextDue } from "./scheduled-rows.js";
-import { TopicLimits } from "./topic-limits.js";
+import { OutageBackoff } from "./sns/outage-backoff.js";
+import { createChunkPublisher } from "./sns/publish-chunk.js";
+import { TopicLimits } from "./sns/topic-limits.js";
 import { wakeOnInsert } from "./wake-on-insert.js";
 
 /** What one run did, and what it left: the fields of the daemon's `drained` line. */
@@ -44,6 +39,11 @@ export interface Relay extends EventEmitter<RelayEvents> {
   readonly id: string;
   /** Rejects if the relay loop fails on its own (a bug: batch errors are retried); never resolves. */
   readonly failure: Promise<never>;
+  /**
+   * Starts claiming, publishing and marking, until `stop` or `drain`; once only. Until then the relay
+   * holds no connection and no lease: listen to its events first.
+   */
+  start(): void;
   /** Stops claiming; the batch in flight goes on, batches claimed ahead are released. `drain` too. */
   stop(): void;
   /**
@@ -53,8 +53,8 @@ export interface Relay extends EventEmitter<RelayEvents> {
    * released unsent), so the deadline need not cut one that SNS may already have taken. Resolves once
    * nothing is held, or one statement's time (`leaseMarginMs`) after the deadline aborts (it expired,
    * or a parent aborted it) whatever is still running: a query the server leaves unanswered is not
-   * waited for (its rows come back when their lease ends). Without a deadline it waits for the batch
-   * in flight, however long.
+   * waited for (its rows come back when their lease ends). Without a deadline, the drain gets
+   * `drainTimeoutMs` (RELAY_DRAIN_TIMEOUT_MS's default) from now.
    */
   drain(deadline?: Deadline): Promise<RelaySummary>;
   /** What a forced exit would abandon: leased rows and requests in flight. */
@@ -66,7 +66,10 @@ export interface Relay extends EventEmitter<RelayEvents> {
   stalled(): string | undefined;
 }
 
-/** Starts a relay: it claims, publishes and marks until `drain` is called. */
+/**
+ * Makes a relay, checking its options (a RelayOptionsError names the first one refused); `start` sets
+ * it claiming, publishing and marking until `drain` is called.
+ */
 export function createRelay(options: RelayOptions): Relay {
   const settings = relayOptionValues(options);
   const { db, log } = options;
@@ -74,140 +77,69 @@ export function createRelay(options: RelayOptions): Relay {
   const defaultTopicArn = options.defaultTopicArn || undefined;
   const outage = new OutageBackoff({ baseMs: settings.backoff.baseMs, maxMs: settings.outageBackoffMaxMs });
   const metrics = createRelayMetrics(options.metrics ?? new Registry(), db, outage);
-  const marks = createPublishedMarker(db);
-  const lanes = new Capacity(settings.publishConcurrency);
-  const claims = new LoopWatch({ loop: "claim loop", step: "claim", boundMs: settings.claimBoundMs });
-
-  const emitter = new EventEmitter<RelayEvents>();
-  // Take no new work: aborted by stop() or drain().
-  const stopping = new AbortController();
-  const drainLink = new DrainDeadline();
-  const wakeup = wakeOnInsert(options.listenUrl, log);
-  const retention = options.retention ? startRetention(db, options.retention, log) : null;
-  const chunks = createChunkPublisher(options.publisher, {
-    timeoutMs: settings.publishTimeoutMs,
+  const events = new EventEmitter<RelayEvents>();
+  const relay: RelayContext = {
+    settings,
+    store: outboxStore(db, settings),
+    sns: createChunkPublisher(options.publisher, { timeoutMs: settings.publishTimeoutMs, metrics, log }),
+    limits: new TopicLimits(options.publisher.messageLimit?.bind(options.publisher), {
+      timeoutMs: settings.publishTimeoutMs,
+      log,
+    }),
+    outage,
+    capacity: new Capacity(settings.publishConcurrency),
+    drain: new DrainDeadline(),
+    claims: new LoopWatch({ loop: "claim loop", step: "claim", boundMs: settings.claimBoundMs }),
     metrics,
+    events,
     log,
-  });
-  const limits = new TopicLimits(options.publisher.messageLimit?.bind(options.publisher), {
-    timeoutMs: settings.publishTimeoutMs,
-    log,
-  });
-  // Read before the first claim (which waits for it), so no lease runs out while they are read;
-  // each read is bounded by the publish timeout and cut by the drain.
-  const limitsRead = limits.load(
-    [...Object.values(topicArns), ...(defaultTopicArn ? [defaultTopicArn] : [])],
-    drainLink.deadline,
-  );
+    resolveTopic: (topic) => topicArns[topic] ?? defaultTopicArn,
+  };
   let published = 0;
   let dead = 0;
-
-  const deps = {
-    db,
-    chunks,
-    resolveTopic: (topic: string) => topicArns[topic] ?? defaultTopicArn,
-    claimCheckSendWithinHours: settings.claimCheckSendWithinHours,
-    marks,
-    lanes,
-    metrics,
-    outage,
-    limits,
-    drain: drainLink,
-    log,
-    onDead(row: ClaimedRow, reason: string) {
-      log?.error({ eventId: row.id, topic: row.topic, seq: row.seq, reason }, "event dead");
-      emitter.emit("dead", { id: row.id, topic: row.topic, reason });
-    },
-  };
-
-  /**
-   * How long an idle relay sleeps: until the earliest scheduled row is due, or `pollMs`, whichever is
-   * sooner — not a poll at the scheduled rows. An insert notification still ends the sleep, so a row
-   * enqueued due sooner than that is seen then: the claim finds nothing due, and this is asked again.
-   */
-  const idleWaitMs = async (pollMs: number): Promise<number> => {
-    try {
-      const dueInMs = await msUntilNextDue(db);
-      return dueInMs === undefined ? pollMs : Math.min(pollMs, Math.max(dueInMs, 1));
-    } catch (error) {
-      // The database is not answering: the next claim fails and says so. Poll meanwhile.
-      log?.debug({ err: error }, "next scheduled due time unknown; waiting the poll interval");
-      return pollMs;
-    }
-  };
-
-  const pipeline = pipelineBatches(
-    settings,
-    {
-      async claim() {
-        await limitsRead;
-        const claimedAt = performance.now();
-        // A stop during the reads: claiming now would only lease rows to release them again.
-        if (stopping.signal.aborted) return { rows: [], claimedAt };
-        const rows = await claims.step(() =>
-          claimBatch(db, settings.relayId, settings.batchSize, settings.leaseMs),
-        );
-        return { rows, claimedAt };
-      },
-      async process(batch, handedOver) {
-        const report = await processBatch(settings, deps, batch, handedOver);
-        published += report.published;
-        dead += report.dead;
-        const level = report.failed > 0 || report.released > 0 ? "warn" : "debug";
-        log?.[level]({ ...report, durationMs: Math.round(report.durationMs) }, "batch");
-        emitter.emit("batch", report);
-      },
-      async release(batch) {
-        await releaseRows(
-          db,
-          settings.relayId,
-          batch.rows.map((row) => row.id),
-        );
-        log?.info({ released: batch.rows.length }, "batch claimed ahead released unsent");
-      },
-      async wait(ms, signal) {
-        // A stop must not wait on the probe (a database that does not answer holds it up to a
-        // query's client-side bound): it ends the sleep before the sleep begins.
-        const sleepMs = Deadline.after(ms, signal);
-        try {
-          const waitMs = await untilAborted(idleWaitMs(ms), sleepMs).catch(() => 0);
-          if (!signal.aborted) await wakeup.wait(waitMs, signal);
-        } finally {
-          sleepMs.dispose();
-        }
-      },
-      failed(error, consecutiveErrors) {
-        // A database outage fails every round until it ends: the first failure says so, the ones
-        // in a row after it only at debug, and the round that works again says how many there were.
-        const level = consecutiveErrors === 1 ? "error" : "debug";
-        log?.[level](
-          { err: error, consecutiveErrors },
-          "batch failed; rows stay leased until their lease ends",
-        );
-        emitter.emit("batchFailed", error);
-      },
-      recovered(failures) {
-        log?.info({ failedInARow: failures }, "batches working again");
-      },
-    },
-    stopping.signal,
-  );
-  const running = pipeline.done;
-  const failure = running.then(
-    () => new Promise<never>(() => {}),
-    (error: unknown) => Promise.reject(error),
-  );
+  events.on("batch", (report) => {
+    published += report.published;
+    dead += report.dead;
+  });
+  // Take no new work: aborted by stop() or drain().
+  const stopping = new AbortController();
+  let running: { readonly loop: RunningLoop; stop(within: Deadline): Promise<unknown> } | undefined;
+  let failWith: (error: unknown) => void = () => {};
+  const failure = new Promise<never>((_, reject) => {
+    failWith = reject;
+  });
   // The caller may never look at `failure`; the loop's own errors are all caught, so this is for bugs.
   failure.catch(() => {});
 
+  const start = () => {
+    if (running) throw new Error("relay already started");
+    if (stopping.signal.aborted) throw new Error("relay stopped: create another one to start again");
+    const wakeup = wakeOnInsert(options.listenUrl, log);
+    const retention = options.retention ? startRetention(db, options.retention, log) : null;
+    // Read at once, not awaited: a row over a limit not read yet waits for it (batch.ts reads it
+    // again before it kills a row, and a read asked for while one runs shares it). Each read is
+    // bounded by the publish timeout and cut by the drain.
+    const limitsRead = relay.limits.load(
+      [...Object.values(topicArns), ...(defaultTopicArn ? [defaultTopicArn] : [])],
+      relay.drain.deadline,
+    );
+    const loop = runLoop(settings, relaySteps(relay, wakeup), stopping.signal);
+    loop.done.catch(failWith);
+    running = {
+      loop,
+      stop: (within) =>
+        Promise.all([
+          wakeup.close(),
+          retention ? settlesBefore(retention.stop(), within) : true,
+          settlesBefore(limitsRead, within),
+        ]),
+    };
+  };
+
   /** What is left in the table; -1 when the database cannot tell (or not before `giveUp`). */
   const countUnsent = async (giveUp: Deadline): Promise<number> => {
-    const counted = sql<{ unsent: string }>`
-      SELECT count(*) AS unsent FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
-    `.execute(db);
     try {
-      const { rows } = await untilAborted(counted, giveUp);
-      return Number(rows[0]?.unsent ?? -1);
+      return await untilAborted(relay.store.countUnsent(), giveUp);
     } catch (error) {
       if (giveUp.aborted)
         log?.warn(
@@ -219,15 +151,19 @@ export function createRelay(options: RelayOptions): Relay {
     }
   };
 
-  const relay = Object.assign(emitter, {
+  const leasedRows = () => running?.loop.leasedRows() ?? 0;
+  return Object.assign(events, {
     id: settings.relayId,
     failure,
+    start,
     stop() {
       stopping.abort(new Error("relay stopping"));
     },
-    async drain(deadline = Deadline.after(Number.POSITIVE_INFINITY)): Promise<RelaySummary> {
+    async drain(given?: Deadline): Promise<RelaySummary> {
       stopping.abort(new Error("relay draining"));
-      const unlink = drainLink.follow(deadline);
+      // The daemon's deadline is runDaemon's (RELAY_DRAIN_TIMEOUT_MS from SIGTERM), applied once.
+      const deadline = given ?? Deadline.after(settings.drainTimeoutMs);
+      const unlink = relay.drain.follow(deadline);
       // The batch cut at the deadline still gets one statement's time for its last marks and releases
       // (`leaseMarginMs`, the statement timeout, which the lease keeps back for them). A live server
       // answers them within it; past it the database is not answering.
@@ -236,25 +172,24 @@ export function createRelay(options: RelayOptions): Relay {
         // Raced, not awaited: a statement the server never answers (a frozen server) would hold the
         // stop past its budget, and the platform's SIGKILL would end it anyway.
         const ended = await settlesBefore(
-          running.catch(() => {}),
+          running ? running.loop.done.catch(() => {}) : Promise.resolve(),
           giveUp,
         );
         const clean = !deadline.aborted;
         if (!ended)
           log?.warn(
-            { leasedRows: pipeline.leasedRows(), marginMs: settings.leaseMarginMs },
+            { leasedRows: leasedRows(), marginMs: settings.leaseMarginMs },
             "drain deadline: the batch's statements are unanswered; its rows are left to their lease",
           );
-        const retentionStopped = retention ? settlesBefore(retention.stop(), giveUp) : true;
-        await Promise.all([wakeup.close(), retentionStopped]);
+        await running?.stop(giveUp);
         return { clean, published, unsent: await countUnsent(giveUp), dead };
       } finally {
         giveUp.dispose();
         unlink();
+        if (given === undefined) deadline.dispose();
       }
     },
-    inFlight: () => ({ leasedRows: pipeline.leasedRows(), publishRequests: chunks.requestsInFlight() }),
-    stalled: () => (stopping.signal.aborted ? undefined : claims.stalled()),
+    inFlight: () => ({ leasedRows: leasedRows(), publishRequests: relay.sns.requestsInFlight() }),
+    stalled: () => (stopping.signal.aborted ? undefined : relay.claims.stalled()),
   });
-  return relay;
 }

@@ -10,7 +10,7 @@ import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 import { claimBoundMs } from "./claim-bound.js";
 import { createRelay } from "./relay.js";
 import { publishTimeoutMs, relaySettings, relayTimeouts } from "./settings.js";
-import { createSnsPublisher } from "./sns-publisher.js";
+import { createSnsPublisher } from "./sns/publisher.js";
 
 export interface RunRelayOptions {
   /**
@@ -75,6 +75,7 @@ export function runRelay(options: RunRelayOptions = {}): Promise<never> {
         log,
         metrics,
       });
+      relay.start();
       // runDaemon's `stopping` is not wired in: it calls drain in the same turn as it aborts it, and
       // the drain stops the claims first.
       return {

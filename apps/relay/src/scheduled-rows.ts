@@ -1,5 +1,4 @@
-import type { OutboxTables as Database } from "@outbox/client";
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 
 /**
  * A scheduled row not due yet (`enqueue`'s `deliverAt` / `delayMs`, migration 0012). Stated as the
@@ -11,21 +10,4 @@ import { type Kysely, type RawBuilder, sql } from "kysely";
 export function notDueYet(row: string): RawBuilder<boolean> {
   const column = (name: string) => sql.ref(`${row}.${name}`);
   return sql<boolean>`${column("deliver_at")} IS NOT NULL AND ${column("published_at")} IS NULL AND ${column("dead_at")} IS NULL AND ${column("deliver_at")} > now()`;
-}
-
-/**
- * Milliseconds from now until the earliest scheduled row is due, on the database's clock (the one the
- * claim compares `available_at` with); undefined when nothing is scheduled. One probe of
- * `outbox_scheduled`: min() over an index range is its first entry — the plan is
- * `Limit -> Index Only Scan using outbox_scheduled, Index Cond: (deliver_at > now())`
- * (apps/relay/test/delayed-events.test.ts checks it). Rounded up, so a timer set to it does not fire
- * before the row is due.
- */
-export async function msUntilNextDue(db: Kysely<Database>): Promise<number | undefined> {
-  const { rows } = await sql<{ ms: number | null }>`
-    SELECT ceil(extract(epoch FROM min(o.deliver_at) - now()) * 1000)::float8 AS ms
-    FROM outbox o
-    WHERE ${notDueYet("o")}
-  `.execute(db);
-  return rows[0]?.ms ?? undefined;
 }

@@ -34,17 +34,17 @@ const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 5_000 };
  * How soon to claim again while transactions that inserted without notifying are still open: their
  * rows appear when they commit, and nothing else would say so.
  */
-const UNSETTLED_RECHECK_MS = 10;
+const WRITERS_OPEN_RECHECK_MS = 10;
 
 // Announces the sleep (writers checking from now on notify) and reports whether every writer that
 // checked before has ended: only then can a claim see all that was inserted without a notification.
 const ANNOUNCE_SLEEP = `
   SELECT pg_advisory_lock_shared(${OUTBOX_LOCK_SPACE}, ${RELAY_ASLEEP_LOCK});
   SELECT CASE WHEN pg_try_advisory_lock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK})
-    THEN pg_advisory_unlock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK}) ELSE false END AS settled`;
-const RECHECK_SETTLED = `
+    THEN pg_advisory_unlock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK}) ELSE false END AS writers_ended`;
+const RECHECK_WRITERS = `
   SELECT CASE WHEN pg_try_advisory_lock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK})
-    THEN pg_advisory_unlock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK}) ELSE false END AS settled`;
+    THEN pg_advisory_unlock(${OUTBOX_LOCK_SPACE}, ${INSERT_IN_FLIGHT_LOCK}) ELSE false END AS writers_ended`;
 const WAKE_UP = `SELECT pg_advisory_unlock_shared(${OUTBOX_LOCK_SPACE}, ${RELAY_ASLEEP_LOCK})`;
 
 /** Why the LISTEN connection was given up: the `reason` field of the warning that says so. */
@@ -55,7 +55,8 @@ type LossReason =
   | "query_unanswered"
   | "query_failed";
 
-type SettleState = "settled" | "unsettled" | "failed";
+/** Whether every writer that inserted without notifying has ended (see `checkWriters`). */
+type WritersCheck = "ended" | "open" | "failed";
 
 /**
  * Wakes the relay when rows are inserted, through LISTEN on a dedicated connection: a pooled one would
@@ -89,9 +90,9 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
   /** This connection holds the asleep lock: writers notify. */
   let announced = false;
   /** Announced, every earlier writer ended, and the caller has claimed since: blocking is safe. */
-  let settled = false;
+  let writersEnded = false;
   /** The handshake query not answered yet: a wait does not send another behind it. */
-  let settling: Promise<SettleState> | undefined;
+  let checking: Promise<WritersCheck> | undefined;
 
   const wake = () => {
     pending = true;
@@ -113,7 +114,7 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
     if (listening === session) listening = undefined;
     if (client !== session) return;
     client = undefined;
-    settling = undefined;
+    checking = undefined;
     void hangUp(session);
     if (closed || connection === null) return;
     failedConnects += 1;
@@ -147,7 +148,7 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
     client = next;
     // A new session holds no lock: the sleep is announced again from the start.
     announced = false;
-    settled = false;
+    writersEnded = false;
     try {
       await next.connect();
       await ask(next, `LISTEN ${OUTBOX_CHANNEL}`);
@@ -166,13 +167,13 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
 
   if (connection !== null) void connect(connection);
 
-  /** Resolves at a notification, after `ms`, when `signal` aborts or when `until` settles. */
+  /** Resolves at a notification, after `ms`, when `signal` aborts or when `until` resolves. */
   const block = (ms: number, signal: AbortSignal, until?: Promise<unknown>) =>
     new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
       let ended = false;
       const done = () => {
-        // `until` may settle after the block ended another way; it must not swallow a later wake-up.
+        // `until` may resolve after the block ended another way; it must not swallow a later wake-up.
         if (ended) return;
         ended = true;
         clearTimeout(timer);
@@ -189,22 +190,22 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
 
   const withdraw = (session: pg.Client) => {
     announced = false;
-    settled = false;
+    writersEnded = false;
     // In order on the connection, before the next announcement; a failure is the connection's.
     ask(session, WAKE_UP).catch(() => {});
   };
 
   /** Whether every writer that did not notify has ended, announcing the sleep first if need be. */
-  const settle = async (session: pg.Client): Promise<SettleState> => {
+  const checkWriters = async (session: pg.Client): Promise<WritersCheck> => {
     try {
       let result: pg.QueryResult;
-      if (announced) result = await ask<pg.QueryResult>(session, RECHECK_SETTLED);
+      if (announced) result = await ask<pg.QueryResult>(session, RECHECK_WRITERS);
       else {
         // Two statements in one round trip: pg returns one result for each.
         [, result] = await ask<[pg.QueryResult, pg.QueryResult]>(session, ANNOUNCE_SLEEP);
         if (listening === session) announced = true;
       }
-      return result.rows[0]?.settled === true ? "settled" : "unsettled";
+      return result.rows[0]?.writers_ended === true ? "ended" : "open";
     } catch {
       return "failed";
     }
@@ -222,19 +223,19 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
         await block(ms, signal);
         return;
       }
-      if (settled) {
+      if (writersEnded) {
         await block(ms, signal);
         if (listening === session) withdraw(session);
         return;
       }
-      if (settling === undefined) {
-        const asked: Promise<SettleState> = settle(session).finally(() => {
-          if (settling === asked) settling = undefined;
+      if (checking === undefined) {
+        const asked: Promise<WritersCheck> = checkWriters(session).finally(() => {
+          if (checking === asked) checking = undefined;
         });
-        settling = asked;
+        checking = asked;
       }
-      let state: SettleState | undefined;
-      const answered = settling.then((answer) => {
+      let state: WritersCheck | undefined;
+      const answered = checking.then((answer) => {
         state = answer;
       });
       // The answer normally comes in a round trip; one that takes longer than the poll interval
@@ -242,11 +243,11 @@ export function wakeOnInsert(connection: string | DatabaseClientConfig | null, l
       const askedAt = performance.now();
       await block(ms, signal, answered);
       const leftMs = Math.max(0, ms - (performance.now() - askedAt));
-      // Settled: the caller's next claim sees every row inserted without a notification, after which
-      // it may block. Unsettled: such writers are still open, so look again soon (a notification ends
+      // Ended: the caller's next claim sees every row inserted without a notification, after which
+      // it may block. Open: such writers are still open, so look again soon (a notification ends
       // this early). Failed: the connection is gone and reconnects; poll meanwhile.
-      if (state === "settled") settled = listening === session;
-      else if (state === "unsettled") await block(Math.min(leftMs, UNSETTLED_RECHECK_MS), signal);
+      if (state === "ended") writersEnded = listening === session;
+      else if (state === "open") await block(Math.min(leftMs, WRITERS_OPEN_RECHECK_MS), signal);
       else if (state === "failed") await block(leftMs, signal);
     },
     async close() {

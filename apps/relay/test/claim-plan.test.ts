@@ -2,7 +2,7 @@ import type { OutboxTables } from "@outbox/client";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimBatch } from "../src/claim-batch.js";
+import { claimBatch } from "../src/outbox-store.js";
 import { clearOutbox, useRelayTestBed } from "./harness.js";
 
 const bed = useRelayTestBed("claim_plan");

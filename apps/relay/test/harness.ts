@@ -42,7 +42,7 @@ export interface RelayTestBed {
   readonly standard: BootstrappedResources;
   /** The `ledger` topic (FIFO) and a FIFO queue on it. */
   readonly fifo: BootstrappedResources;
-  /** Starts a relay on the bed's database and topics: the file's defaults, then `options`. */
+  /** Creates and starts a relay on the bed's database and topics: the file's defaults, then `options`. */
   start(options?: Partial<RelayOptions>): Relay;
   /** Drains one relay that `start` started. */
   stop(relay: Relay): Promise<RelaySummary>;
@@ -72,6 +72,7 @@ export function useRelayTestBed(
         ...defaults,
         ...options,
       });
+      relay.start();
       running.push(relay);
       return relay;
     },

@@ -43,6 +43,12 @@ function recordingPublisher(): { publisher: Publisher; requests: number[][] } {
   return { publisher, requests };
 }
 
+/** The limits the relay logged it read for `topicArn`, in order. */
+const limitsRead = (lines: readonly Record<string, unknown>[], topicArn: string) =>
+  lines
+    .filter((line) => line.msg === "topic message size limit read" && line.topicArn === topicArn)
+    .map((line) => line.maxMessageBytes);
+
 const setLimit = (topicArn: string, bytes: number) =>
   bed.sns.send(
     new SetTopicAttributesCommand({
@@ -118,21 +124,26 @@ describe("message size per topic", () => {
       rawDelivery: true,
       maximumMessageSize: MiB,
     });
-    const relay = bed.start({ topicArns: { media: topic.topicArn } });
+    const { lines, log } = capturingLogger();
+    const relay = bed.start({ log, topicArns: { media: topic.topicArn } });
     const dead: string[] = [];
     relay.on("dead", (event) => dead.push(event.reason));
-    // A first event through proves the relay read 1 MiB before the limit is lowered under it.
     await enqueue(bed.handle.db, [eventOf("media", KiB)]);
     expect(await receiveAll(bed.sqs, topic.queueUrl, 1)).toHaveLength(1);
+    // The relay read 1 MiB before the limit is lowered under it.
+    await expect.poll(() => limitsRead(lines, topic.topicArn)).toEqual([MiB]);
     await setLimit(topic.topicArn, 256 * KiB);
     const [big = ""] = await enqueue(bed.handle.db, [eventOf("media", 900 * KiB, 1)], {
       maxMessageBytes: MiB,
     });
     await expect.poll(() => dead.length, { timeout: 10_000 }).toBe(1);
+    // The refusal spends an attempt and has the limit read again; the next batch checks the row
+    // against the fresh limit and kills it before sending it again.
     const { error, attempts } = await deadReason(big);
-    expect(attempts).toBe(1);
-    expect(error).toMatch(/^SNS refused it as too long \(BatchRequestTooLong/);
-    expect(error).toContain(`over the 262144-byte MaximumMessageSize of ${topic.topicArn} (read again`);
+    expect(attempts).toBe(2);
+    expect(error).toMatch(
+      new RegExp(`over the 262144-byte SNS limit \\(MaximumMessageSize of ${topic.topicArn}\\)$`),
+    );
     // The topic still works at its new limit: nothing else is held up or lost.
     const [small] = await enqueue(bed.handle.db, [eventOf("media", KiB, 2)]);
     const [after] = await receiveAll(bed.sqs, topic.queueUrl, 1);
@@ -140,7 +151,7 @@ describe("message size per topic", () => {
     await bed.stop(relay);
   });
 
-  it("retries, with the fresh limit, a request SNS refused as too long after the limit was lowered", async () => {
+  it("retries, with the fresh limit, a request SNS refused as too long after the limit was lowered, for one attempt", async () => {
     await clearOutbox(bed.handle);
     const topic = await bootstrapResources(stack().aws, {
       name: uniqueName("relay-size-split"),
@@ -148,11 +159,13 @@ describe("message size per topic", () => {
       maximumMessageSize: MiB,
     });
     const { publisher, requests } = recordingPublisher();
-    const relay = bed.start({ publisher, topicArns: { media: topic.topicArn } });
+    const { lines, log } = capturingLogger();
+    const relay = bed.start({ publisher, log, topicArns: { media: topic.topicArn } });
     const dead: string[] = [];
     relay.on("dead", (event) => dead.push(event.reason));
     await enqueue(bed.handle.db, [eventOf("media", KiB)]);
     expect(await receiveAll(bed.sqs, topic.queueUrl, 1)).toHaveLength(1);
+    await expect.poll(() => limitsRead(lines, topic.topicArn)).toEqual([MiB]);
     // Each fits the lowered limit, both together do not: planned as one request, refused, split.
     await setLimit(topic.topicArn, 600 * KiB);
     const pair = [eventOf("media", 400 * KiB, 1), eventOf("media", 400 * KiB, 2)];
@@ -163,8 +176,9 @@ describe("message size per topic", () => {
     await bed.stop(relay);
     expect(dead).toEqual([]);
     expect(requests.map((sizes) => sizes.length)).toEqual([1, 2, 1, 1]);
+    // The refusal is the rows' own (SNS answered: no outage): one attempt each, never death.
     const retried = await bed.handle.db.selectFrom("outbox").select("attempts").execute();
-    expect(retried.map((row) => row.attempts)).toEqual([0, 0, 0]);
+    expect(retried.map((row) => row.attempts).sort()).toEqual([0, 1, 1]);
   });
 
   it("reads a raised limit again before killing an event over the old one, and publishes it", async () => {

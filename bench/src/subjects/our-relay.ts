@@ -78,6 +78,7 @@ export async function ourRelay(
         ...(job.retention ? { retention: job.retention } : {}),
       });
       relay.on("batch", (report) => counter.add(report.published));
+      relay.start();
     },
     async stop() {
       await relay?.drain();

@@ -1,6 +1,6 @@
 import { MAX_MESSAGE_ATTRIBUTES, measureMessage, REPLAY_ATTRIBUTE } from "@outbox/client/internal";
-import { type BuiltEntry, buildEntry, type LimitResolver, type TopicResolver } from "../build-entry.js";
-import type { ClaimedRow } from "../claim-batch.js";
+import type { ClaimedRow } from "../outbox-store.js";
+import { type BuiltEntry, buildEntry, type LimitResolver, type TopicResolver } from "../sns/entries.js";
 
 /**
  * The message a published row becomes again, marked as a replay: the live relay's message

@@ -1,7 +1,7 @@
 import { Deadline } from "@outbox/client";
 import { claimCheckPointer, pointerUri } from "@outbox/client/internal";
 import { objectExists, type S3Client } from "@outbox/shared";
-import type { ClaimedRow } from "../claim-batch.js";
+import type { ClaimedRow } from "../outbox-store.js";
 
 /**
  * Why a claim-checked row's pointer may not be sent again because its object is gone, or undefined

@@ -1,6 +1,6 @@
 import type { OutboxTables as Database } from "@outbox/client";
 import { type Kysely, sql } from "kysely";
-import { type ClaimedRow, claimedRow, type RawOutboxRow } from "../claim-batch.js";
+import { type ClaimedRow, claimedRow, type RawOutboxRow } from "../outbox-store.js";
 
 /** Where a run got to: every row of its range up to here, in (published_at, seq) order, was sent. */
 export interface RepublishCursor {
@@ -134,7 +134,7 @@ function inRange(range: RangeOf, cursor: RepublishCursor | null) {
  * - The range and the cursor both bound `published_at`, so the walk is a range scan of the partial
  *   index `outbox_published_at` (seq has no index since 0009); the row comparison then breaks the ties
  *   of one mark statement's shared `now()` by seq, which keeps each key's order.
- * - `payload::text` is the stored JSON text as enqueued, the message the live relay sent (claim-batch.ts).
+ * - `payload::text` is the stored JSON text as enqueued, the message the live relay sent (outbox-store.ts).
  */
 export async function readRange(
   db: Kysely<Database>,

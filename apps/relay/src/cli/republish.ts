@@ -18,12 +18,12 @@ import {
   type S3Client,
 } from "@outbox/shared";
 import type { Kysely } from "kysely";
-import type { TopicResolver } from "../build-entry.js";
-import { planChunks, type ReadyRow } from "../plan-chunks.js";
-import type { Publisher } from "../publisher.js";
 import { publishTimeoutMs, type RepublishConfig, republishSettings } from "../settings.js";
-import { createSnsPublisher } from "../sns-publisher.js";
-import { TopicLimits } from "../topic-limits.js";
+import type { TopicResolver } from "../sns/entries.js";
+import { planChunks, type ReadyRow } from "../sns/entries.js";
+import type { Publisher } from "../sns/publisher.js";
+import { createSnsPublisher } from "../sns/publisher.js";
+import { TopicLimits } from "../sns/topic-limits.js";
 import { topicRoutingProblems } from "../topic-routing.js";
 import { connectDatabase } from "./open-database.js";
 import { buildReplayEntry } from "./replay-entry.js";

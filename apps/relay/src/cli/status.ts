@@ -56,7 +56,7 @@ export interface RelayStatus {
 /** The backlog per topic and the scheduled rows, read in two statements. */
 export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
   // Dead rows are never published, so the unsent rows are the pending ones and the dead ones; a dead
-  // row blocks its key until it is requeued or skipped (claim-batch.ts). Two parts, each stated as
+  // row blocks its key until it is requeued or skipped (outbox-store.ts). Two parts, each stated as
   // its partial index's predicate: the pending rows on `outbox_pending_by_seq`, the dead ones on
   // `outbox_dead` (migration 0015). As one `WHERE published_at IS NULL`, which no index has alone,
   // the query read the whole outbox, published history included.

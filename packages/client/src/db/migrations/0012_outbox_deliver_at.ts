@@ -5,7 +5,7 @@ import { type Kysely, sql } from "kysely";
  *
  * - `deliver_at`: the due time the caller asked for, NULL for "at once". `enqueue` writes the same time
  *   into `available_at`, which is all the claim looks at, so a delayed row is claimed no earlier than
- *   that and, as a key's head, holds its key back like a row in backoff (claim-batch.ts). The column
+ *   that and, as a key's head, holds its key back like a row in backoff (outbox-store.ts). The column
  *   keeps the asked time after `available_at` has moved on (a retry's backoff): the lag counts from it,
  *   not from `created_at` (an event due in an hour is not an hour late), and `relay status` tells
  *   scheduled rows from rows in backoff by it. Nullable without a default, so adding it rewrites nothing.

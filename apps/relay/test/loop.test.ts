@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ClaimedRow } from "../src/claim-batch.js";
-import { failureWaitMs, type PipelineStages, pipelineBatches } from "../src/pipeline-batches.js";
-import type { ClaimedBatch } from "../src/process-batch.js";
+import type { ClaimedBatch } from "../src/batch.js";
+import { failureWaitMs, type LoopSteps, runLoop } from "../src/loop.js";
+import type { ClaimedRow } from "../src/outbox-store.js";
 
-// The pipeline's own rules, on stages that stand in for the database and the bus: what runs when is
+// The loop's own rules, on steps that stand in for the database and the bus: what runs when is
 // decided here, so each rule is checked exactly rather than caught by timing.
 
 const BATCH_SIZE = 2;
@@ -50,7 +50,7 @@ function scriptedStages(sizes: readonly number[], stopping: AbortController) {
   };
   let claims = 0;
   let leasedRows = () => 0;
-  const stages: PipelineStages = {
+  const stages: LoopSteps = {
     async claim() {
       log.leasedAtClaim.push(leasedRows());
       const size = sizes[claims];
@@ -61,7 +61,7 @@ function scriptedStages(sizes: readonly number[], stopping: AbortController) {
       }
       return batchOf(size, `b${claims}`);
     },
-    async process(batch) {
+    async publish(batch) {
       await new Promise((resolve) => setTimeout(resolve, 5));
       log.processed.push(labelOf(batch) ?? "");
     },
@@ -83,7 +83,7 @@ function scriptedStages(sizes: readonly number[], stopping: AbortController) {
   };
 }
 
-describe("pipelineBatches", () => {
+describe("runLoop", () => {
   it("claims ahead while a batch publishes, and at depth 1 only once it is done", async () => {
     for (const [depth, expected] of [
       [1, [0, 0, 0, 0]],
@@ -91,7 +91,7 @@ describe("pipelineBatches", () => {
     ] as const) {
       const stopping = new AbortController();
       const script = scriptedStages([2, 2, 2], stopping);
-      const pipeline = pipelineBatches(
+      const pipeline = runLoop(
         { pipelineDepth: depth, batchSize: BATCH_SIZE, pollIntervalMs: 10 },
         script.stages,
         stopping.signal,
@@ -110,7 +110,7 @@ describe("pipelineBatches", () => {
     const b1Ends = gate();
     const events: string[] = [];
     let claims = 0;
-    const pipeline = pipelineBatches(
+    const pipeline = runLoop(
       { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 10 },
       {
         async claim() {
@@ -121,7 +121,7 @@ describe("pipelineBatches", () => {
           }
           return batchOf(2, `b${claims}`);
         },
-        async process(batch, handedOver) {
+        async publish(batch, handedOver) {
           const label = labelOf(batch) ?? "";
           events.push(`${label} starts`);
           if (label === "b1") {
@@ -159,7 +159,7 @@ describe("pipelineBatches", () => {
     const processed: string[] = [];
     const released: string[] = [];
     let claims = 0;
-    const pipeline = pipelineBatches(
+    const pipeline = runLoop(
       { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 10 },
       {
         async claim() {
@@ -167,7 +167,7 @@ describe("pipelineBatches", () => {
           if (claims === 2) claimedAhead.open();
           return batchOf(2, `b${claims}`);
         },
-        async process(batch) {
+        async publish(batch) {
           await first.opened;
           processed.push(labelOf(batch) ?? "");
         },
@@ -203,7 +203,7 @@ describe("pipelineBatches", () => {
     const failures: unknown[] = [];
     const recoveries: number[] = [];
     const claimTimes: number[] = [];
-    const pipeline = pipelineBatches(
+    const pipeline = runLoop(
       { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 50 },
       {
         async claim() {
@@ -211,7 +211,7 @@ describe("pipelineBatches", () => {
           if (claimTimes.length > 4) stopping.abort();
           return batchOf(2, `b${claimTimes.length}`);
         },
-        async process(batch) {
+        async publish(batch) {
           await new Promise((resolve) => setTimeout(resolve, 5));
           if (labelOf(batch) === "b1") throw new Error("mark failed");
           processed.push(labelOf(batch) ?? "");
@@ -245,7 +245,7 @@ describe("pipelineBatches", () => {
     const stopping = new AbortController();
     // Full, then short while b1 is in flight; the pattern of claims that follows shows the pauses.
     const script = scriptedStages([2, 0, 2, 0, 2, 2, 2, 2], stopping);
-    const pipeline = pipelineBatches(
+    const pipeline = runLoop(
       { pipelineDepth: 2, batchSize: BATCH_SIZE, pollIntervalMs: 10 },
       script.stages,
       stopping.signal,

@@ -19,9 +19,9 @@ export interface TopicLimitsSettings {
 
 /**
  * Each topic's message-size limit, which bounds every entry and every PublishBatch's total. Read for
- * the mapped topics at start-up and again for a topic whose limit SNS proved stale (it refused a
- * message as too long, or the relay was about to give up on one as over the limit): a topic's
- * `MaximumMessageSize` can change at any time. A read that fails leaves the limit it had, SNS's
+ * the mapped topics when the relay starts, and again for a topic whose limit may be stale: before a
+ * row over it is killed (it may have been raised), and after SNS refused a message as too long (it
+ * was lowered). A topic's `MaximumMessageSize` can change at any time. A read that fails leaves the limit it had, SNS's
  * default (262 144) for one never read, and says so: a limit too low kills big rows (an operator
  * can requeue them), while one too high only costs a refused request. Without a reader (a
  * publisher that is not SNS) every topic has the default.

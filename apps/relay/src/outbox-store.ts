@@ -1,6 +1,14 @@
 import type { OutboxTables as Database } from "@outbox/client";
 import { type Kysely, sql } from "kysely";
 import { holdsItsKey } from "./dead-heads.js";
+import { notDueYet } from "./scheduled-rows.js";
+
+/**
+ * Every statement the relay's loop runs on outbox rows: claim, markPublished, recordFailures, release,
+ * countUnsent and msUntilNextDue. A row's lease (`locked_by`, `locked_until`) is taken by the claim and
+ * given up by exactly one of the others. The operator commands' statements are theirs (cli/), the
+ * retention's its own (retention.ts).
+ */
 
 /** A row this relay holds a lease on, with what publishing it needs. */
 export interface ClaimedRow {
@@ -162,4 +170,171 @@ export function claimedRow(raw: RawOutboxRow): ClaimedRow {
 function bySeq(a: ClaimedRow, b: ClaimedRow): number {
   if (a.seq.length !== b.seq.length) return a.seq.length - b.seq.length;
   return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
+}
+
+/**
+ * A row whose publish failed: retried after `delayMs`, or dead when `dead`. `attempt` says whether it
+ * counts toward RELAY_MAX_ATTEMPTS: only a failure that is the row's own (SNS refused its entry, or it
+ * cannot be sent) does; a request that failed as a whole (SNS down) only makes it wait.
+ */
+export interface RowFailure {
+  readonly id: string;
+  readonly delayMs: number;
+  readonly error: string;
+  readonly attempt: boolean;
+  readonly dead: boolean;
+}
+
+/**
+ * Marks rows published and frees their lease. Not guarded by `locked_by`: the rows did reach the bus,
+ * so recording it is right even if our lease ran out meanwhile.
+ */
+export async function markPublished(db: Kysely<Database>, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    UPDATE outbox SET published_at = now(), locked_until = NULL, locked_by = NULL
+    WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL
+  `.execute(db);
+}
+
+/**
+ * Records failures: an attempt or a mere wait, backoff or death, and the reason. Guarded by `locked_by`
+ * so a relay whose lease expired cannot reschedule a row another relay has claimed since.
+ */
+async function recordFailures(
+  db: Kysely<Database>,
+  relayId: string,
+  failures: readonly RowFailure[],
+): Promise<void> {
+  if (failures.length === 0) return;
+  await sql`
+    UPDATE outbox o
+    SET attempts = o.attempts + CASE WHEN f.attempt THEN 1 ELSE 0 END,
+        available_at = now() + f.delay_ms * interval '1 millisecond',
+        last_error = f.error,
+        dead_at = CASE WHEN f.dead THEN now() END,
+        locked_until = NULL,
+        locked_by = NULL
+    FROM unnest(
+      ${failures.map((f) => f.id)}::uuid[],
+      ${failures.map((f) => f.delayMs)}::integer[],
+      ${failures.map((f) => f.error)}::text[],
+      ${failures.map((f) => f.attempt)}::boolean[],
+      ${failures.map((f) => f.dead)}::boolean[]
+    ) AS f(id, delay_ms, error, attempt, dead)
+    WHERE o.id = f.id AND o.locked_by = ${relayId} AND o.published_at IS NULL
+  `.execute(db);
+}
+
+/**
+ * Releases rows: gives them back without counting an attempt (not sent, or sent with the outcome
+ * unknown after an abort). `locked_until = NULL` makes them claimable at once by any relay, instead of
+ * after the lease. Guarded by `locked_by` as recordFailures is.
+ */
+async function release(db: Kysely<Database>, relayId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    UPDATE outbox SET locked_until = NULL, locked_by = NULL
+    WHERE id = ANY(${ids}::uuid[]) AND locked_by = ${relayId} AND published_at IS NULL
+  `.execute(db);
+}
+
+/**
+ * Milliseconds from now until the earliest scheduled row is due, on the database's clock (the one the
+ * claim compares `available_at` with); undefined when nothing is scheduled. One probe of
+ * `outbox_scheduled`: min() over an index range is its first entry — the plan is
+ * `Limit -> Index Only Scan using outbox_scheduled, Index Cond: (deliver_at > now())`
+ * (apps/relay/test/delayed-events.test.ts checks it). Rounded up, so a timer set to it does not fire
+ * before the row is due.
+ */
+async function msUntilNextDue(db: Kysely<Database>): Promise<number | undefined> {
+  const { rows } = await sql<{ ms: number | null }>`
+    SELECT ceil(extract(epoch FROM min(o.deliver_at) - now()) * 1000)::float8 AS ms
+    FROM outbox o
+    WHERE ${notDueYet("o")}
+  `.execute(db);
+  return rows[0]?.ms ?? undefined;
+}
+
+/**
+ * Rows neither published nor dead, all relays' (the `drained` line's `unsent`). A plain count: it runs
+ * once, at the end of a drain, when the whole backlog's size is the answer wanted.
+ */
+async function countUnsent(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ unsent: string }>`
+    SELECT count(*) AS unsent FROM outbox WHERE published_at IS NULL AND dead_at IS NULL
+  `.execute(db);
+  return Number(rows[0]?.unsent ?? -1);
+}
+
+/** The statements above, bound to one relay (its `locked_by`, batch size and lease). */
+export interface OutboxStore {
+  /** Claims the next batch, leasing its rows to this relay (claimBatch). */
+  claim(): Promise<ClaimedRow[]>;
+  /**
+   * Marks rows published, in one UPDATE with the other marks asked for in the same turn (group
+   * commit, below). Rejects when that UPDATE failed.
+   */
+  markPublished(ids: readonly string[]): Promise<void>;
+  /**
+   * Marks of published rows that failed so far, in any batch: a batch sends nothing more once one
+   * failed after it started, since the database may not record what it sends next either.
+   */
+  failedMarks(): number;
+  recordFailures(failures: readonly RowFailure[]): Promise<void>;
+  release(ids: readonly string[]): Promise<void>;
+  countUnsent(): Promise<number>;
+  msUntilNextDue(): Promise<number | undefined>;
+}
+
+/**
+ * The relay's store. Its `markPublished` is a group commit: each chunk asks to be marked as soon as
+ * its response arrives, and the chunks answered in the same turn of the event loop are marked
+ * together by one UPDATE, sent after `setImmediate` (responses that arrived together are all handled
+ * by then). The UPDATEs overlap: one asked for while another runs is sent at once instead of queueing
+ * behind it. A chunk's publish capacity is held until its mark commits, so a mark waiting for
+ * another's round trip kept capacity idle (issue #29: 9–25 ms a mark against a 20 ms PublishBatch);
+ * the rows of two chunks are never the same, so the UPDATEs cannot wait on each other's locks, and
+ * the capacity bounds how many run at once.
+ */
+export function outboxStore(
+  db: Kysely<Database>,
+  claims: { readonly relayId: string; readonly batchSize: number; readonly leaseMs: number },
+): OutboxStore {
+  const { relayId } = claims;
+  let queued: string[] = [];
+  let waiting: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let scheduled = false;
+  let failedMarks = 0;
+  const flush = async () => {
+    scheduled = false;
+    const ids = queued;
+    const waiters = waiting;
+    queued = [];
+    waiting = [];
+    try {
+      await markPublished(db, ids);
+      for (const waiter of waiters) waiter.resolve();
+    } catch (error) {
+      failedMarks += 1;
+      for (const waiter of waiters) waiter.reject(error);
+    }
+  };
+  return {
+    claim: () => claimBatch(db, relayId, claims.batchSize, claims.leaseMs),
+    markPublished: (ids) =>
+      new Promise<void>((resolve, reject) => {
+        queued.push(...ids);
+        waiting.push({ resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(() => void flush());
+        }
+      }),
+    failedMarks: () => failedMarks,
+    recordFailures: (failures) => recordFailures(db, relayId, failures),
+    release: (ids) => release(db, relayId, ids),
+    countUnsent: () => countUnsent(db),
+    msUntilNextDue: () => msUntilNextDue(db),
+  };
 }

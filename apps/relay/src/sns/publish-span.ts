@@ -1,7 +1,7 @@
 import { type Link, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { MessagingAttributes, MessagingSystem, OutboxAttributes } from "@outbox/client/internal";
 import { contextFromHeaders, traceHeaders } from "@outbox/shared";
-import type { Chunk } from "./plan-chunks.js";
+import type { Chunk } from "./entries.js";
 import type { PublishEntry } from "./publisher.js";
 
 const TRACER_NAME = "@outbox/relay";

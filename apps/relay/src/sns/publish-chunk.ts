@@ -3,9 +3,9 @@ import { context, trace } from "@opentelemetry/api";
 import { Deadline } from "@outbox/client";
 import { thrownParts } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
-import type { ClaimedRow } from "./claim-batch.js";
-import type { RelayMetrics, RequestFailureKind } from "./metrics.js";
-import type { Chunk } from "./plan-chunks.js";
+import type { RelayMetrics, RequestFailureKind } from "../metrics.js";
+import type { ClaimedRow } from "../outbox-store.js";
+import type { Chunk } from "./entries.js";
 import { startPublishSpans } from "./publish-span.js";
 import type { Publisher, PublishResult } from "./publisher.js";
 
