@@ -46,6 +46,30 @@ async function asleepHolders(): Promise<number[]> {
 
 const asleep = async () => (await asleepHolders()).length > 0;
 
+/**
+ * The relay is blocked in its sleep, not on the way into it: the asleep lock is visible one round
+ * trip early (the announce), and an idle relay then claims once more and asks when the next
+ * scheduled row is due before it blocks. Those two pool queries come after the announce; a pool
+ * frozen before the last of them would hang the probe, not the claim the test is about. So: a pool
+ * backend has run the due-time probe since the LISTEN connection's announce, and none is busy.
+ */
+async function blockedAsleep(): Promise<boolean> {
+  const { rows } = await sql<{ blocked: boolean }>`
+    WITH relay AS (
+      SELECT application_name, state, query, query_start FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name IN ('relay', 'relay-listen')
+    )
+    SELECT EXISTS (
+        SELECT 1 FROM relay pool, relay listen
+        WHERE listen.application_name = 'relay-listen' AND listen.query LIKE '%pg_advisory_lock_shared%'
+          AND pool.application_name = 'relay' AND pool.query LIKE '%min(o.deliver_at) - now()%'
+          AND pool.query_start > listen.query_start
+      ) AND NOT EXISTS (SELECT 1 FROM relay WHERE application_name = 'relay' AND state <> 'idle')
+      AS blocked
+  `.execute(bed.handle.db);
+  return rows[0]?.blocked === true;
+}
+
 describe("the relay with a LISTEN connection that answers nothing", () => {
   it("keeps publishing by polling, and gives the connection up and replaces it with a warning", async () => {
     const { lines, log } = capturingLogger("warn");
@@ -130,7 +154,7 @@ describe("the relay daemon stopped while Postgres answers nothing", () => {
     // Notifications wake it (its LISTEN connection works), so the pool is idle until the insert.
     const daemon = start({ RELAY_POLL_INTERVAL_MS: "60000" });
     await daemon.waitForLog("started");
-    await expect.poll(asleep, { timeout: 20_000 }).toBe(true);
+    await expect.poll(blockedAsleep, { timeout: 20_000 }).toBe(true);
     const pool = await freezeBackends(bed.handle.db, { applicationNames: ["relay"], idleOnly: true });
     expect(pool.pids.length).toBeGreaterThan(0);
     await enqueueAll(bed.handle, events("orders", 3));
