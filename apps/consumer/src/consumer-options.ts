@@ -7,8 +7,8 @@ import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
-import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
-import { receiveBoundMs } from "./receive-bound.js";
+import { receiveBoundMs } from "./loop/receive-bound.js";
+import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message/delivery.js";
 import { checkConsumer, consumerSettings } from "./settings.js";
 
 /**

@@ -5,19 +5,19 @@ import { isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { Capacity, LoopWatch } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
-import { type ConsumerCounts, ResultCounts } from "./count-results.js";
-import { DatabaseOutage, type OutageCounts } from "./database-outage.js";
-import { DeleteBuffer } from "./delete-buffer.js";
-import { MessageDispatcher } from "./dispatch-messages.js";
-import { DrainDeadline } from "./drain.js";
-import { IntakeGate, type PauseReason } from "./intake-gate.js";
-import { KillSwitch, type KillSwitchCounts } from "./kill-switch.js";
+import { type ConsumerCounts, ResultCounts } from "./loop/count-results.js";
+import { DatabaseOutage, type OutageCounts } from "./loop/database-outage.js";
+import { MessageDispatcher } from "./loop/dispatch.js";
+import { DrainDeadline } from "./loop/drain.js";
+import { IntakeGate, type PauseReason } from "./loop/intake-gate.js";
+import { KillSwitch, type KillSwitchCounts } from "./loop/kill-switch.js";
+import { startPollers } from "./loop/pollers.js";
+import { processMessage } from "./message/handle-message.js";
+import { processReceived } from "./message/handle-receive.js";
 import { createConsumerMetrics } from "./metrics.js";
-import { startPollers } from "./poll-messages.js";
-import { processMessage } from "./process-message.js";
-import { processReceived } from "./process-received.js";
-import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
-import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import { DeleteBuffer } from "./queue/delete-buffer.js";
+import { VisibilityHeartbeat } from "./queue/heartbeat.js";
+import { MessageSettler, sqsSettleQueue } from "./queue/settle.js";
 
 /** Counts since start. */
 export interface ConsumerStats extends ConsumerCounts, OutageCounts, KillSwitchCounts {

@@ -5,10 +5,10 @@ import { Deadline, DeadlineExceededError, defineHandlers } from "@outbox/client"
 import { s3Client } from "@outbox/devstack";
 import { runEntryPoint, type SilentServer, stack, startSilentServer, waitUntil } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DecodedMessage } from "../src/decode-message.js";
 import { DrainExpiredError, PoisonReason } from "../src/errors.js";
-import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/fetch-claimed-payload.js";
-import { readBoundedBody } from "../src/read-bounded-body.js";
+import type { DecodedMessage } from "../src/message/decode.js";
+import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/message/fetch-claimed-payload.js";
+import { readBoundedBody } from "../src/message/read-bounded-body.js";
 import { capturingLogger, queueFor, sendBody, useConsumerTestBed } from "./harness.js";
 
 // The claim check's fetch against real servers: moto (or LocalStack) for the objects, and an S3

@@ -8,9 +8,6 @@ import { type Kysely, sql } from "kysely";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
-import { ResultCounts } from "../src/count-results.js";
-import { DatabaseOutage } from "../src/database-outage.js";
-import { DrainDeadline } from "../src/drain.js";
 import type { PoisonReason } from "../src/errors.js";
 import {
   defineBatchHandler,
@@ -19,14 +16,17 @@ import {
   type HandlerSet,
   PoisonMessageError,
 } from "../src/index.js";
-import { IntakeGate } from "../src/intake-gate.js";
-import { messageDelivery } from "../src/message-delivery.js";
+import { ResultCounts } from "../src/loop/count-results.js";
+import { DatabaseOutage } from "../src/loop/database-outage.js";
+import { DrainDeadline } from "../src/loop/drain.js";
+import { IntakeGate } from "../src/loop/intake-gate.js";
+import { messageDelivery } from "../src/message/delivery.js";
+import { type MessageSettings, processMessage } from "../src/message/handle-message.js";
+import { processReceived } from "../src/message/handle-receive.js";
+import type { Receipt } from "../src/message/receipt.js";
 import { createConsumerMetrics } from "../src/metrics.js";
-import { type MessageSettings, processMessage } from "../src/process-message.js";
-import { processReceived } from "../src/process-received.js";
-import type { Receipt } from "../src/receipt.js";
-import { MessageSettler, type SettleQueue } from "../src/settle-message.js";
-import type { Lease } from "../src/visibility-heartbeat.js";
+import type { Lease } from "../src/queue/heartbeat.js";
+import { MessageSettler, type SettleQueue } from "../src/queue/settle.js";
 import {
   capturingLogger,
   effectRowsOf,

@@ -7,17 +7,17 @@ import { createLogger, type Logger, numericOption } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
 import type { ConsumerOptions, ConsumerTuning } from "../consumer-options.js";
-import { ResultCounts } from "../count-results.js";
-import { DatabaseOutage } from "../database-outage.js";
-import { DrainDeadline } from "../drain.js";
 import { ConsumerOptionsError, type PoisonKind } from "../errors.js";
-import { IntakeGate } from "../intake-gate.js";
-import { messageDelivery } from "../message-delivery.js";
+import { ResultCounts } from "../loop/count-results.js";
+import { DatabaseOutage } from "../loop/database-outage.js";
+import { DrainDeadline } from "../loop/drain.js";
+import { IntakeGate } from "../loop/intake-gate.js";
+import { messageDelivery } from "../message/delivery.js";
+import type { MessageDeps, MessageSettings } from "../message/handle-message.js";
+import { processReceived } from "../message/handle-receive.js";
 import { createConsumerMetrics, type MessageResult } from "../metrics.js";
-import type { MessageDeps, MessageSettings } from "../process-message.js";
-import { processReceived } from "../process-received.js";
+import { MessageSettler } from "../queue/settle.js";
 import { consumerSettings } from "../settings.js";
-import { MessageSettler } from "../settle-message.js";
 import { SettleRecorder } from "./settle-recorder.js";
 
 /** An event to hand to the handlers, as the relay would publish it. */

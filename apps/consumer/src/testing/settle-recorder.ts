@@ -1,7 +1,7 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { PoisonReason } from "../errors.js";
-import type { Receipt } from "../receipt.js";
-import type { SettleQueue } from "../settle-message.js";
+import type { Receipt } from "../message/receipt.js";
+import type { SettleQueue } from "../queue/settle.js";
 
 /**
  * The queue side of settling, with no queue: what the consumer decided for each message is kept by

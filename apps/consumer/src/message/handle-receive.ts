@@ -2,10 +2,10 @@ import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
 import type { BatchHandler } from "@outbox/client";
-import { runBatchInboxTransaction } from "./batch-inbox-transaction.js";
-import { echoed } from "./errors.js";
-import { TransactionEscapedError } from "./inbox-transaction.js";
-import type { MessageResult } from "./metrics.js";
+import { echoed } from "../errors.js";
+import { runBatchInboxTransaction } from "../inbox/batch-inbox-transaction.js";
+import { TransactionEscapedError } from "../inbox/inbox-transaction.js";
+import type { MessageResult } from "../metrics.js";
 import {
   type MessageDeps,
   type MessageSettings,
@@ -13,7 +13,7 @@ import {
   prepareMessage,
   runPreparedMessage,
   settleFailed,
-} from "./process-message.js";
+} from "./handle-message.js";
 import { startProcessSpan } from "./process-span.js";
 
 /**

@@ -1,6 +1,6 @@
 import { Deadline } from "@outbox/client";
 import { settlesBefore, settlesWithin } from "@outbox/shared";
-import { DrainExpiredError } from "./errors.js";
+import { DrainExpiredError } from "../errors.js";
 
 /** After the drain deadline: time to release what was aborted and flush deletes (taken from the shutdown overhead). */
 const AFTER_DEADLINE_GRACE_MS = 1_000;

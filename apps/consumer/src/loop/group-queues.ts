@@ -1,6 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { Deadline } from "@outbox/client";
-import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import type { Lease, VisibilityHeartbeat } from "../queue/heartbeat.js";
 
 export interface GroupLanesOptions {
   /**

@@ -9,9 +9,9 @@ import {
   sleep,
 } from "@outbox/shared";
 import { CompiledQuery, type PostgresPool } from "kysely";
-import { echoed } from "./errors.js";
+import { echoed } from "../errors.js";
+import type { ConsumerMetrics } from "../metrics.js";
 import type { IntakeGate } from "./intake-gate.js";
-import type { ConsumerMetrics } from "./metrics.js";
 
 /**
  * Probes of an unreachable database: the first soon, then doubling to 1 s, so that the consumer

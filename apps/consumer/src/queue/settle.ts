@@ -1,11 +1,11 @@
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
 import type { Logger } from "@outbox/shared";
+import type { PoisonReason } from "../errors.js";
+import { type Receipt, receiptOf, receiveCountOf } from "../message/receipt.js";
+import type { ConsumerMetrics, MessageResult } from "../metrics.js";
+import { sendToDeadLetterQueue } from "./dead-letter-queue.js";
 import type { DeleteBuffer } from "./delete-buffer.js";
-import type { PoisonReason } from "./errors.js";
-import type { ConsumerMetrics, MessageResult } from "./metrics.js";
-import { sendToDeadLetterQueue } from "./poison.js";
-import { type Receipt, receiptOf, receiveCountOf } from "./receipt.js";
-import { releaseForRetry, releaseMessages, retryDelaySeconds } from "./release-messages.js";
+import { releaseForRetry, releaseMessages, retryDelaySeconds } from "./release.js";
 
 /**
  * The queue side of settling a message: SQS in the consumer (sqsSettleQueue), a recording stand-in

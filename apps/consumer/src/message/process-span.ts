@@ -2,7 +2,7 @@ import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opent
 import type { ConsumedEvent } from "@outbox/client";
 import { MessagingAttributes, MessagingSystem, OutboxAttributes, thrownParts } from "@outbox/client/internal";
 import { contextFromHeaders } from "@outbox/shared";
-import type { MessageResult } from "./metrics.js";
+import type { MessageResult } from "../metrics.js";
 
 const TRACER_NAME = "@outbox/consumer";
 

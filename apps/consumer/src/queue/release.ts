@@ -5,7 +5,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { backoffMs } from "@outbox/shared";
-import type { Receipt } from "./receipt.js";
+import type { Receipt } from "../message/receipt.js";
 
 // One verb for handing a message back to the queue before its lease runs out: release. A release
 // changes the message's visibility (ChangeMessageVisibility); the queue hands it out again after it.

@@ -5,20 +5,20 @@ import { type ConsumedEvent, type Deadline, type HandlerSet, isPoisonMessageErro
 import { describeError } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
-import type { ResultCounts } from "./count-results.js";
-import type { DatabaseOutage } from "./database-outage.js";
-import { type DecodedMessage, decodeMessage } from "./decode-message.js";
-import type { DrainDeadline } from "./drain.js";
-import { DrainExpiredError, echoed, PoisonReason } from "./errors.js";
+import { DrainExpiredError, echoed, PoisonReason } from "../errors.js";
+import { runInboxTransaction, TransactionEscapedError } from "../inbox/inbox-transaction.js";
+import type { ResultCounts } from "../loop/count-results.js";
+import type { DatabaseOutage } from "../loop/database-outage.js";
+import type { DrainDeadline } from "../loop/drain.js";
+import type { MessageResult } from "../metrics.js";
+import type { Lease, VisibilityHeartbeat } from "../queue/heartbeat.js";
+import type { MessageSettler } from "../queue/settle.js";
+import { type DecodedMessage, decodeMessage } from "./decode.js";
+import type { MessageDelivery } from "./delivery.js";
 import { type ClaimCheckReader, fetchClaimedPayload } from "./fetch-claimed-payload.js";
 import { type FoundHandler, findHandler } from "./find-handler.js";
-import { runInboxTransaction, TransactionEscapedError } from "./inbox-transaction.js";
-import type { MessageDelivery } from "./message-delivery.js";
-import type { MessageResult } from "./metrics.js";
 import { startProcessSpan } from "./process-span.js";
 import { receiveCountOf } from "./receipt.js";
-import type { MessageSettler } from "./settle-message.js";
-import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
 
 export interface MessageSettings {
   /** Key of this consumer in the inbox. */

@@ -1,15 +1,15 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
 import type { Capacity, Logger } from "@outbox/shared";
+import type { ConsumerMetrics, MessageResult } from "../metrics.js";
+import type { VisibilityHeartbeat } from "../queue/heartbeat.js";
+import type { MessageSettler } from "../queue/settle.js";
 import type { ResultCounts } from "./count-results.js";
 import type { DrainDeadline } from "./drain.js";
+import { GroupLanes } from "./group-queues.js";
 import type { IntakeGate } from "./intake-gate.js";
 import type { KillSwitch } from "./kill-switch.js";
-import { GroupLanes } from "./message-groups.js";
-import type { ConsumerMetrics, MessageResult } from "./metrics.js";
-import type { ReceivedBatch } from "./poll-messages.js";
-import type { MessageSettler } from "./settle-message.js";
-import type { VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import type { ReceivedBatch } from "./pollers.js";
 
 export interface DispatchOptions {
   /** FIFO queues: each message group runs in its own lane (GroupLanes). */
