@@ -4,7 +4,7 @@ import { drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import exampleHandlers, { type ExampleDatabase } from "../../../drills/src/handlers/example-handlers.js";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
-import { retryDelaySeconds } from "../src/queue/release.js";
+import { retryDelaySeconds } from "../src/message/fate.js";
 import {
   capturingLogger,
   ENVELOPE_TOPIC_ARN,
