@@ -6,6 +6,7 @@ import {
   connectionFailureIn,
   deadlineConnection,
   type Logger,
+  PostgresUnansweredError,
   sleep,
 } from "@outbox/shared";
 import { CompiledQuery, type PostgresPool } from "kysely";
@@ -67,10 +68,12 @@ export class DatabaseOutage {
 
   /**
    * Whether `error`, a message's failure, is the database being unreachable: a connection failure,
-   * confirmed by a probe that fails too (or an outage already on). Begins the outage then.
+   * or a deadline that passed while Postgres had not answered (a frozen server), confirmed by a probe
+   * that fails too (or an outage already on). Begins the outage then.
    */
   async explains(error: unknown): Promise<boolean> {
-    const failure = connectionFailureIn(error);
+    const failure =
+      connectionFailureIn(error) ?? (error instanceof PostgresUnansweredError ? error : undefined);
     if (failure === undefined) return false;
     if (this.down) return true;
     this.#confirming ??= this.#probe().finally(() => {

@@ -2,9 +2,8 @@ import type { Message } from "@aws-sdk/client-sqs";
 import { type Context, context } from "@opentelemetry/api";
 import { isPoisonMessageError } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { backoffMs, type Logger } from "@outbox/shared";
+import { backoffMs, type Logger, PostgresUnansweredError, TransactionEscapedError } from "@outbox/shared";
 import { DrainExpiredError, PoisonReason } from "../errors.js";
-import { TransactionEscapedError } from "../inbox/inbox-transaction.js";
 import type { DatabaseOutage } from "../loop/database-outage.js";
 import type { ConsumerMetrics } from "../metrics.js";
 import { receiveCountOf } from "./receipt.js";
@@ -44,9 +43,16 @@ function is(check: () => boolean): boolean {
   }
 }
 
-/** The drain ran out while the message was in flight: released at once, not retried later. */
+/**
+ * The drain ran out while the message was in flight: released at once, not retried later. The
+ * drain's DrainExpiredError itself, or the cause of the PostgresUnansweredError it cut a statement with.
+ */
 export function drainExpired(error: unknown): boolean {
-  return is(() => error instanceof DrainExpiredError);
+  return is(
+    () =>
+      error instanceof DrainExpiredError ||
+      (error instanceof PostgresUnansweredError && error.cause instanceof DrainExpiredError),
+  );
 }
 
 export interface FateRules {
