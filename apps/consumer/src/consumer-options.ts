@@ -65,7 +65,7 @@ export interface ConsumerOptions<DB> extends ConsumerTuning {
   readonly receiveSqs?: SQSClient;
   /**
    * A URL ending in `.fifo` is a FIFO queue: each message group's messages are handled one after
-   * another, in order, and a failing message holds its group (see GroupLanes).
+   * another, in order, and a failing message holds its group (see FifoGroups).
    */
   readonly queueUrl: string;
   /** Poison goes here at once; without it, poison waits for the queue's redrive policy. */

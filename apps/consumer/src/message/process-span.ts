@@ -11,7 +11,7 @@ export interface ProcessSpan {
   readonly context: Context;
   /** Marks the span failed with the error the handling ended on. */
   fail(error: unknown): void;
-  /** `result` is undefined only when settling the message itself threw (a bug). */
+  /** `result` is undefined only when handling the message itself threw (a bug). */
   end(result: MessageResult | undefined): void;
 }
 

@@ -209,7 +209,7 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
       const receive = deliveries.slice(start, start + MAX_BATCH_ENTRIES);
       const messages = receive.map((delivery) => delivery.message);
       const leaseExpiresAt = performance.now() + handlerTimeoutMs;
-      // Settled, not all: a crash (a bug) is thrown once every message of the receive has ended.
+      // allSettled, not all: a crash (a bug) is thrown once every message of the receive has ended.
       const ended = await Promise.allSettled(pipeline.handleReceive(messages, leaseExpiresAt));
       for (const [index, { event }] of receive.entries()) {
         const result = ended[index];
