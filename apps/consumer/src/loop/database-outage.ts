@@ -38,6 +38,15 @@ export interface OutageCounts {
   readonly databaseOutageMs: number;
 }
 
+/** A deadline that passed while Postgres had not answered; a handler may throw anything, even a revoked Proxy. */
+function unansweredIn(error: unknown): Error | undefined {
+  try {
+    return error instanceof PostgresUnansweredError ? error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The database every message needs, unreachable: not the message's fault, so it must spend no
  * attempts. A message whose transaction failed on a lost connection asks `explains`; if a probe of
@@ -72,8 +81,7 @@ export class DatabaseOutage {
    * that fails too (or an outage already on). Begins the outage then.
    */
   async explains(error: unknown): Promise<boolean> {
-    const failure =
-      connectionFailureIn(error) ?? (error instanceof PostgresUnansweredError ? error : undefined);
+    const failure = connectionFailureIn(error) ?? unansweredIn(error);
     if (failure === undefined) return false;
     if (this.down) return true;
     this.#confirming ??= this.#probe().finally(() => {

@@ -55,6 +55,11 @@ export function drainExpired(error: unknown): boolean {
   );
 }
 
+/** The handler ended the transaction it was given (TransactionEscapedError). */
+export function leftItsTransaction(error: unknown): boolean {
+  return is(() => error instanceof TransactionEscapedError);
+}
+
 export interface FateRules {
   readonly retryBaseSeconds: number;
   readonly retryMaxSeconds: number;
@@ -109,7 +114,7 @@ export class MessageFates {
     if (is(() => isPoisonMessageError(error))) {
       return this.quarantine(message, new PoisonReason("rejected_by_handler", describeError(error)));
     }
-    if (is(() => error instanceof TransactionEscapedError)) {
+    if (leftItsTransaction(error)) {
       this.#rules.log.error(
         { messageId: message.MessageId, err: error },
         "handler left its inbox transaction",

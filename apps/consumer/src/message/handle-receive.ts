@@ -2,10 +2,9 @@ import { performance } from "node:perf_hooks";
 import type { Message } from "@aws-sdk/client-sqs";
 import { context } from "@opentelemetry/api";
 import type { BatchHandler } from "@outbox/client";
-import { TransactionEscapedError } from "@outbox/shared";
 import { echoed } from "../errors.js";
 import { runBatchInboxTransaction } from "../inbox/batch-inbox-transaction.js";
-import type { MessageFate } from "./fate.js";
+import { leftItsTransaction, type MessageFate } from "./fate.js";
 import { type PreparedMessage, prepareMessage, runPrepared } from "./handle-message.js";
 import type { MessageContext } from "./pipeline.js";
 import { startProcessSpan } from "./process-span.js";
@@ -121,7 +120,7 @@ async function runBatch<DB>(
     }
     // Its inbox rows may be committed already (by the handler's own COMMIT): one message at a time
     // would then count each as a duplicate and delete it. Each gets the fate the failure means.
-    if (error instanceof TransactionEscapedError) {
+    if (leftItsTransaction(error)) {
       return Promise.all(chunk.map((prepared) => failedInBatch(ctx, prepared, error, started)));
     }
     // Each message, on its own, would only find the database down again.
