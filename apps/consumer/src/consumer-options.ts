@@ -118,6 +118,16 @@ function defaultOf<T>(definition: Setting<T>): T {
   return definition.default;
 }
 
+/** One numeric option as given, checked by its setting's rules (ConsumerOptionsError), or that setting's default. */
+export function tuningOption(name: TuningName, value: number | undefined): number {
+  return numericOption(
+    consumerSettings[tuningSettings[name]],
+    value,
+    name,
+    (message) => new ConsumerOptionsError(message),
+  );
+}
+
 /**
  * The options a daemon passes for its configuration: each numeric option from its setting, so the
  * daemon and the library cannot map a variable to different options.
@@ -136,9 +146,7 @@ export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNum
 export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOptions {
   const invalid = (message: string) => new ConsumerOptionsError(message);
   const numbers = {} as Record<TuningName, number>;
-  for (const name of tuningNames) {
-    numbers[name] = numericOption(consumerSettings[tuningSettings[name]], options[name], name, invalid);
-  }
+  for (const name of tuningNames) numbers[name] = tuningOption(name, options[name]);
   const mode = options.delivery ?? defaultOf(consumerSettings.delivery);
   const topicArns = options.topicArns ?? defaultOf(consumerSettings.topicArns);
   const rules = { ...numbers, delivery: mode, topicArns };

@@ -3,10 +3,10 @@ import { performance } from "node:perf_hooks";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { type HandlerSet, uuidv7 } from "@outbox/client";
 import { MAX_BATCH_ENTRIES, messageAttributes } from "@outbox/client/internal";
-import { createLogger, DrainDeadline, type Logger, numericOption } from "@outbox/shared";
+import { createLogger, DrainDeadline, type Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
-import type { ConsumerOptions, ConsumerTuning } from "../consumer-options.js";
+import { type ConsumerOptions, type ConsumerTuning, tuningOption } from "../consumer-options.js";
 import { ConsumerOptionsError, type PoisonKind } from "../errors.js";
 import { ResultCounts } from "../loop/count-results.js";
 import { DatabaseOutage } from "../loop/database-outage.js";
@@ -15,7 +15,6 @@ import { messageDelivery } from "../message/delivery.js";
 import type { MessageFate } from "../message/fate.js";
 import { messagePipeline } from "../message/pipeline.js";
 import { createConsumerMetrics } from "../metrics.js";
-import { consumerSettings } from "../settings.js";
 
 /** An event to hand to the handlers, as the relay would publish it. */
 export interface EventToDeliver {
@@ -132,18 +131,8 @@ function optionError(message: string): ConsumerOptionsError {
 export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<HandlerRun[]> {
   const name = options.name ?? "test";
   if (name === "") throw optionError("name must not be empty: it is the consumer's key in the inbox");
-  const handlerTimeoutMs = numericOption(
-    consumerSettings.handlerTimeoutMs,
-    options.handlerTimeoutMs,
-    "handlerTimeoutMs",
-    optionError,
-  );
-  const statementTimeoutMs = numericOption(
-    consumerSettings.dbStatementTimeoutMs,
-    options.statementTimeoutMs,
-    "statementTimeoutMs",
-    optionError,
-  );
+  const handlerTimeoutMs = tuningOption("handlerTimeoutMs", options.handlerTimeoutMs);
+  const statementTimeoutMs = tuningOption("statementTimeoutMs", options.statementTimeoutMs);
   const receiveCount = options.receiveCount ?? 1;
   if (!Number.isInteger(receiveCount) || receiveCount < 1) {
     throw optionError(`receiveCount must be a whole number from 1, got ${receiveCount}`);
@@ -167,18 +156,8 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
         ? undefined
         : {
             ...options.claimCheck,
-            fetchTimeoutMs: numericOption(
-              consumerSettings.claimCheckFetchTimeoutMs,
-              options.claimCheckFetchTimeoutMs,
-              "claimCheckFetchTimeoutMs",
-              optionError,
-            ),
-            maxPayloadBytes: numericOption(
-              consumerSettings.claimCheckMaxBytes,
-              options.claimCheckMaxBytes,
-              "claimCheckMaxBytes",
-              optionError,
-            ),
+            fetchTimeoutMs: tuningOption("claimCheckFetchTimeoutMs", options.claimCheckFetchTimeoutMs),
+            maxPayloadBytes: tuningOption("claimCheckMaxBytes", options.claimCheckMaxBytes),
           },
     // No lease to keep ahead of the deadline: no queue hands the message to anyone else.
     heartbeat: { track: () => {}, untrack: () => {} },
