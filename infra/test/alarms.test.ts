@@ -305,7 +305,7 @@ describe("the log lines the filters match", () => {
     expect(source("packages/shared/src/lifecycle/run-daemon.ts")).toContain(`"${LOGGED.drained}");`);
     expect(source("packages/shared/src/lifecycle/run-daemon.ts")).toMatch(/readonly clean: boolean;/);
     expect(source("apps/relay/src/batch.ts")).toContain(`"${LOGGED.eventDead}");`);
-    expect(source("apps/consumer/src/settle-message.ts")).toContain(`"${LOGGED.messageFailed}",`);
+    expect(source("apps/consumer/src/message/fate.ts")).toContain(`"${LOGGED.messageFailed}",`);
   });
 
   it("carry the `service` the alarms expect as their dimension", () => {

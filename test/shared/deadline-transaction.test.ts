@@ -1,5 +1,10 @@
 import { Deadline, DeadlineExceededError } from "@outbox/client";
-import { type DatabaseHandle, deadlineTransaction } from "@outbox/shared";
+import {
+  type DatabaseHandle,
+  deadlineTransaction,
+  TransactionEscapedError,
+  TransactionFinishedError,
+} from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,5 +76,53 @@ describe("deadlineTransaction", () => {
       }),
     ).rejects.toBeInstanceOf(DeadlineExceededError);
     expect(ran).toBe(false);
+  });
+
+  it("refuses the work's statements once the deadline ended the transaction: nothing is written outside it", async () => {
+    const deadline = Deadline.after(200);
+    let late: Promise<unknown> | undefined;
+    let wokeUp: () => void = () => {};
+    const woke = new Promise<void>((resolve) => {
+      wokeUp = resolve;
+    });
+    await expect(
+      deadlineTransaction<void, Business>(handle.pool, deadline, async (trx) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        late = trx
+          .insertInto("photos")
+          .values({ id: "0190c2a4-0000-7000-8000-0000000000bb", title: "late" })
+          .execute();
+        wokeUp();
+      }),
+    ).rejects.toBeInstanceOf(DeadlineExceededError);
+    await woke;
+    await expect(late).rejects.toBeInstanceOf(TransactionFinishedError);
+    expect(await handle.db.withTables<Business>().selectFrom("photos").selectAll().execute()).toEqual([]);
+    deadline.dispose();
+  });
+
+  it("never commits a transaction its work ended, nor one whose failed statement it caught", async () => {
+    const deadline = Deadline.after(5_000);
+    await expect(
+      deadlineTransaction<void, Business>(handle.pool, deadline, async (trx) => {
+        await trx
+          .insertInto("photos")
+          .values({ id: "0190c2a4-0000-7000-8000-0000000000cc", title: "x" })
+          .execute();
+        await sql.raw("SELECT 1; COMMIT; BEGIN").execute(trx);
+      }),
+    ).rejects.toBeInstanceOf(TransactionEscapedError);
+    await sql`DELETE FROM photos`.execute(handle.db);
+    await expect(
+      deadlineTransaction<void, Business>(handle.pool, deadline, async (trx) => {
+        await trx
+          .insertInto("photos")
+          .values({ id: "0190c2a4-0000-7000-8000-0000000000dd", title: "y" })
+          .execute();
+        await sql`SELECT 1 / 0`.execute(trx).catch(() => undefined);
+      }),
+    ).rejects.toThrow(/nothing was written/);
+    expect(await handle.db.withTables<Business>().selectFrom("photos").selectAll().execute()).toEqual([]);
+    deadline.dispose();
   });
 });

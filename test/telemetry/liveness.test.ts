@@ -27,7 +27,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 // /livez of a consumer whose SQS is reached through a TCP fault proxy (packages/devstack). A receive's
-// bound (apps/consumer/src/receive-bound.ts) is what its own timeouts allow it; /livez turns 503 only
+// bound (apps/consumer/src/loop/receive-bound.ts) is what its own timeouts allow it; /livez turns 503 only
 // when a receive runs past it, which only a timeout that does not fire lets happen.
 
 let handle: DatabaseHandle;

@@ -7,8 +7,8 @@ import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
-import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
-import { receiveBoundMs } from "./receive-bound.js";
+import { receiveBoundMs } from "./loop/receive-bound.js";
+import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message/delivery.js";
 import { checkConsumer, consumerSettings } from "./settings.js";
 
 /**
@@ -65,7 +65,7 @@ export interface ConsumerOptions<DB> extends ConsumerTuning {
   readonly receiveSqs?: SQSClient;
   /**
    * A URL ending in `.fifo` is a FIFO queue: each message group's messages are handled one after
-   * another, in order, and a failing message holds its group (see GroupLanes).
+   * another, in order, and a failing message holds its group (see FifoGroups).
    */
   readonly queueUrl: string;
   /** Poison goes here at once; without it, poison waits for the queue's redrive policy. */
@@ -118,6 +118,16 @@ function defaultOf<T>(definition: Setting<T>): T {
   return definition.default;
 }
 
+/** One numeric option as given, checked by its setting's rules (ConsumerOptionsError), or that setting's default. */
+export function tuningOption(name: TuningName, value: number | undefined): number {
+  return numericOption(
+    consumerSettings[tuningSettings[name]],
+    value,
+    name,
+    (message) => new ConsumerOptionsError(message),
+  );
+}
+
 /**
  * The options a daemon passes for its configuration: each numeric option from its setting, so the
  * daemon and the library cannot map a variable to different options.
@@ -136,9 +146,7 @@ export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNum
 export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOptions {
   const invalid = (message: string) => new ConsumerOptionsError(message);
   const numbers = {} as Record<TuningName, number>;
-  for (const name of tuningNames) {
-    numbers[name] = numericOption(consumerSettings[tuningSettings[name]], options[name], name, invalid);
-  }
+  for (const name of tuningNames) numbers[name] = tuningOption(name, options[name]);
   const mode = options.delivery ?? defaultOf(consumerSettings.delivery);
   const topicArns = options.topicArns ?? defaultOf(consumerSettings.topicArns);
   const rules = { ...numbers, delivery: mode, topicArns };

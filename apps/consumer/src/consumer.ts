@@ -1,23 +1,21 @@
 import { setMaxListeners } from "node:events";
-import type { Message } from "@aws-sdk/client-sqs";
-import { Deadline, type HandlerSet } from "@outbox/client";
-import { isBatchHandler, MAX_BATCH_ENTRIES } from "@outbox/client/internal";
-import { Capacity, LoopWatch } from "@outbox/shared";
+import { Deadline } from "@outbox/client";
+import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
+import { Capacity, DrainDeadline, LoopWatch } from "@outbox/shared";
 import { Registry } from "prom-client";
 import { type ConsumerOptions, resolveOptions } from "./consumer-options.js";
-import { type ConsumerCounts, ResultCounts } from "./count-results.js";
-import { DatabaseOutage, type OutageCounts } from "./database-outage.js";
-import { DeleteBuffer } from "./delete-buffer.js";
-import { MessageDispatcher } from "./dispatch-messages.js";
-import { DrainDeadline } from "./drain.js";
-import { IntakeGate, type PauseReason } from "./intake-gate.js";
-import { KillSwitch, type KillSwitchCounts } from "./kill-switch.js";
+import { type ConsumerCounts, ResultCounts } from "./loop/count-results.js";
+import { DatabaseOutage, type OutageCounts } from "./loop/database-outage.js";
+import { MessageDispatcher } from "./loop/dispatch.js";
+import { drainWithin } from "./loop/drain.js";
+import { IntakeGate, type PauseReason } from "./loop/intake-gate.js";
+import { KillSwitch, type KillSwitchCounts } from "./loop/kill-switch.js";
+import { startPollers } from "./loop/pollers.js";
+import { messagePipeline } from "./message/pipeline.js";
 import { createConsumerMetrics } from "./metrics.js";
-import { startPollers } from "./poll-messages.js";
-import { processMessage } from "./process-message.js";
-import { processReceived } from "./process-received.js";
-import { MessageSettler, sqsSettleQueue } from "./settle-message.js";
-import { VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import { DeleteBuffer } from "./queue/delete-buffer.js";
+import { VisibilityHeartbeat } from "./queue/heartbeat.js";
+import { MessageQueue } from "./queue/message-queue.js";
 
 /** Counts since start. */
 export interface ConsumerStats extends ConsumerCounts, OutageCounts, KillSwitchCounts {
@@ -55,14 +53,6 @@ export interface Consumer {
   stalled(): string | undefined;
 }
 
-/** Whether some event type's handler takes batches (a fallback that does runs one event at a time). */
-function takesBatches<DB>(handlers: HandlerSet<DB>): boolean {
-  return handlers.types.some((type) => {
-    const entry = handlers.find(type);
-    return entry !== undefined && isBatchHandler(entry);
-  });
-}
-
 /**
  * SQS → inbox transaction → delete. Turns at-least-once delivery into exactly-once effects: the
  * inbox row and the handler's writes commit together, the delete follows the commit, and a stop
@@ -72,11 +62,13 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
   const { numbers, delivery, name, receiveBoundMs } = resolveOptions(options);
   const { concurrency, visibilityTimeoutSeconds, handlerTimeoutMs, requestTimeoutMs } = numbers;
   const { sqs, queueUrl, log } = options;
+  // The daemon's CONSUMER_DLQ_URL is "" when unset.
+  const dlqUrl = options.dlqUrl || undefined;
   const fifo = queueUrl.endsWith(".fifo");
   const metrics = createConsumerMetrics(options.metrics ?? new Registry());
 
   const intake = new AbortController();
-  const drain = new DrainDeadline(numbers.visibilityMarginMs);
+  const drain = new DrainDeadline();
   // One listener per waiting poller, each removed when done: not a leak.
   setMaxListeners(0, intake.signal);
   const capacity = new Capacity(concurrency);
@@ -118,62 +110,52 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
     log,
     metrics,
   });
-  const settle = new MessageSettler({
-    queue: sqsSettleQueue({ sqs, queueUrl, dlqUrl: options.dlqUrl, deletes }),
-    retryBaseSeconds: numbers.retryBaseSeconds,
-    retryMaxSeconds: numbers.retryMaxSeconds,
-    retryFloorSeconds: () => killSwitch.retryFloorSeconds(),
-    log,
-    metrics,
-  });
   let fail: (error: unknown) => void = () => {};
   const failure = new Promise<never>((_, reject) => {
     fail = reject;
   });
   // Observed by whoever awaits `failure` (runDaemon); a library user who does not must not crash on it.
   failure.catch(() => {});
-  const settings = {
+  const pipeline = messagePipeline({
     consumer: name,
     queueUrl,
     delivery,
     handlerTimeoutMs,
     statementTimeoutMs: numbers.statementTimeoutMs,
-  };
-  const claimCheck =
-    options.claimCheck === undefined
-      ? undefined
-      : {
-          ...options.claimCheck,
-          fetchTimeoutMs: numbers.claimCheckFetchTimeoutMs,
-          maxPayloadBytes: numbers.claimCheckMaxBytes,
-        };
-  const deps = {
     pool: options.pool,
     handlers: options.handlers,
+    claimCheck:
+      options.claimCheck === undefined
+        ? undefined
+        : {
+            ...options.claimCheck,
+            fetchTimeoutMs: numbers.claimCheckFetchTimeoutMs,
+            maxPayloadBytes: numbers.claimCheckMaxBytes,
+          },
     heartbeat,
-    settle,
     drain,
-    counts,
+    drainMarginMs: numbers.visibilityMarginMs,
     database,
+    retryBaseSeconds: numbers.retryBaseSeconds,
+    retryMaxSeconds: numbers.retryMaxSeconds,
+    retryFloorSeconds: () => killSwitch.retryFloorSeconds(),
+    deadLetterQueue: dlqUrl !== undefined,
+    counts,
     log,
-    claimCheck,
-  };
+    metrics,
+  });
+  const queue = new MessageQueue({ sqs, queueUrl, dlqUrl, deletes, fates: pipeline.fates, log });
   const dispatcher = new MessageDispatcher({
     fifo,
     visibilityTimeoutSeconds,
     handlerTimeoutMs,
     requestTimeoutMs,
-    process: (message, leaseExpiresAt) => processMessage(settings, deps, message, leaseExpiresAt),
-    ...(takesBatches(options.handlers)
-      ? {
-          processReceived: (messages: readonly Message[], leaseExpiresAt: number) =>
-            processReceived(settings, deps, messages, leaseExpiresAt),
-        }
-      : {}),
-    settle,
+    pipeline,
+    queue,
     capacity,
     heartbeat,
     drain,
+    drainMarginMs: numbers.visibilityMarginMs,
     counts,
     gate,
     killSwitch,
@@ -227,20 +209,18 @@ export function createConsumer<DB>(options: ConsumerOptions<DB>): Consumer {
       intake.abort();
       // The daemon's deadline is runDaemon's (CONSUMER_DRAIN_TIMEOUT_MS from SIGTERM), applied once.
       const deadline = given ?? Deadline.after(numbers.drainTimeoutMs);
-      drain.start(deadline);
       const lostBefore = deletes.lost;
-      const inTime = await drain.finish(
-        (async () => {
+      const inTime = await drainWithin(drain, deadline, {
+        finished: (async () => {
           await polling;
           await dispatcher.finished();
         })(),
-        () => dispatcher.settled(),
-      );
-      await heartbeat.stop();
-      const flushed = await drain.flush(deletes.flush());
-      drain.end();
+        inHand: () => dispatcher.inHand(),
+        stopHeartbeat: () => heartbeat.stop(),
+        flushDeletes: () => deletes.flush(),
+      });
       if (given === undefined) deadline.dispose();
-      const clean = inTime && flushed && deletes.lost === lostBefore;
+      const clean = inTime && deletes.lost === lostBefore;
       return { clean, ...stats() };
     },
     inFlight() {

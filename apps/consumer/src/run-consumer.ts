@@ -15,9 +15,9 @@ import { sql } from "kysely";
 import { createConsumer } from "./consumer.js";
 import { consumerNameOf, formerDefaultProblems } from "./consumer-name.js";
 import { tuningOf } from "./consumer-options.js";
+import { startInboxRetention } from "./inbox/retention.js";
 import { isHandlerSet, loadHandlers } from "./load-handlers.js";
-import { receiveBoundMs } from "./receive-bound.js";
-import { startInboxRetention } from "./retention.js";
+import { receiveBoundMs } from "./loop/receive-bound.js";
 import { CONSUMER_PLAN_CACHE_MODE, consumerSettings, consumerStartChecks } from "./settings.js";
 
 export interface RunConsumerOptions<DB> {

@@ -13,7 +13,7 @@ import {
   type Timeout,
 } from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
-import { deliveryProblem } from "./message-delivery.js";
+import { deliveryProblem } from "./message/delivery.js";
 
 /** The inbox's statements insert or delete by event id; handlers get Postgres's default planning. */
 export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Message } from "@aws-sdk/client-sqs";
 import { Capacity } from "@outbox/shared";
 import { describe, expect, it } from "vitest";
-import { decodeMessage } from "../src/decode-message.js";
 import { PoisonReason } from "../src/errors.js";
-import { messageDelivery } from "../src/message-delivery.js";
+import { decodeMessage } from "../src/message/decode.js";
+import { messageDelivery } from "../src/message/delivery.js";
 import { ENVELOPE_TOPIC_ARN, envelopeBody } from "./harness.js";
 
 const id = randomUUID();

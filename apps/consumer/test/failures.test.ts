@@ -4,7 +4,7 @@ import exampleHandlers, { type ExampleDatabase } from "@outbox/example-handlers"
 import { capturingLogger, drainQueue, queueDepth } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
-import { retryDelaySeconds } from "../src/release-messages.js";
+import { retryDelaySeconds } from "../src/message/fate.js";
 import {
   ENVELOPE_TOPIC_ARN,
   effectCount,

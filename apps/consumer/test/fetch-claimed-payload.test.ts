@@ -12,10 +12,10 @@ import {
   waitUntil,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DecodedMessage } from "../src/decode-message.js";
 import { DrainExpiredError, PoisonReason } from "../src/errors.js";
-import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/fetch-claimed-payload.js";
-import { readBoundedBody } from "../src/read-bounded-body.js";
+import type { DecodedMessage } from "../src/message/decode.js";
+import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/message/fetch-claimed-payload.js";
+import { readBoundedBody } from "../src/message/read-bounded-body.js";
 import { queueFor, sendBody, useConsumerTestBed } from "./harness.js";
 
 // The claim check's fetch against real servers: moto (or LocalStack) for the objects, and an S3

@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { IntakeGate } from "../src/intake-gate.js";
-import { KillSwitch } from "../src/kill-switch.js";
+import { IntakeGate } from "../src/loop/intake-gate.js";
+import { KillSwitch } from "../src/loop/kill-switch.js";
 import { createConsumerMetrics } from "../src/metrics.js";
 import { testLogger } from "./harness.js";
 

@@ -44,9 +44,12 @@ export {
 } from "./db/create-database.js";
 export {
   beginWithStatementTimeout,
+  type DeadlineTransactionOptions,
   deadlineConnection,
   deadlineTransaction,
   PostgresUnansweredError,
+  TransactionEscapedError,
+  TransactionFinishedError,
 } from "./db/deadline-transaction.js";
 export { EXAMPLE_MIGRATION_TABLE, migrateExampleTables } from "./db/example-migrations.js";
 export {

@@ -2,10 +2,10 @@ import { type Message, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { Deadline, EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { forTerminal, untilAborted } from "@outbox/shared";
-import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
-import { systemAttributes } from "../poll-messages.js";
-import { type Receipt, receiptOf, receiveCountOf } from "../receipt.js";
-import { releaseMessages } from "../release-messages.js";
+import { systemAttributes } from "../loop/pollers.js";
+import { type Receipt, receiptOf, receiveCountOf } from "../message/receipt.js";
+import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../queue/dead-letter-queue.js";
+import { releaseMessages } from "../queue/release.js";
 import type { DlqQueues } from "./open-queues.js";
 
 /**

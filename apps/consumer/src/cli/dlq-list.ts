@@ -1,6 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, listenForStopRequests } from "@outbox/shared";
-import { receiptOf } from "../receipt.js";
+import { receiptOf } from "../message/receipt.js";
 import { renderDeadLetters } from "./dead-letter-table.js";
 import {
   deadLetterBatches,

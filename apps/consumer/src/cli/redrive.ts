@@ -14,8 +14,8 @@ import {
   listenForStopRequests,
   objectExists,
 } from "@outbox/shared";
-import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../poison.js";
-import { type Receipt, receiptOf } from "../receipt.js";
+import { type Receipt, receiptOf } from "../message/receipt.js";
+import { POISON_REASON_ATTRIBUTE, POISON_RECEIVE_COUNT_ATTRIBUTE } from "../queue/dead-letter-queue.js";
 import { deadLetterPointer } from "./dead-letter-pointer.js";
 import {
   bounded,

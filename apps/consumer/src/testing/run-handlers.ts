@@ -3,22 +3,18 @@ import { performance } from "node:perf_hooks";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { type HandlerSet, uuidv7 } from "@outbox/client";
 import { MAX_BATCH_ENTRIES, messageAttributes } from "@outbox/client/internal";
-import { createLogger, type Logger, numericOption } from "@outbox/shared";
+import { createLogger, DrainDeadline, type Logger } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { Registry } from "prom-client";
-import type { ConsumerOptions, ConsumerTuning } from "../consumer-options.js";
-import { ResultCounts } from "../count-results.js";
-import { DatabaseOutage } from "../database-outage.js";
-import { DrainDeadline } from "../drain.js";
+import { type ConsumerOptions, type ConsumerTuning, tuningOption } from "../consumer-options.js";
 import { ConsumerOptionsError, type PoisonKind } from "../errors.js";
-import { IntakeGate } from "../intake-gate.js";
-import { messageDelivery } from "../message-delivery.js";
-import { createConsumerMetrics, type MessageResult } from "../metrics.js";
-import type { MessageDeps, MessageSettings } from "../process-message.js";
-import { processReceived } from "../process-received.js";
-import { consumerSettings } from "../settings.js";
-import { MessageSettler } from "../settle-message.js";
-import { SettleRecorder } from "./settle-recorder.js";
+import { ResultCounts } from "../loop/count-results.js";
+import { DatabaseOutage } from "../loop/database-outage.js";
+import { IntakeGate } from "../loop/intake-gate.js";
+import { messageDelivery } from "../message/delivery.js";
+import type { MessageFate } from "../message/fate.js";
+import { messagePipeline } from "../message/pipeline.js";
+import { createConsumerMetrics } from "../metrics.js";
 
 /** An event to hand to the handlers, as the relay would publish it. */
 export interface EventToDeliver {
@@ -135,18 +131,8 @@ function optionError(message: string): ConsumerOptionsError {
 export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<HandlerRun[]> {
   const name = options.name ?? "test";
   if (name === "") throw optionError("name must not be empty: it is the consumer's key in the inbox");
-  const handlerTimeoutMs = numericOption(
-    consumerSettings.handlerTimeoutMs,
-    options.handlerTimeoutMs,
-    "handlerTimeoutMs",
-    optionError,
-  );
-  const statementTimeoutMs = numericOption(
-    consumerSettings.dbStatementTimeoutMs,
-    options.statementTimeoutMs,
-    "statementTimeoutMs",
-    optionError,
-  );
+  const handlerTimeoutMs = tuningOption("handlerTimeoutMs", options.handlerTimeoutMs);
+  const statementTimeoutMs = tuningOption("statementTimeoutMs", options.statementTimeoutMs);
   const receiveCount = options.receiveCount ?? 1;
   if (!Number.isInteger(receiveCount) || receiveCount < 1) {
     throw optionError(`receiveCount must be a whole number from 1, got ${receiveCount}`);
@@ -155,32 +141,29 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
 
   const log = options.log ?? createLogger({ service: "run-handlers", version: "0", level: "silent" });
   const metrics = createConsumerMetrics(new Registry());
-  const recorder = new SettleRecorder();
   // Ends the probing an unreachable database starts (DatabaseOutage) once the events are handled.
   const stopping = new AbortController();
-  const settings: MessageSettings = {
+  const pipeline = messagePipeline({
     consumer: name,
     queueUrl: LOCAL_QUEUE_URL,
     delivery: messageDelivery("raw", []),
     handlerTimeoutMs,
     statementTimeoutMs,
-  };
-  const deps: MessageDeps<DB> = {
     pool: options.pool,
     handlers: options.handlers,
+    claimCheck:
+      options.claimCheck === undefined
+        ? undefined
+        : {
+            ...options.claimCheck,
+            fetchTimeoutMs: tuningOption("claimCheckFetchTimeoutMs", options.claimCheckFetchTimeoutMs),
+            maxPayloadBytes: tuningOption("claimCheckMaxBytes", options.claimCheckMaxBytes),
+          },
     // No lease to keep ahead of the deadline: no queue hands the message to anyone else.
     heartbeat: { track: () => {}, untrack: () => {} },
-    settle: new MessageSettler({
-      queue: recorder,
-      // The delays reach only the recorder, which keeps the cause alone.
-      retryBaseSeconds: 1,
-      retryMaxSeconds: 1,
-      log,
-      metrics,
-    }),
-    // Never started: no stop cuts a message's deadline short.
-    drain: new DrainDeadline(0),
-    counts: new ResultCounts(metrics),
+    // Never followed: no stop cuts a message's deadline short.
+    drain: new DrainDeadline(),
+    drainMarginMs: 0,
     database: new DatabaseOutage({
       pool: options.pool,
       probeTimeoutMs: statementTimeoutMs,
@@ -189,26 +172,15 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
       log,
       metrics,
     }),
+    // The delays reach no queue: a failed run reports its cause alone.
+    retryBaseSeconds: 1,
+    retryMaxSeconds: 1,
+    // What a DLQ would get is reported as the run's outcome.
+    deadLetterQueue: true,
+    counts: new ResultCounts(metrics),
     log,
-    claimCheck:
-      options.claimCheck === undefined
-        ? undefined
-        : {
-            ...options.claimCheck,
-            fetchTimeoutMs: numericOption(
-              consumerSettings.claimCheckFetchTimeoutMs,
-              options.claimCheckFetchTimeoutMs,
-              "claimCheckFetchTimeoutMs",
-              optionError,
-            ),
-            maxPayloadBytes: numericOption(
-              consumerSettings.claimCheckMaxBytes,
-              options.claimCheckMaxBytes,
-              "claimCheckMaxBytes",
-              optionError,
-            ),
-          },
-  };
+    metrics,
+  });
 
   const runs: HandlerRun[] = [];
   try {
@@ -216,12 +188,12 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
       const receive = deliveries.slice(start, start + MAX_BATCH_ENTRIES);
       const messages = receive.map((delivery) => delivery.message);
       const leaseExpiresAt = performance.now() + handlerTimeoutMs;
-      // Settled, not all: a crash (a bug) is thrown once every message of the receive has ended.
-      const ended = await Promise.allSettled(processReceived(settings, deps, messages, leaseExpiresAt));
+      // allSettled, not all: a crash (a bug) is thrown once every message of the receive has ended.
+      const ended = await Promise.allSettled(pipeline.handleReceive(messages, leaseExpiresAt));
       for (const [index, { event }] of receive.entries()) {
         const result = ended[index];
         if (result?.status !== "fulfilled") throw result?.reason;
-        runs.push(runOf(result.value, event, recorder));
+        runs.push(runOf(result.value, event));
       }
     }
   } finally {
@@ -230,13 +202,14 @@ export async function runHandlers<DB>(options: RunHandlersOptions<DB>): Promise<
   return runs;
 }
 
-/** The result the consumer returned, with what the recorder kept of why. */
-function runOf(result: MessageResult, event: DeliveredEvent, recorder: SettleRecorder): HandlerRun {
-  if (result === "poison") {
-    const reason = recorder.poisonOf(event.messageId);
-    if (reason === undefined) throw new Error(`poison message ${event.messageId} has no recorded reason`);
-    return { outcome: "poison", event, reason: reason.kind, detail: reason.detail };
+/** The fate the consumer decided, as the run reports it. */
+function runOf(fate: MessageFate, event: DeliveredEvent): HandlerRun {
+  switch (fate.result) {
+    case "poison":
+      return { outcome: "poison", event, reason: fate.reason.kind, detail: fate.reason.detail };
+    case "failed":
+      return { outcome: "failed", event, error: fate.cause };
+    default:
+      return { outcome: fate.result, event };
   }
-  if (result === "failed") return { outcome: "failed", event, error: recorder.failureOf(event.messageId) };
-  return { outcome: result, event };
 }

@@ -1,36 +1,36 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import { Deadline } from "@outbox/client";
-import type { Capacity, Logger } from "@outbox/shared";
+import type { Capacity, DrainDeadline, Logger } from "@outbox/shared";
+import type { MessageFate } from "../message/fate.js";
+import type { MessagePipeline } from "../message/pipeline.js";
+import type { ConsumerMetrics } from "../metrics.js";
+import type { VisibilityHeartbeat } from "../queue/heartbeat.js";
+import type { MessageQueue } from "../queue/message-queue.js";
 import type { ResultCounts } from "./count-results.js";
-import type { DrainDeadline } from "./drain.js";
+import { tooLateToStart } from "./drain.js";
+import { FifoGroups } from "./fifo-groups.js";
 import type { IntakeGate } from "./intake-gate.js";
 import type { KillSwitch } from "./kill-switch.js";
-import { GroupLanes } from "./message-groups.js";
-import type { ConsumerMetrics, MessageResult } from "./metrics.js";
-import type { ReceivedBatch } from "./poll-messages.js";
-import type { MessageSettler } from "./settle-message.js";
-import type { VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import type { ReceivedBatch } from "./pollers.js";
 
 export interface DispatchOptions {
-  /** FIFO queues: each message group runs in its own lane (GroupLanes). */
+  /** FIFO queues: each message group's messages run one after another (FifoGroups). */
   readonly fifo: boolean;
   readonly visibilityTimeoutSeconds: number;
   readonly handlerTimeoutMs: number;
   readonly requestTimeoutMs: number;
-  /** Handles one message to its end (processMessage). */
-  readonly process: (message: Message, leaseExpiresAt: number) => Promise<MessageResult>;
   /**
-   * Handles a receive's messages together (processReceived), one promise per message; given when
-   * some handler takes batches. Not on FIFO queues: there each group's messages run one by one.
+   * Each message to its fate; a receive's messages together when some handler takes batches (not on
+   * FIFO queues: there each group's messages run one by one).
    */
-  readonly processReceived?: (
-    messages: readonly Message[],
-    leaseExpiresAt: number,
-  ) => readonly Promise<MessageResult>[];
-  readonly settle: MessageSettler;
+  readonly pipeline: MessagePipeline;
+  /** Carries out each fate. */
+  readonly queue: MessageQueue;
   readonly capacity: Capacity;
   readonly heartbeat: VisibilityHeartbeat;
   readonly drain: DrainDeadline;
+  /** During a drain, a batch is released untouched when less than this is left. */
+  readonly drainMarginMs: number;
   readonly counts: ResultCounts;
   /** Closed while intake is paused: a batch a long poll brings then is handed back untouched. */
   readonly gate: IntakeGate;
@@ -42,35 +42,33 @@ export interface DispatchOptions {
   readonly fail: (error: unknown) => void;
 }
 
-function settled(tasks: ReadonlySet<Promise<void>>): Promise<void> {
+function allEnded(tasks: ReadonlySet<Promise<void>>): Promise<void> {
   return Promise.all(tasks).then(() => undefined);
 }
 
 /**
- * Received batches → one task per message (a lane per group on FIFO queues), each holding its
- * capacity slot until it settles. The drain waits for these tasks.
+ * Received batches → one task per message (FIFO: one line per group), each holding its capacity
+ * slot until the message's fate is carried out. The drain waits for these tasks.
  */
 export class MessageDispatcher {
   readonly #options: DispatchOptions;
   readonly #tasks = new Set<Promise<void>>();
-  readonly #lanes: GroupLanes;
+  readonly #groups: FifoGroups;
   /** Messages received and not yet settled (reserved slots of open polls are not messages yet). */
   #handling = 0;
 
   constructor(options: DispatchOptions) {
     this.#options = options;
     const { heartbeat, drain, handlerTimeoutMs, requestTimeoutMs } = options;
-    this.#lanes = new GroupLanes({
-      run: async (message, leaseExpiresAt) =>
-        this.#holdAfter(message, await this.#processAndCount(message, leaseExpiresAt)),
-      release: async (messages, visibilitySeconds) => {
+    this.#groups = new FifoGroups({
+      run: async (message, leaseExpiresAt) => holdAfter(await this.#run(message, leaseExpiresAt)),
+      releaseUntouched: async (messages, visibilitySeconds) => {
         await this.#releaseUntouched(messages, visibilitySeconds);
         this.#leave(messages.length);
       },
       heartbeat,
       // Each message ahead ends by its deadline, plus one SQS call to settle it.
-      waitDeadline: (ahead) =>
-        Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.messagesEnd),
+      waitDeadline: (ahead) => Deadline.after(ahead * (handlerTimeoutMs + requestTimeoutMs), drain.deadline),
     });
   }
 
@@ -79,10 +77,11 @@ export class MessageDispatcher {
   }
 
   onBatch(batch: ReceivedBatch): void {
+    const { drain, drainMarginMs, gate, pipeline, fifo } = this.#options;
     // A long poll that was open at the stop: process what it brought if the drain can still give
     // each message more than the safety margin, else release it at once. One open when intake
     // paused: another consumer may take it now, this one would only hold it.
-    if (this.#options.drain.tooLateToStart() || (!this.#options.gate.isOpen && !batch.trial)) {
+    if (tooLateToStart(drain, drainMarginMs) || (!gate.isOpen && !batch.trial)) {
       this.#track(
         this.#releaseUntouched(batch.messages, 0).then(() =>
           this.#options.capacity.release(batch.messages.length),
@@ -90,28 +89,28 @@ export class MessageDispatcher {
       );
       return;
     }
-    const { processReceived, fifo } = this.#options;
-    if (processReceived === undefined || fifo) {
+    if (!pipeline.batches || fifo) {
       for (const message of batch.messages) this.#dispatch(message, batch.sentAt);
       return;
     }
     this.#handling += batch.messages.length;
     this.#options.metrics.inFlight.inc(batch.messages.length);
     const leaseExpiresAt = batch.sentAt + this.#options.visibilityTimeoutSeconds * 1_000;
-    const outcomes = processReceived(batch.messages, leaseExpiresAt);
-    outcomes.forEach((outcome, index) => {
-      this.#track(this.#count(batch.messages[index], outcome));
+    const fates = pipeline.handleReceive(batch.messages, leaseExpiresAt);
+    batch.messages.forEach((message, index) => {
+      const fate = fates[index];
+      if (fate !== undefined) this.#track(this.#settle(message, fate));
     });
   }
 
-  /** Resolves once every message dispatched, including any dispatched meanwhile, has settled. */
+  /** Resolves once every message dispatched, including any dispatched meanwhile, has been settled. */
   async finished(): Promise<void> {
-    while (this.#tasks.size > 0) await settled(this.#tasks);
+    while (this.#tasks.size > 0) await allEnded(this.#tasks);
   }
 
-  /** Resolves once the messages in hand now have settled. */
-  settled(): Promise<void> {
-    return settled(this.#tasks);
+  /** Resolves once the messages in hand now have been settled. */
+  inHand(): Promise<void> {
+    return allEnded(this.#tasks);
   }
 
   #dispatch(message: Message, sentAt: number): void {
@@ -120,31 +119,28 @@ export class MessageDispatcher {
     const leaseExpiresAt = sentAt + this.#options.visibilityTimeoutSeconds * 1_000;
     const group = this.#options.fifo ? message.Attributes?.MessageGroupId : undefined;
     if (group === undefined) {
-      this.#track(this.#processAndCount(message, leaseExpiresAt));
+      this.#track(this.#run(message, leaseExpiresAt));
       return;
     }
-    const lane = this.#lanes.add(group, message, leaseExpiresAt);
-    if (lane !== undefined) this.#track(lane);
+    const line = this.#groups.add(group, message, leaseExpiresAt);
+    if (line !== undefined) this.#track(line);
   }
 
-  /** Handles and counts one message; resolves undefined (never rejects) when handling crashed. */
-  #processAndCount(message: Message, leaseExpiresAt: number): Promise<MessageResult | undefined> {
-    return this.#count(message, this.#options.process(message, leaseExpiresAt));
+  /** One message to its fate, carried out and counted; resolves undefined (never rejects) when handling crashed. */
+  #run(message: Message, leaseExpiresAt: number): Promise<MessageFate | undefined> {
+    return this.#settle(message, this.#options.pipeline.handle(message, leaseExpiresAt));
   }
 
-  /** Counts how a message ended; resolves undefined (never rejects) when handling crashed. */
-  async #count(
-    message: Message | undefined,
-    handling: Promise<MessageResult>,
-  ): Promise<MessageResult | undefined> {
+  /** Carries out and counts a message's fate; resolves undefined (never rejects) when handling crashed. */
+  async #settle(message: Message, deciding: Promise<MessageFate>): Promise<MessageFate | undefined> {
     try {
-      const result = await handling;
-      this.#options.counts.count(result);
-      this.#options.killSwitch.record(result);
-      return result;
+      const fate = await this.#options.queue.settle(message, await deciding);
+      this.#options.counts.count(fate.result);
+      this.#options.killSwitch.record(fate.result);
+      return fate;
     } catch (error) {
-      // Every expected failure is handled by processMessage; this is a bug, and the lease returns the message.
-      this.#options.log.error({ err: error, messageId: message?.MessageId }, "message handling crashed");
+      // Every expected failure has a fate; this is a bug, and the lease returns the message.
+      this.#options.log.error({ err: error, messageId: message.MessageId }, "message handling crashed");
       this.#options.fail(error);
       return undefined;
     } finally {
@@ -152,19 +148,9 @@ export class MessageDispatcher {
     }
   }
 
-  /**
-   * FIFO: how long the rest of a message's group is held after it ended so. A retry holds it for
-   * the retry delay, a release (or a crash) releases it at once; any other end lets it go on.
-   */
-  #holdAfter(message: Message, result: MessageResult | undefined): number | undefined {
-    if (result === "failed") return this.#options.settle.retryDelayOf(message);
-    if (result === "released" || result === undefined) return 0;
-    return undefined;
-  }
-
   /** Releases messages never started and counts them released. */
   async #releaseUntouched(messages: readonly Message[], visibilitySeconds: number): Promise<void> {
-    await this.#options.settle.releaseUntouched(messages, visibilitySeconds);
+    await this.#options.queue.releaseUntouched(messages, visibilitySeconds);
     for (let index = 0; index < messages.length; index += 1) this.#options.counts.count("released");
   }
 
@@ -187,4 +173,14 @@ export class MessageDispatcher {
     );
     this.#tasks.add(tracked);
   }
+}
+
+/**
+ * FIFO: how long the rest of a message's group is held after it ended so. A retry holds it for
+ * the retry delay, a release (or a crash) releases it at once; any other end lets it go on.
+ */
+function holdAfter(fate: MessageFate | undefined): number | undefined {
+  if (fate === undefined || fate.result === "released") return 0;
+  if (fate.result === "failed") return fate.retryInSeconds;
+  return undefined;
 }

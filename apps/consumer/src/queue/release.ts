@@ -4,8 +4,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
-import { backoffMs } from "@outbox/shared";
-import type { Receipt } from "./receipt.js";
+import type { Receipt } from "../message/receipt.js";
 
 // One verb for handing a message back to the queue before its lease runs out: release. A release
 // changes the message's visibility (ChangeMessageVisibility); the queue hands it out again after it.
@@ -38,16 +37,6 @@ export async function releaseMessages(
     changed += output.Successful?.length ?? 0;
   }
   return changed;
-}
-
-/**
- * Retry delay after the `receiveCount`-th failed delivery: base · 2^(count-1), capped. SQS's redrive
- * policy moves the message to the DLQ once maxReceiveCount deliveries have failed. No jitter: this
- * is the schedule docs/consumer.md gives for sizing maxReceiveCount.
- */
-export function retryDelaySeconds(receiveCount: number, baseSeconds: number, maxSeconds: number): number {
-  const policy = { baseMs: baseSeconds * 1_000, maxMs: maxSeconds * 1_000 };
-  return backoffMs(receiveCount, policy, { jitter: "none" }) / 1_000;
 }
 
 /** Releases a failed message after its retry delay; the receipt handle stays valid until then. */

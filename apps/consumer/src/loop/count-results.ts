@@ -1,4 +1,4 @@
-import type { ConsumerMetrics, MessageResult } from "./metrics.js";
+import type { ConsumerMetrics, MessageResult } from "../metrics.js";
 
 /** Counts since start. */
 export interface ConsumerCounts {

@@ -1,7 +1,7 @@
 import type { BatchHandler, EventHandler, HandlerSet } from "@outbox/client";
 import { describeError, isBatchHandler } from "@outbox/client/internal";
-import type { DecodedMessage } from "./decode-message.js";
-import { PoisonReason } from "./errors.js";
+import { PoisonReason } from "../errors.js";
+import type { DecodedMessage } from "./decode.js";
 
 /** The handler an event goes to, with its payload as that handler's `parse` returned it. */
 export interface FoundHandler<DB> {

@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { backoffMs, type Logger, sleep } from "@outbox/shared";
+import type { ConsumerMetrics, MessageResult } from "../metrics.js";
 import type { IntakeGate } from "./intake-gate.js";
-import type { ConsumerMetrics, MessageResult } from "./metrics.js";
 
 export interface KillSwitchSettings {
   /** Percentage of failed messages in the window that trips it; 0 turns it off. */

@@ -10,8 +10,8 @@ import {
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { Capacity } from "@outbox/shared";
 import { type BackoffPolicy, backoffMs, type Logger, type LoopWatch, sleep } from "@outbox/shared";
+import type { ConsumerMetrics } from "../metrics.js";
 import type { IntakeGate } from "./intake-gate.js";
-import type { ConsumerMetrics } from "./metrics.js";
 
 export interface ReceivedBatch {
   readonly messages: readonly Message[];

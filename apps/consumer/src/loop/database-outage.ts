@@ -6,12 +6,13 @@ import {
   connectionFailureIn,
   deadlineConnection,
   type Logger,
+  PostgresUnansweredError,
   sleep,
 } from "@outbox/shared";
 import { CompiledQuery, type PostgresPool } from "kysely";
-import { echoed } from "./errors.js";
+import { echoed } from "../errors.js";
+import type { ConsumerMetrics } from "../metrics.js";
 import type { IntakeGate } from "./intake-gate.js";
-import type { ConsumerMetrics } from "./metrics.js";
 
 /**
  * Probes of an unreachable database: the first soon, then doubling to 1 s, so that the consumer
@@ -35,6 +36,15 @@ export interface OutageCounts {
   readonly databaseOutages: number;
   /** Their total length, the one still going included. */
   readonly databaseOutageMs: number;
+}
+
+/** A deadline that passed while Postgres had not answered; a handler may throw anything, even a revoked Proxy. */
+function unansweredIn(error: unknown): Error | undefined {
+  try {
+    return error instanceof PostgresUnansweredError ? error : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -67,10 +77,11 @@ export class DatabaseOutage {
 
   /**
    * Whether `error`, a message's failure, is the database being unreachable: a connection failure,
-   * confirmed by a probe that fails too (or an outage already on). Begins the outage then.
+   * or a deadline that passed while Postgres had not answered (a frozen server), confirmed by a probe
+   * that fails too (or an outage already on). Begins the outage then.
    */
   async explains(error: unknown): Promise<boolean> {
-    const failure = connectionFailureIn(error);
+    const failure = connectionFailureIn(error) ?? unansweredIn(error);
     if (failure === undefined) return false;
     if (this.down) return true;
     this.#confirming ??= this.#probe().finally(() => {

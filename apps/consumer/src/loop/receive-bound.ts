@@ -14,7 +14,7 @@ export interface ReceiveTimeouts {
  * The longest one receive can take while its timeouts work: each attempt connects (the connection
  * timeout), waits out the long poll and then the request timeout, and the SDK sleeps at most 20 s
  * between attempts. A receive running longer is one no timeout will end (a server that answers a
- * byte at a time, a promise that never settles): the poll loop has stopped, and `/livez` says so.
+ * byte at a time, a promise that never resolves): the poll loop has stopped, and `/livez` says so.
  * With the defaults (3 attempts, 3 s, 5 s, a 10 s wait): 3 × 18 s + 2 × 20 s = 94 s.
  */
 export function receiveBoundMs(timeouts: ReceiveTimeouts): number {

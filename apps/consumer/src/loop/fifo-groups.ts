@@ -1,16 +1,16 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { Deadline } from "@outbox/client";
-import type { Lease, VisibilityHeartbeat } from "./visibility-heartbeat.js";
+import type { Lease, VisibilityHeartbeat } from "../queue/heartbeat.js";
 
-export interface GroupLanesOptions {
+export interface FifoGroupsOptions {
   /**
    * Handles a message whose turn has come (never rejects). Resolves how long the rest of its group
    * is held — the visibility, in seconds, to give the messages waiting behind it — or undefined
    * when the group goes on.
    */
   readonly run: (message: Message, leaseExpiresAt: number) => Promise<number | undefined>;
-  /** Releases messages untouched with this visibility, in order, and settles them (never rejects). */
-  readonly release: (messages: readonly Message[], visibilitySeconds: number) => Promise<void>;
+  /** Releases messages untouched with this visibility, in order, and counts them (never rejects). */
+  readonly releaseUntouched: (messages: readonly Message[], visibilitySeconds: number) => Promise<void>;
   readonly heartbeat: VisibilityHeartbeat;
   /** Caps the lease of a message waiting behind `ahead` others (each bounded by its own deadline). */
   readonly waitDeadline: (ahead: number) => Deadline;
@@ -23,31 +23,31 @@ interface Waiting {
 }
 
 /**
- * FIFO queues: one lane per message group. A group's messages run one after another in the order
+ * FIFO queues: one line of messages per message group. A group's messages run one after another in the order
  * received — SQS returns a group's messages in order within a receive and hands out no more of a
  * group while one of it is in flight — and different groups run side by side. A message that ends
  * in a retry or a release holds its group: the messages waiting behind it are released untouched
  * with the same visibility, so SQS redelivers them after it, in order.
  */
-export class GroupLanes {
-  readonly #options: GroupLanesOptions;
+export class FifoGroups {
+  readonly #options: FifoGroupsOptions;
   /** Per group with a message running: the messages waiting behind it, in receive order. */
-  readonly #lanes = new Map<string, Waiting[]>();
+  readonly #groups = new Map<string, Waiting[]>();
 
-  constructor(options: GroupLanesOptions) {
+  constructor(options: FifoGroupsOptions) {
     this.#options = options;
   }
 
   /**
-   * Puts a received message in its group's lane. Returns the lane's work when the message opens
-   * the lane (the caller tracks it until it resolves), undefined when it waits in a running lane.
+   * Puts a received message in its group's line. Returns the group's work when the message is the
+   * first of its group in hand (the caller tracks it until it resolves), undefined when it waits.
    */
   add(group: string, message: Message, leaseExpiresAt: number): Promise<void> | undefined {
-    const waiting = this.#lanes.get(group);
+    const waiting = this.#groups.get(group);
     if (waiting === undefined) {
-      const lane: Waiting[] = [];
-      this.#lanes.set(group, lane);
-      return this.#run(group, lane, message, leaseExpiresAt);
+      const line: Waiting[] = [];
+      this.#groups.set(group, line);
+      return this.#run(group, line, message, leaseExpiresAt);
     }
     const lease: Lease = {
       messageId: message.MessageId ?? "",
@@ -60,19 +60,19 @@ export class GroupLanes {
     return undefined;
   }
 
-  async #run(group: string, lane: Waiting[], first: Message, leaseExpiresAt: number): Promise<void> {
+  async #run(group: string, line: Waiting[], first: Message, leaseExpiresAt: number): Promise<void> {
     let next: { message: Message; leaseExpiresAt: number } | undefined = { message: first, leaseExpiresAt };
     while (next !== undefined) {
       const holdSeconds = await this.#options.run(next.message, next.leaseExpiresAt);
-      if (holdSeconds !== undefined && lane.length > 0) {
-        const held = lane.splice(0);
+      if (holdSeconds !== undefined && line.length > 0) {
+        const held = line.splice(0);
         for (const entry of held) this.#endWait(entry);
-        await this.#options.release(
+        await this.#options.releaseUntouched(
           held.map((entry) => entry.message),
           holdSeconds,
         );
       }
-      const waiting = lane.shift();
+      const waiting = line.shift();
       if (waiting === undefined) {
         next = undefined;
       } else {
@@ -81,7 +81,7 @@ export class GroupLanes {
         next = { message: waiting.message, leaseExpiresAt: waiting.lease.expiresAt };
       }
     }
-    this.#lanes.delete(group);
+    this.#groups.delete(group);
   }
 
   #endWait(entry: Waiting): void {

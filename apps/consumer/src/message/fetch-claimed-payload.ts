@@ -2,8 +2,8 @@ import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Deadline } from "@outbox/client";
 import { describeError, pointerUri } from "@outbox/client/internal";
 import { missingObjectCode } from "@outbox/shared";
-import type { DecodedMessage } from "./decode-message.js";
-import { PoisonReason } from "./errors.js";
+import { PoisonReason } from "../errors.js";
+import type { DecodedMessage } from "./decode.js";
 import { readBoundedBody } from "./read-bounded-body.js";
 
 /** Where claim-checked payloads are read from (CONSUMER_CLAIM_CHECK_BUCKET and its S3 client). */

@@ -2,7 +2,7 @@ import { type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opent
 import type { ConsumedEvent } from "@outbox/client";
 import { MessagingAttributes, MessagingSystem, OutboxAttributes, thrownParts } from "@outbox/client/internal";
 import { contextFromHeaders } from "@outbox/shared";
-import type { MessageResult } from "./metrics.js";
+import type { MessageResult } from "../metrics.js";
 
 const TRACER_NAME = "@outbox/consumer";
 
@@ -11,7 +11,7 @@ export interface ProcessSpan {
   readonly context: Context;
   /** Marks the span failed with the error the handling ended on. */
   fail(error: unknown): void;
-  /** `result` is undefined only when settling the message itself threw (a bug). */
+  /** `result` is undefined only when handling the message itself threw (a bug). */
   end(result: MessageResult | undefined): void;
 }
 

@@ -1,8 +1,8 @@
 import { DeleteMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import { type BackoffPolicy, backoffMs, type Logger, sleep } from "@outbox/shared";
-import type { ConsumerMetrics } from "./metrics.js";
-import type { Receipt } from "./receipt.js";
+import type { Receipt } from "../message/receipt.js";
+import type { ConsumerMetrics } from "../metrics.js";
 
 interface Pending extends Receipt {
   attempts: number;

@@ -3,8 +3,8 @@ import { ChangeMessageVisibilityBatchCommand, type SQSClient } from "@aws-sdk/cl
 import type { Deadline } from "@outbox/client";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { Logger } from "@outbox/shared";
-import type { ConsumerMetrics } from "./metrics.js";
-import type { Receipt } from "./receipt.js";
+import type { Receipt } from "../message/receipt.js";
+import type { ConsumerMetrics } from "../metrics.js";
 
 /** A message we hold: its lease (visibility) must stay ahead of its deadline by the safety margin. */
 export interface Lease extends Receipt {

@@ -6,8 +6,8 @@ import {
   PAYLOAD_SIZE_ATTRIBUTES,
   type PayloadPointer,
 } from "@outbox/client/internal";
-import { PoisonReason } from "./errors.js";
-import type { MessageDelivery } from "./message-delivery.js";
+import { PoisonReason } from "../errors.js";
+import type { MessageDelivery } from "./delivery.js";
 
 /** A message whose body and attributes make sense; which handler takes it is decided later. */
 export interface DecodedMessage {

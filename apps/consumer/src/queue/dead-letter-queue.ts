@@ -6,8 +6,8 @@ import {
 } from "@aws-sdk/client-sqs";
 import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
 import { MAX_MESSAGE_ATTRIBUTES } from "@outbox/client/internal";
-import type { PoisonReason } from "./errors.js";
-import { receiveCountOf } from "./receipt.js";
+import type { PoisonReason } from "../errors.js";
+import { receiveCountOf } from "../message/receipt.js";
 
 /** The attribute a quarantined message carries in the DLQ: why it was never processed. */
 export const POISON_REASON_ATTRIBUTE = "poison_reason";
