@@ -152,10 +152,10 @@ describe("Capacity", () => {
     expect(await capacity.reserve(1, 10, never)).toBe(10);
     const first = capacity.reserve(5, 10, never);
     const second = capacity.reserve(1, 10, never);
-    capacity.release(3);
-    capacity.release(4);
+    capacity.giveBack(3);
+    capacity.giveBack(4);
     expect(await first).toBe(7);
-    capacity.release(2);
+    capacity.giveBack(2);
     expect(await second).toBe(2);
   });
 

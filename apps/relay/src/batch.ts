@@ -170,7 +170,7 @@ class Batch {
               const next = successorsOf(chunk.rows);
               if (next.length > 0) admit(next);
             })
-            .finally(() => capacity.release(1)),
+            .finally(() => capacity.giveBack(1)),
         );
         continue;
       }

@@ -84,7 +84,7 @@ export class MessageDispatcher {
     if (tooLateToStart(drain, drainMarginMs) || (!gate.isOpen && !batch.trial)) {
       this.#track(
         this.#releaseUntouched(batch.messages, 0).then(() =>
-          this.#options.capacity.release(batch.messages.length),
+          this.#options.capacity.giveBack(batch.messages.length),
         ),
       );
       return;
@@ -158,7 +158,7 @@ export class MessageDispatcher {
   #leave(count: number): void {
     this.#handling -= count;
     this.#options.metrics.inFlight.dec(count);
-    this.#options.capacity.release(count);
+    this.#options.capacity.giveBack(count);
   }
 
   #track(task: Promise<unknown>): void {

@@ -100,7 +100,7 @@ async function poll(options: PollerOptions): Promise<void> {
     }
     // Paused while this poller waited for slots.
     if (!trial && !gate.isOpen) {
-      capacity.release(reserved);
+      capacity.giveBack(reserved);
       continue;
     }
     const sentAt = performance.now();
@@ -126,7 +126,7 @@ async function poll(options: PollerOptions): Promise<void> {
         ),
       );
       const messages = output.Messages ?? [];
-      capacity.release(reserved - messages.length);
+      capacity.giveBack(reserved - messages.length);
       consecutiveErrors = 0;
       if (messages.length > 0) {
         metrics.received.inc(messages.length);
@@ -134,7 +134,7 @@ async function poll(options: PollerOptions): Promise<void> {
       } else if (trial) gate.returnTrial();
     } catch (error) {
       if (trial) gate.returnTrial();
-      capacity.release(reserved);
+      capacity.giveBack(reserved);
       metrics.receiveErrors.inc();
       consecutiveErrors += 1;
       const retryInMs = backoffMs(consecutiveErrors, ERROR_BACKOFF);

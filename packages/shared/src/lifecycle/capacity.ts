@@ -40,7 +40,7 @@ export class Capacity {
   }
 
   /** Gives back `count` slots (unused reservations, or finished work) and wakes the waiters it now satisfies. */
-  release(count: number): void {
+  giveBack(count: number): void {
     this.#free += count;
     for (let head = this.#waiters[0]; head !== undefined && this.#free >= head.min; head = this.#waiters[0]) {
       this.#waiters.shift();
