@@ -27,7 +27,7 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
   // on this machine, so a shortfall can be told apart from the relay's.
   const unfaulted: RelayRun[] = [];
   const bare: RelayRun[] = [];
-  // The null sink answering as late: the relay's own use of its lanes, the emulator's CPU (in the
+  // The null sink answering as late: the relay's own use of its publish capacity, the emulator's CPU (in the
   // bench's process, on the same cores) out of the way.
   const nullSink: RelayRun[] = [];
   const bareUnfaulted: RelayRun[] = [];
@@ -86,7 +86,7 @@ export async function relayLatencySns(ctx: BenchContext): Promise<void> {
         name: `Little's-law bound: ${OUR_PUBLISH_CONCURRENCY} in flight × ${MAX_BATCH_ENTRIES} / ${SNS_LATENCY_MS} ms`,
         summary: summarize(nullSink.map(() => bound)),
       },
-      note: `${percent(nullSinkRates.median)} % of the bound: the relay's lanes with no emulator on the machine's cores`,
+      note: `${percent(nullSinkRates.median)} % of the bound: the relay's publish capacity with no emulator on the machine's cores`,
     },
     {
       scenario: `6 relay, SNS answering in ${SNS_LATENCY_MS} ms`,

@@ -164,10 +164,10 @@ export async function runRestartSeries(
   const producer = produceSteadily(environment.database, DRILL_TOPIC, scale.eventsPerSecond);
   try {
     // One lane per kind of disruption: restarts of one kind are sequential, kinds overlap.
-    const lanes = new Map<string, Disruption[]>();
-    for (const step of schedule) lanes.set(step.kind, [...(lanes.get(step.kind) ?? []), step]);
+    const byKind = new Map<string, Disruption[]>();
+    for (const step of schedule) byKind.set(step.kind, [...(byKind.get(step.kind) ?? []), step]);
     await Promise.all(
-      [...lanes.values()].map(async (steps) => {
+      [...byKind.values()].map(async (steps) => {
         for (const step of steps) {
           await sleep(Math.max(0, step.atMs - (performance.now() - seriesStarted)));
           await disrupt(step);
