@@ -116,4 +116,17 @@ describe("runDaemon in a real child process", () => {
       "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
   });
+
+  it("reads settings given in code over the environment, and refuses a key that is no setting (exit 78)", async () => {
+    const run = startSleepy({
+      DATABASE_URL: dbUrl,
+      SLEEPY_DRAIN_TIMEOUT_MS: "100",
+      SETTINGS_IN_CODE: JSON.stringify({ SLEEPY_DRAIN_TIMEOUT_MS: 29_000, SLEEPY_DRAN_TIMEOUT_MS: 1 }),
+    });
+    expect((await run.exited).code).toBe(78);
+    expect(run.stderr().trim().split("\n")).toEqual([
+      "sleepy: config error: SLEEPY_DRAN_TIMEOUT_MS: is not a setting of this program (given in code)",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+    ]);
+  });
 });

@@ -20,7 +20,7 @@ export { loadConfig, readConfig } from "./config/load-config.js";
 export { numericOption } from "./config/numeric-option.js";
 export { renderConfigTable, withConfigTable } from "./config/render-config-table.js";
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
-export { environmentWith, type SettingsInCode } from "./config/settings-in-code.js";
+export type { SettingsInCode } from "./config/settings-in-code.js";
 export {
   type BudgetRule,
   findBudgetProblems,
