@@ -2,14 +2,23 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { HandlerSet } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
+import {
+  brokenRules,
+  type ConfigOf,
+  type ConfigProblem,
+  type Logger,
+  optionValues,
+  positiveOption,
+  problemsLine,
+  settingDefault,
+} from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
 import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message-delivery.js";
 import { receiveBoundMs } from "./receive-bound.js";
-import { checkConsumer, consumerSettings } from "./settings.js";
+import { consumerRules, consumerSettings } from "./settings.js";
 
 /**
  * Each numeric option and the setting of consumerSettings the daemon fills it from: its range, its
@@ -113,10 +122,10 @@ export interface ResolvedOptions {
 
 const tuningNames = Object.keys(tuningSettings) as TuningName[];
 
-function defaultOf<T>(definition: Setting<T>): T {
-  if (definition.default === undefined) throw new Error(`${definition.env} has no default`);
-  return definition.default;
-}
+/** Each numeric option's setting, for optionValues. */
+const optionSettings = Object.fromEntries(
+  tuningNames.map((name) => [name, consumerSettings[tuningSettings[name]]]),
+) as { readonly [K in TuningName]: (typeof consumerSettings)[(typeof tuningSettings)[K]] };
 
 /**
  * The options a daemon passes for its configuration: each numeric option from its setting, so the
@@ -128,40 +137,35 @@ export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNum
   return numbers;
 }
 
+/** Refuses the options with every problem, one line (problemsLine), if there is any. */
+function refuseAny(problems: readonly ConfigProblem[]): void {
+  if (problems.length > 0) throw new ConsumerOptionsError(problemsLine(problems));
+}
+
 /**
  * The options as given, checked by their settings' rules, or those settings' defaults: a library
- * user is refused what the daemon would refuse in its CONSUMER_… form (each range, and
- * `checkConsumer`; the stop budget is the deployment's, see consumerTimeouts).
+ * user is refused what the daemon would refuse in its CONSUMER_… form (each range, then
+ * `consumerRules`; the stop budget is the deployment's, see consumerTimeouts).
  */
 export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOptions {
-  const invalid = (message: string) => new ConsumerOptionsError(message);
-  const numbers = {} as Record<TuningName, number>;
-  for (const name of tuningNames) {
-    numbers[name] = numericOption(consumerSettings[tuningSettings[name]], options[name], name, invalid);
-  }
-  const mode = options.delivery ?? defaultOf(consumerSettings.delivery);
-  const topicArns = options.topicArns ?? defaultOf(consumerSettings.topicArns);
-  const rules = { ...numbers, delivery: mode, topicArns };
-  const [broken] = checkConsumer(rules, (setting) => setting);
-  if (broken !== undefined) {
-    const quoted = broken.value === undefined ? "" : ` (${broken.value})`;
-    throw invalid(`${broken.setting}${quoted} ${broken.complaint}`);
-  }
+  const { values: numbers, problems } = optionValues(optionSettings, options);
+  const receiveBound =
+    options.receiveBoundMs ??
+    receiveBoundMs({
+      awsMaxAttempts: settingDefault(consumerSettings.awsMaxAttempts),
+      awsConnectionTimeoutMs: settingDefault(consumerSettings.awsConnectionTimeoutMs),
+      awsRequestTimeoutMs: numbers.requestTimeoutMs,
+      waitTimeSeconds: numbers.waitTimeSeconds,
+    });
+  refuseAny([...problems, ...positiveOption("receiveBoundMs", receiveBound)]);
+  const mode = options.delivery ?? settingDefault(consumerSettings.delivery);
+  const topicArns = options.topicArns ?? settingDefault(consumerSettings.topicArns);
+  refuseAny(brokenRules(consumerRules, { ...numbers, delivery: mode, topicArns }, (option) => option));
   let name: string;
   try {
     name = consumerNameOf(options.name, options.queueUrl);
   } catch (error) {
-    throw invalid(describeError(error));
+    throw new ConsumerOptionsError(describeError(error));
   }
-  const receiveBound =
-    options.receiveBoundMs ??
-    receiveBoundMs({
-      awsMaxAttempts: defaultOf(consumerSettings.awsMaxAttempts),
-      awsConnectionTimeoutMs: defaultOf(consumerSettings.awsConnectionTimeoutMs),
-      awsRequestTimeoutMs: numbers.requestTimeoutMs,
-      waitTimeSeconds: numbers.waitTimeSeconds,
-    });
-  if (!Number.isInteger(receiveBound) || receiveBound < 1)
-    throw invalid(`receiveBoundMs must be a positive integer, got ${receiveBound}`);
   return { numbers, delivery: messageDelivery(mode, topicArns), name, receiveBoundMs: receiveBound };
 }

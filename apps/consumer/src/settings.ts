@@ -4,10 +4,13 @@ import { MAX_VISIBILITY_SECONDS } from "@outbox/client/internal";
 import {
   awsSettings,
   type BudgetRule,
+  brokenRules,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
+  notAbove,
   type PlanCacheMode,
+  type SettingRule,
   s3EndpointSettings,
   setting,
   type Timeout,
@@ -21,7 +24,7 @@ export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 /**
  * Everything the consumer daemon reads from its environment, and the one home of the consumer's
  * defaults and rules: createConsumer's options take their ranges and defaults from here
- * (consumer-options.ts), and the rules across settings follow below (`checkConsumer` for every
+ * (consumer-options.ts), and the rules across settings follow below (`consumerRules` for every
  * consumer, `consumerTimeouts` for the daemon). The defaults are chosen to pass the start-up budget
  * check together (docs/consumer.md):
  * a long poll still open at SIGTERM (≤ 10 s) plus one SQS call (5 s) fits in the 20 s drain, and the
@@ -292,62 +295,30 @@ export type ConsumerRuleValues = Pick<
   | "killSwitchRestartMaxMs"
 >;
 
-/** A broken rule: the setting to change, its value when the rule quotes it, and what is wrong. */
-export interface RuleBreak {
-  readonly setting: keyof ConsumerRuleValues;
-  readonly value?: number;
-  readonly complaint: string;
-}
-
 /**
  * The rules across settings that hold for every consumer: the daemon reports a break under the
  * variable's name (consumerTimeouts), createConsumer under the option's (ConsumerOptionsError).
- * `nameOf` names another setting a complaint refers to, the same way.
  */
-export function checkConsumer(
-  values: ConsumerRuleValues,
-  nameOf: (setting: keyof ConsumerRuleValues) => string,
-): RuleBreak[] {
-  const breaks: RuleBreak[] = [];
+export const consumerRules: readonly SettingRule<ConsumerRuleValues>[] = [
   // A base above the cap would silently win from the first retry on.
-  if (values.retryBaseSeconds > values.retryMaxSeconds) {
-    breaks.push({
-      setting: "retryBaseSeconds",
-      value: values.retryBaseSeconds,
-      complaint: `must not exceed ${nameOf("retryMaxSeconds")} (${values.retryMaxSeconds})`,
-    });
-  }
-  if (values.killSwitchRestartMs > values.killSwitchRestartMaxMs) {
-    breaks.push({
-      setting: "killSwitchRestartMs",
-      value: values.killSwitchRestartMs,
-      complaint: `must not exceed ${nameOf("killSwitchRestartMaxMs")} (${values.killSwitchRestartMaxMs})`,
-    });
-  }
-  const delivery = deliveryProblem(values.delivery, values.topicArns);
-  if (delivery !== undefined) breaks.push({ setting: "topicArns", complaint: delivery });
-  return breaks;
-}
+  notAbove("retryBaseSeconds", "retryMaxSeconds"),
+  notAbove("killSwitchRestartMs", "killSwitchRestartMaxMs"),
+  {
+    reads: ["topicArns", "delivery"],
+    problem: (values) => deliveryProblem(values.delivery, values.topicArns),
+  },
+];
+
+/** The daemon's own rule: the library is given a pool, and sizes its concurrency to it itself. */
+const poolRule: SettingRule<ConsumerConfig> = {
+  reads: ["concurrency", "dbPoolMax"],
+  problem: ({ concurrency, dbPoolMax }, name) =>
+    concurrency < dbPoolMax
+      ? undefined
+      : `${concurrency} must be less than ${name("dbPoolMax")} (${dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
+};
 
 const envOf = (key: keyof ConsumerConfig): string => consumerSettings[key].env;
-
-/** The daemon's rules that are not a sum of timeouts; each message names every variable it reads. */
-function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (config.concurrency >= config.dbPoolMax) {
-    problems.push({
-      env: "CONSUMER_CONCURRENCY",
-      message: `${config.concurrency} must be less than DB_POOL_MAX (${config.dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
-    });
-  }
-  for (const broken of checkConsumer(config, envOf)) {
-    problems.push({
-      env: envOf(broken.setting),
-      message: broken.value === undefined ? broken.complaint : `${broken.value} ${broken.complaint}`,
-    });
-  }
-  return problems;
-}
 
 /**
  * The handlers module is a file in the consumer's image: a check of a task definition away from the
@@ -389,7 +360,7 @@ const HOUR_MS = 3_600_000;
  * The daemon's timeout hierarchy and its other rules, checked by runDaemon before anything starts
  * (together with the common rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout <
  * drain). The budget is the deployment's: a library user sizes its own drain, so createConsumer
- * checks only `checkConsumer`.
+ * checks only `consumerRules`.
  */
 export function consumerTimeouts(config: ConsumerConfig): {
   drain: Timeout;
@@ -435,7 +406,7 @@ export function consumerTimeouts(config: ConsumerConfig): {
     });
   }
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
-  return { drain, rules, problems: daemonProblems(config) };
+  return { drain, rules, problems: brokenRules([poolRule, ...consumerRules], config, envOf) };
 }
 
 /**

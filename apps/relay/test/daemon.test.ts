@@ -31,7 +31,7 @@ describe("relay daemon configuration", () => {
     expect(daemon.stderr().trim().split("\n")).toEqual([
       "relay: config error: DATABASE_URL: is required",
       'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
-      'relay: config error: RELAY_TOPIC_ARNS: expected key=value, got "orders" (got "orders")',
+      'relay: config error: RELAY_TOPIC_ARNS: expected key=value (got "orders")',
     ]);
   });
 

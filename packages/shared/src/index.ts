@@ -15,17 +15,33 @@ export {
   databaseSettings,
   s3EndpointSettings,
 } from "./config/common-settings.js";
-export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
+export {
+  ConfigError,
+  type ConfigProblem,
+  problemLine,
+  problemsLine,
+  reportConfigErrors,
+} from "./config/config-error.js";
+export {
+  numericOption,
+  type OptionSettings,
+  optionValues,
+  positiveOption,
+  settingDefault,
+} from "./config/library-options.js";
 export { loadConfig, readConfig } from "./config/load-config.js";
-export { numericOption } from "./config/numeric-option.js";
 export { renderConfigTable, withConfigTable } from "./config/render-config-table.js";
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
+export {
+  brokenRules,
+  notAbove,
+  type SettingNames,
+  type SettingRule,
+} from "./config/setting-rules.js";
 export type { SettingsInCode } from "./config/settings-in-code.js";
 export {
   type BudgetRule,
   findBudgetProblems,
-  mustNotExceed,
-  type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
 export { ClientConnection, kyselyOn, transactionOn } from "./db/client-kysely.js";

@@ -36,24 +36,6 @@ export function findBudgetProblems(rules: readonly BudgetRule[]): ConfigProblem[
   });
 }
 
-/** A setting's number, named by its variable, for a check across settings. */
-export interface SettingValue {
-  readonly env: string;
-  readonly value: number;
-}
-
-/**
- * `value` ≤ `limit`, or the one problem (`value` is the variable to change): e.g. a backoff whose
- * base exceeds its cap, which would silently win from the first retry on. `why` ends the message.
- */
-export function mustNotExceed(value: SettingValue, limit: SettingValue, why?: string): ConfigProblem[] {
-  if (value.value <= limit.value) return [];
-  const reason = why === undefined ? "" : `: ${why}`;
-  return [
-    { env: value.env, message: `${value.value} must not exceed ${limit.env} (${limit.value})${reason}` },
-  ];
-}
-
 /**
  * The resolved hierarchy as flat log fields in milliseconds, e.g. `{ STOP_TIMEOUT_MS: 30000 }`. A
  * variable set in another unit gets an `_IN_MS` suffix (`CONSUMER_WAIT_TIME_SECONDS_IN_MS: 10000`),

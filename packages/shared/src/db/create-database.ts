@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { commonSettings, RDS_CA_BUNDLE_PATH } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
-import { numericOption } from "../config/numeric-option.js";
+import { numericOption } from "../config/library-options.js";
 import { settlesWithin } from "../lifecycle/bounded-waits.js";
 import { inQuerySpan } from "../telemetry/query-span.js";
 import { isPasswordRefused, isStalePreparedStatement } from "./postgres-errors.js";
