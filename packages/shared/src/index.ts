@@ -46,18 +46,15 @@ export {
 } from "./config/timeout-budget.js";
 export { ClientConnection, kyselyOn, transactionOn } from "./db/client-kysely.js";
 export { configuredConnection } from "./db/configured-connection.js";
+export { connectionBounds, isQueryReadTimeout } from "./db/connection-bounds.js";
 export {
-  connectionBounds,
   createDatabase,
-  type DatabaseClientConfig,
   type DatabaseHandle,
   type DatabaseSettings,
-  type DatabaseSsl,
-  isQueryReadTimeout,
-  newDatabaseClient,
   type PlanCacheMode,
-  plainTextConnection,
 } from "./db/create-database.js";
+export { type DatabaseClientConfig, newDatabaseClient } from "./db/database-client.js";
+export { type DatabaseSsl, plainTextConnection } from "./db/database-tls.js";
 export {
   beginWithStatementTimeout,
   deadlineConnection,

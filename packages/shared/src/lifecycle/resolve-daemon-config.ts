@@ -4,7 +4,7 @@ import { readConfig } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import { environmentWith, type SettingsInCode } from "../config/settings-in-code.js";
 import { type BudgetRule, findBudgetProblems, type Timeout } from "../config/timeout-budget.js";
-import { databaseTlsProblems } from "../db/create-database.js";
+import { databaseTlsProblems } from "../db/database-tls.js";
 import { tracingConfigProblems } from "../telemetry/tracing-config.js";
 
 type CommonSettings = typeof commonSettings;

@@ -8,12 +8,8 @@ import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import type { SettingsInCode } from "../config/settings-in-code.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { configuredConnection } from "../db/configured-connection.js";
-import {
-  createDatabase,
-  type DatabaseHandle,
-  type PlanCacheMode,
-  plainTextConnection,
-} from "../db/create-database.js";
+import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
+import { plainTextConnection } from "../db/database-tls.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { rotatingPassword } from "../db/rotating-password.js";
 import { createLogger, type Logger } from "../log/logger.js";
