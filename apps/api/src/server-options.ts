@@ -3,7 +3,7 @@ import {
   findBudgetProblems,
   type Logger,
   optionValues,
-  problemsLine,
+  refuseOptions,
 } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { PhotoServerOptionsError } from "./errors.js";
@@ -34,12 +34,12 @@ const timeoutSettings = {
   keepAliveTimeoutMs: apiSettings.keepAliveTimeoutMs,
 } satisfies { [K in keyof PhotoServerTimeouts]: unknown };
 
-/** Refuses the options with every problem, one line (problemsLine), if there is any. */
-function refuseAny(problems: readonly ConfigProblem[]): void {
-  if (problems.length > 0) {
-    throw new PhotoServerOptionsError(`createPhotoServer refuses its options: ${problemsLine(problems)}`);
-  }
-}
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(
+    problems,
+    (line) => new PhotoServerOptionsError(`createPhotoServer refuses its options: ${line}`),
+  );
 
 /**
  * The server's timeouts, each the option given or its setting's default, checked by its setting

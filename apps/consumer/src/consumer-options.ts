@@ -9,7 +9,7 @@ import {
   type Logger,
   optionValues,
   positiveOption,
-  problemsLine,
+  refuseOptions,
   settingDefault,
 } from "@outbox/shared";
 import type { PostgresPool } from "kysely";
@@ -137,10 +137,9 @@ export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNum
   return numbers;
 }
 
-/** Refuses the options with every problem, one line (problemsLine), if there is any. */
-function refuseAny(problems: readonly ConfigProblem[]): void {
-  if (problems.length > 0) throw new ConsumerOptionsError(problemsLine(problems));
-}
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(problems, (line) => new ConsumerOptionsError(line));
 
 /**
  * The options as given, checked by their settings' rules, or those settings' defaults: a library

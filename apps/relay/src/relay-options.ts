@@ -9,7 +9,7 @@ import {
   type Logger,
   optionValues,
   positiveOption,
-  problemsLine,
+  refuseOptions,
   settingDefault,
 } from "@outbox/shared";
 import type { Kysely } from "kysely";
@@ -94,10 +94,9 @@ export interface RelayOptions extends Partial<Pick<RelayConfig, SettingOption>> 
   readonly metrics?: Registry;
 }
 
-/** Refuses the options with every problem, one line (problemsLine), if there is any. */
-function refuseAny(problems: readonly ConfigProblem[]): void {
-  if (problems.length > 0) throw new RelayOptionsError(problemsLine(problems));
-}
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(problems, (line) => new RelayOptionsError(line));
 
 /**
  * Every option as given, or its default, checked by the RELAY_… setting it is (optionValues) and

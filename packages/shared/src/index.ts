@@ -18,8 +18,7 @@ export {
 export {
   ConfigError,
   type ConfigProblem,
-  problemLine,
-  problemsLine,
+  refuseOptions,
   reportConfigErrors,
 } from "./config/config-error.js";
 export {

@@ -16,8 +16,13 @@ export function problemLine(problem: ConfigProblem): string {
 }
 
 /** A library's refusal of its options: every problem's line, joined by "; ". */
-export function problemsLine(problems: readonly ConfigProblem[]): string {
+function problemsLine(problems: readonly ConfigProblem[]): string {
   return problems.map(problemLine).join("; ");
+}
+
+/** Throws `refusal(problemsLine(problems))` when there is any problem: a library refusing its options. */
+export function refuseOptions(problems: readonly ConfigProblem[], refusal: (line: string) => Error): void {
+  if (problems.length > 0) throw refusal(problemsLine(problems));
 }
 
 /** Invalid configuration: every problem found, so one start-up reports all of them at once. */

@@ -1,4 +1,4 @@
-import { type ConfigProblem, problemsLine } from "./config-error.js";
+import { type ConfigProblem, refuseOptions } from "./config-error.js";
 import type { Setting } from "./setting.js";
 
 /** A setting's default; a setting without one (a required variable) is no library option's. */
@@ -51,7 +51,7 @@ export function numericOption(
   invalid: (message: string) => Error,
 ): number {
   const { values, problems } = optionValues({ [name]: definition }, { [name]: given });
-  if (problems.length > 0) throw invalid(problemsLine(problems));
+  refuseOptions(problems, invalid);
   return values[name] as number;
 }
 
