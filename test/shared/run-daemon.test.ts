@@ -104,7 +104,7 @@ describe("runDaemon in a real child process", () => {
     expect(lines).toEqual([
       "sleepy: config error: DATABASE_URL: is required",
       'sleepy: config error: DB_POOL_MAX: expected a whole number (got "many")',
-      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
     expect(run.stderr()).not.toMatch(/\bat \S+:\d+:\d+/);
   });
@@ -113,7 +113,7 @@ describe("runDaemon in a real child process", () => {
     const run = startSleepy({ DATABASE_URL: dbUrl, SLEEPY_DRAIN_TIMEOUT_MS: "29000" });
     expect((await run.exited).code).toBe(78);
     expect(run.stderr().trim().split("\n")).toEqual([
-      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
   });
 
@@ -126,7 +126,7 @@ describe("runDaemon in a real child process", () => {
     expect((await run.exited).code).toBe(78);
     expect(run.stderr().trim().split("\n")).toEqual([
       "sleepy: config error: SLEEPY_DRAN_TIMEOUT_MS: is not a setting of this program (given in code)",
-      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
   });
 });

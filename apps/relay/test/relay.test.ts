@@ -207,7 +207,7 @@ describe("createRelay options", () => {
     // The daemon's lease rule, with one publish in the place of the drain it has no budget for.
     expect(() => start({ leaseMs: 10_000, publishTimeoutMs: 8_000, leaseMarginMs: 2_000 })).toThrow(
       new RelayOptionsError(
-        "publishTimeoutMs: publishTimeoutMs (8000 ms) + leaseMarginMs (2000 ms) = 10000 ms must be less than leaseMs (10000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+        "publishTimeoutMs: 8000 ms + leaseMarginMs (2000 ms) = 10000 ms must be less than leaseMs (10000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
       ),
     );
   });

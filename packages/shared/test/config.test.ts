@@ -220,9 +220,9 @@ describe("resolveDaemonConfig: every problem of every kind, in one ConfigError",
       expect.stringMatching(/^LOG_LEVEL: expected one of/),
       "CONCURRENCY: 30 must be less than DB_POOL_MAX (25)",
       expect.stringMatching(
-        /^DRAIN_MS: DRAIN_MS \(28000 ms\) \+ SHUTDOWN_OVERHEAD_MS \(5000 ms\) = 33000 ms must be less than STOP_TIMEOUT_MS/,
+        /^DRAIN_MS: 28000 ms \+ SHUTDOWN_OVERHEAD_MS \(5000 ms\) = 33000 ms must be less than STOP_TIMEOUT_MS/,
       ),
-      "DRAIN_MS: DRAIN_MS (28000 ms) = 28000 ms must be less than LEASE_MS (20000 ms): lease",
+      "DRAIN_MS: 28000 ms must be less than LEASE_MS (20000 ms): lease",
     ]);
   });
 
@@ -392,11 +392,11 @@ describe("timeout budget", () => {
       {
         env: "DRAIN_MS",
         message:
-          "DRAIN_MS (25000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 30000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before SIGKILL",
+          "25000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 30000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before SIGKILL",
       },
       {
         env: "DB_STATEMENT_TIMEOUT_MS",
-        message: "DB_STATEMENT_TIMEOUT_MS (25000 ms) = 25000 ms must be less than DRAIN_MS (25000 ms): y",
+        message: "25000 ms must be less than DRAIN_MS (25000 ms): y",
       },
     ]);
   });
