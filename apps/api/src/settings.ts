@@ -1,6 +1,7 @@
 import {
   type BudgetRule,
   brokenRules,
+  budgetRules,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
@@ -11,6 +12,7 @@ import {
   type SettingRule,
   setting,
   type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 
 /** Its statements write or read one photo by key: plans that never depend on the values. */
@@ -160,29 +162,29 @@ export type ApiValues = Partial<Pick<ApiConfig, NumericSetting>>;
  * must outlast the load balancer's idle timeout. (runDaemon adds the common rules: drain + shutdown
  * overhead < STOP_TIMEOUT_MS, statement timeout < drain.)
  */
-const budgetRules: readonly { inner: NumericSetting; outer: NumericSetting; why: string }[] = [
+const apiTimeoutRules: readonly TimeoutRule<ApiValues>[] = [
   {
-    inner: "headersTimeoutMs",
+    inner: ["headersTimeoutMs"],
     outer: "requestTimeoutMs",
     why: "the headers are part of the request and must arrive well within its limit",
   },
   {
-    inner: "handlerTimeoutMs",
+    inner: ["handlerTimeoutMs"],
     outer: "requestTimeoutMs",
     why: "a handler must give up and answer before the server cuts the connection without an answer",
   },
   {
-    inner: "equipmentTimeoutMs",
+    inner: ["equipmentTimeoutMs"],
     outer: "handlerTimeoutMs",
     why: "a downstream call must give up while the request can still answer",
   },
   {
-    inner: "dbStatementTimeoutMs",
+    inner: ["dbStatementTimeoutMs"],
     outer: "handlerTimeoutMs",
     why: "a statement must give up before the request it belongs to",
   },
   {
-    inner: "loadBalancerIdleTimeoutMs",
+    inner: ["loadBalancerIdleTimeoutMs"],
     outer: "keepAliveTimeoutMs",
     why: "the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
   },
@@ -212,12 +214,10 @@ export function checkApi(
   values: ApiValues,
   name: SettingNames<ApiValues>,
 ): { rules: BudgetRule[]; problems: ConfigProblem[] } {
-  const rules = budgetRules.flatMap(({ inner, outer, why }) => {
-    const [innerMs, outerMs] = [values[inner], values[outer]];
-    if (innerMs === undefined || outerMs === undefined) return [];
-    return [{ inner: [{ env: name(inner), ms: innerMs }], outer: { env: name(outer), ms: outerMs }, why }];
-  });
-  return { rules, problems: brokenRules(apiRules, values, name) };
+  return {
+    rules: budgetRules(apiTimeoutRules, values, name),
+    problems: brokenRules(apiRules, values, name),
+  };
 }
 
 /** What runDaemon checks before anything starts: the drain and {@link checkApi}'s rules and problems. */

@@ -3,6 +3,7 @@ import type { OutboxTables as Database } from "@outbox/client";
 import {
   type BackoffPolicy,
   brokenRules,
+  budgetRules,
   type ConfigProblem,
   type DatabaseClientConfig,
   findBudgetProblems,
@@ -22,9 +23,9 @@ import {
   publishTimeoutMs,
   type RelayConfig,
   type RelayRuleValues,
-  relayBudget,
   relayRules,
   relaySettings,
+  relayTimeoutRules,
 } from "./settings.js";
 
 /**
@@ -50,6 +51,8 @@ type SettingOption = Exclude<keyof typeof optionSettings, "backoffBaseMs" | "bac
 function optionName(key: string): string {
   if (key === "backoffBaseMs") return "backoff.baseMs";
   if (key === "backoffMaxMs") return "backoff.maxMs";
+  // The longest a row is held is one publish, for want of a drain (RelayRuleValues).
+  if (key === "longestHoldMs") return "publishTimeoutMs";
   return key;
 }
 
@@ -100,7 +103,7 @@ const refuseAny = (problems: readonly ConfigProblem[]) =>
 
 /**
  * Every option as given, or its default, checked by the RELAY_… setting it is (optionValues) and
- * then by the relay's rules across settings (`relayRules`, `relayBudget`, as the daemon is): a
+ * then by the relay's rules across settings (`relayRules`, `relayTimeoutRules`, as the daemon is): a
  * library user is refused what the daemon would refuse. Throws a RelayOptionsError naming the options.
  */
 export function relayOptionValues(options: RelayOptions) {
@@ -134,10 +137,12 @@ export function relayOptionValues(options: RelayOptions) {
     backoffBaseMs: values.backoffBaseMs,
     backoffMaxMs: values.backoffMaxMs,
     outageBackoffMaxMs: values.outageBackoffMaxMs,
+    // No drain budget in advance: a row is held at most one publish past the batch's last check.
+    longestHoldMs: publishTimeout,
   };
   refuseAny([
     ...brokenRules(relayRules, ruleValues, optionName),
-    ...findBudgetProblems(relayBudget(ruleValues, optionName)),
+    ...findBudgetProblems(budgetRules(relayTimeoutRules, ruleValues, optionName)),
   ]);
   const { backoffBaseMs, backoffMaxMs, ...numbers } = values;
   const backoff: BackoffPolicy = { baseMs: backoffBaseMs, maxMs: backoffMaxMs };

@@ -1,17 +1,16 @@
 import {
   awsSettings,
-  type BudgetRule,
   brokenRules,
+  budgetRules,
   type ConfigOf,
   commonSettings,
   type DaemonTimeouts,
   databaseSettings,
   notAbove,
-  type SettingNames,
   type SettingRule,
   s3EndpointSettings,
   setting,
-  type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 import { topicRoutingProblems } from "./topic-routing.js";
 
@@ -172,7 +171,7 @@ export const REPUBLISH_DEFAULT_RATE = 100;
 
 /**
  * The values the relay's rules across settings compare: the daemon has them from its settings, a
- * `createRelay` caller from its options, and each names them its own way ({@link SettingNames}).
+ * `createRelay` caller from its options, and each names them its own way (`SettingNames`).
  */
 export interface RelayRuleValues {
   readonly leaseMs: number;
@@ -188,6 +187,11 @@ export interface RelayRuleValues {
    * and no request starts that could not end by it.
    */
   readonly drainTimeoutMs?: number;
+  /**
+   * The longest a row may still be held once its batch stops: the drain, or for a library caller,
+   * who has none, one publish (named as the value it is, RELAY_DRAIN_TIMEOUT_MS or publishTimeoutMs).
+   */
+  readonly longestHoldMs: number;
 }
 
 /** A backoff's base is its first wait, so it may not exceed either cap. */
@@ -204,28 +208,18 @@ export const relayRules: readonly SettingRule<RelayRuleValues>[] = [
  *   plus the last statement, so no other relay can claim a row while we may still publish, mark
  *   or release it (and a chunk can start at all: a batch stops starting them before its lease ends).
  */
-export function relayBudget(values: RelayRuleValues, name: SettingNames<RelayRuleValues>): BudgetRule[] {
-  const timeout = (key: keyof RelayRuleValues & string, ms: number): Timeout => ({ env: name(key), ms });
-  const publish = timeout("publishTimeoutMs", values.publishTimeoutMs);
-  const drain =
-    values.drainTimeoutMs === undefined ? undefined : timeout("drainTimeoutMs", values.drainTimeoutMs);
-  return [
-    ...(drain === undefined
-      ? []
-      : [
-          {
-            inner: [publish],
-            outer: drain,
-            why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
-          },
-        ]),
-    {
-      inner: [drain ?? publish, timeout("leaseMarginMs", values.leaseMarginMs)],
-      outer: timeout("leaseMs", values.leaseMs),
-      why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
-    },
-  ];
-}
+export const relayTimeoutRules: readonly TimeoutRule<RelayRuleValues>[] = [
+  {
+    inner: ["publishTimeoutMs"],
+    outer: "drainTimeoutMs",
+    why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
+  },
+  {
+    inner: ["longestHoldMs", "leaseMarginMs"],
+    outer: "leaseMs",
+    why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+  },
+];
 
 /** The longest one PublishBatch may take: every SDK attempt timing out. */
 export function publishTimeoutMs(
@@ -243,6 +237,7 @@ const variableOf: Record<keyof RelayRuleValues, string> = {
   backoffMaxMs: relaySettings.backoffMaxMs.env,
   outageBackoffMaxMs: relaySettings.outageBackoffMaxMs.env,
   drainTimeoutMs: relaySettings.drainTimeoutMs.env,
+  longestHoldMs: relaySettings.drainTimeoutMs.env,
 };
 
 /**
@@ -259,11 +254,12 @@ export const relayTimeouts: DaemonTimeouts<RelayConfig> = (config) => {
     backoffMaxMs: config.backoffMaxMs,
     outageBackoffMaxMs: config.outageBackoffMaxMs,
     drainTimeoutMs: config.drainTimeoutMs,
+    longestHoldMs: config.drainTimeoutMs,
   };
   const name = (key: keyof RelayRuleValues) => variableOf[key];
   return {
     drain: { env: relaySettings.drainTimeoutMs.env, ms: config.drainTimeoutMs },
-    rules: relayBudget(values, name),
+    rules: budgetRules(relayTimeoutRules, values, name),
     problems: [...brokenRules(relayRules, values, name), ...topicRoutingProblems(config)],
   };
 };

@@ -33,9 +33,11 @@ export { renderConfigTable, withConfigTable } from "./config/render-config-table
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
 export {
   brokenRules,
+  budgetRules,
   notAbove,
   type SettingNames,
   type SettingRule,
+  type TimeoutRule,
 } from "./config/setting-rules.js";
 export type { SettingsInCode } from "./config/settings-in-code.js";
 export {

@@ -1,4 +1,5 @@
 import type { ConfigProblem } from "./config-error.js";
+import type { BudgetRule, Timeout } from "./timeout-budget.js";
 
 /**
  * How a reader names a setting: a daemon's operator by its variable (RELAY_LEASE_MS), a library
@@ -9,8 +10,8 @@ export type SettingNames<V> = (key: keyof V & string) => string;
 /**
  * A rule across settings, stated once for a daemon and for its library (a backoff's base ≤ its
  * cap, the delivery and its topics…): the settings it reads, the first being the one to change,
- * and what is wrong when `values` break it, or undefined. (The timeout hierarchy, sums of
- * timeouts, is a BudgetRule: it is logged at start as well as checked.)
+ * and what is wrong when `values` break it, or undefined. (A rule of the timeout hierarchy, a sum
+ * of timeouts, is a {@link TimeoutRule}: it is logged at start as well as checked.)
  */
 export interface SettingRule<V> {
   readonly reads: readonly (keyof V & string)[];
@@ -47,5 +48,35 @@ export function brokenRules<V>(
     const message = rule.problem(values as V, name);
     const [first] = rule.reads;
     return message === undefined || first === undefined ? [] : [{ env: name(first), message }];
+  });
+}
+
+/**
+ * A rule of the timeout hierarchy across settings, "inner layers wait less": the sum of `inner`
+ * stays strictly below `outer`, each a value in milliseconds. Stated once for a daemon and its
+ * library, like a {@link SettingRule}; {@link budgetRules} makes the BudgetRules that are checked
+ * and logged.
+ */
+export interface TimeoutRule<V> {
+  readonly inner: readonly NumericKey<V>[];
+  readonly outer: NumericKey<V>;
+  readonly why: string;
+}
+
+/** The BudgetRules of `rules` on `values`, each timeout named by `name`; a rule reading a value not given is left out. */
+export function budgetRules<V>(
+  rules: readonly TimeoutRule<V>[],
+  values: Partial<V>,
+  name: SettingNames<V>,
+): BudgetRule[] {
+  const timeout = (key: NumericKey<V>): Timeout | undefined => {
+    const ms = values[key];
+    return typeof ms === "number" ? { env: name(key), ms } : undefined;
+  };
+  return rules.flatMap((rule) => {
+    const inner = rule.inner.map(timeout);
+    const outer = timeout(rule.outer);
+    if (outer === undefined || inner.some((part) => part === undefined)) return [];
+    return [{ inner: inner as Timeout[], outer, why: rule.why }];
   });
 }
