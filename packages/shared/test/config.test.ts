@@ -3,6 +3,7 @@ import { formerNamesIn, readConfig } from "../src/config/load-config.js";
 import { describeTimeouts } from "../src/config/timeout-budget.js";
 import {
   brokenRules,
+  budgetRules,
   ConfigError,
   type ConfigOf,
   commonSettings,
@@ -15,6 +16,7 @@ import {
   resolveConfig,
   resolveDaemonConfig,
   setting,
+  type TimeoutRule,
 } from "../src/index.js";
 
 const spec = {
@@ -358,6 +360,30 @@ describe("rules across settings", () => {
 
   it("leave out a rule that reads a value not given", () => {
     expect(brokenRules(rules, { baseMs: 2_000 }, variables)).toEqual([]);
+  });
+
+  it("of the timeout hierarchy become budget rules named by their reader, left out when a value is not given", () => {
+    type Values = { holdMs: number; marginMs: number; leaseMs: number; drainMs?: number };
+    const timeoutRules: TimeoutRule<Values>[] = [
+      { inner: ["holdMs", "marginMs"], outer: "leaseMs", why: "lease" },
+      { inner: ["holdMs"], outer: "drainMs", why: "drain" },
+    ];
+    const name = (key: string) => key.toUpperCase();
+    expect(budgetRules(timeoutRules, { holdMs: 8_000, marginMs: 2_000, leaseMs: 10_000 }, name)).toEqual([
+      {
+        inner: [
+          { env: "HOLDMS", ms: 8_000 },
+          { env: "MARGINMS", ms: 2_000 },
+        ],
+        outer: { env: "LEASEMS", ms: 10_000 },
+        why: "lease",
+      },
+    ]);
+    expect(
+      budgetRules(timeoutRules, { holdMs: 1, marginMs: 1, leaseMs: 10, drainMs: 5 }, name).map(
+        (rule) => rule.why,
+      ),
+    ).toEqual(["lease", "drain"]);
   });
 });
 
