@@ -5,6 +5,7 @@ import {
   awsSettings,
   type BudgetRule,
   brokenRules,
+  budgetRules,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
@@ -14,6 +15,7 @@ import {
   s3EndpointSettings,
   setting,
   type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
 import { deliveryProblem } from "./message-delivery.js";
@@ -354,6 +356,65 @@ function handlersModuleProblems(modulePath: string, handlersInCode: boolean): Co
   return [];
 }
 
+/** The daemon's timeouts in milliseconds, whatever unit their settings take, for its TimeoutRules. */
+interface ConsumerTimeoutValues {
+  readonly drainMs: number;
+  readonly waitMs: number;
+  readonly requestMs: number;
+  readonly statementMs: number;
+  readonly handlerMs: number;
+  readonly marginMs: number;
+  readonly visibilityMs: number;
+  readonly queueRetentionMs: number;
+  readonly inboxRetentionMs: number;
+  /** Only with a claim-check bucket: without one nothing is fetched. */
+  readonly claimCheckFetchMs?: number;
+}
+
+/** The daemon's timeout hierarchy (the common rules are runDaemon's). */
+const consumerTimeoutRules: readonly TimeoutRule<ConsumerTimeoutValues>[] = [
+  {
+    // The drain is measured from SIGTERM and includes the long poll that is still open then.
+    inner: ["waitMs", "requestMs"],
+    outer: "drainMs",
+    why: "a long poll open at the stop must return, and its messages be handled or released, within the drain",
+  },
+  {
+    inner: ["statementMs"],
+    outer: "handlerMs",
+    why: "a statement must give up before the deadline of the message it belongs to",
+  },
+  {
+    inner: ["marginMs", "requestMs"],
+    outer: "visibilityMs",
+    why: "each lease must outlast the safety margin plus one SQS call, or heartbeats cannot keep it ahead of the deadline",
+  },
+  {
+    inner: ["queueRetentionMs"],
+    outer: "inboxRetentionMs",
+    why: "a redelivery arriving after its inbox row was deleted would be processed twice",
+  },
+  {
+    inner: ["claimCheckFetchMs"],
+    outer: "handlerMs",
+    why: "a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
+  },
+];
+
+/** The variable each timeout is set by. */
+const timeoutVariable: Record<keyof ConsumerTimeoutValues, string> = {
+  drainMs: envOf("drainTimeoutMs"),
+  waitMs: envOf("waitTimeSeconds"),
+  requestMs: envOf("awsRequestTimeoutMs"),
+  statementMs: envOf("dbStatementTimeoutMs"),
+  handlerMs: envOf("handlerTimeoutMs"),
+  marginMs: envOf("visibilityMarginMs"),
+  visibilityMs: envOf("visibilityTimeoutSeconds"),
+  queueRetentionMs: envOf("queueRetentionHours"),
+  inboxRetentionMs: envOf("inboxRetentionHours"),
+  claimCheckFetchMs: envOf("claimCheckFetchTimeoutMs"),
+};
+
 const HOUR_MS = 3_600_000;
 
 /**
@@ -367,46 +428,24 @@ export function consumerTimeouts(config: ConsumerConfig): {
   rules: BudgetRule[];
   problems: ConfigProblem[];
 } {
-  const drain: Timeout = { env: "CONSUMER_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
-  const wait: Timeout = { env: "CONSUMER_WAIT_TIME_SECONDS", ms: config.waitTimeSeconds * 1_000 };
-  const request: Timeout = { env: "AWS_REQUEST_TIMEOUT_MS", ms: config.awsRequestTimeoutMs };
-  const margin: Timeout = { env: "CONSUMER_VISIBILITY_MARGIN_MS", ms: config.visibilityMarginMs };
-  const visibility: Timeout = {
-    env: "CONSUMER_VISIBILITY_TIMEOUT_SECONDS",
-    ms: config.visibilityTimeoutSeconds * 1_000,
+  const timeouts: ConsumerTimeoutValues = {
+    drainMs: config.drainTimeoutMs,
+    waitMs: config.waitTimeSeconds * 1_000,
+    requestMs: config.awsRequestTimeoutMs,
+    statementMs: config.dbStatementTimeoutMs,
+    handlerMs: config.handlerTimeoutMs,
+    marginMs: config.visibilityMarginMs,
+    visibilityMs: config.visibilityTimeoutSeconds * 1_000,
+    queueRetentionMs: config.queueRetentionHours * HOUR_MS,
+    inboxRetentionMs: config.inboxRetentionHours * HOUR_MS,
+    ...(config.claimCheckBucket === "" ? {} : { claimCheckFetchMs: config.claimCheckFetchTimeoutMs }),
   };
-  const rules: BudgetRule[] = [
-    {
-      // The drain is measured from SIGTERM and includes the long poll that is still open then.
-      inner: [wait, request],
-      outer: drain,
-      why: "a long poll open at the stop must return, and its messages be handled or released, within the drain",
-    },
-    {
-      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
-      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
-      why: "a statement must give up before the deadline of the message it belongs to",
-    },
-    {
-      inner: [margin, request],
-      outer: visibility,
-      why: "each lease must outlast the safety margin plus one SQS call, or heartbeats cannot keep it ahead of the deadline",
-    },
-    {
-      inner: [{ env: "CONSUMER_QUEUE_RETENTION_HOURS", ms: config.queueRetentionHours * HOUR_MS }],
-      outer: { env: "CONSUMER_INBOX_RETENTION_HOURS", ms: config.inboxRetentionHours * HOUR_MS },
-      why: "a redelivery arriving after its inbox row was deleted would be processed twice",
-    },
-  ];
-  if (config.claimCheckBucket !== "") {
-    rules.push({
-      inner: [{ env: "CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS", ms: config.claimCheckFetchTimeoutMs }],
-      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
-      why: "a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
-    });
-  }
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
-  return { drain, rules, problems: brokenRules([poolRule, ...consumerRules], config, envOf) };
+  return {
+    drain: { env: envOf("drainTimeoutMs"), ms: config.drainTimeoutMs },
+    rules: budgetRules(consumerTimeoutRules, timeouts, (key) => timeoutVariable[key]),
+    problems: brokenRules([poolRule, ...consumerRules], config, envOf),
+  };
 }
 
 /**
