@@ -131,7 +131,7 @@ describe("the pool's connection lifetime", () => {
         statementTimeoutMs: 5_000,
         idleInTransactionTimeoutMs: 10_000,
       }),
-    ).toThrow("poolMaxLifetimeSeconds must be between 1 and 86400, got 0");
+    ).toThrow("poolMaxLifetimeSeconds: must be between 1 and 86400 (got 0)");
   });
 });
 

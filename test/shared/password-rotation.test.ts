@@ -6,7 +6,15 @@ import {
   SecretsManagerClient,
 } from "@aws-sdk/client-secrets-manager";
 import { type RunningMotoServer, startMotoServer } from "@outbox/devstack";
-import { ConfigError, createDatabase, type DatabaseHandle, rotatingPassword, sleep } from "@outbox/shared";
+import {
+  ConfigError,
+  connectionBounds,
+  createDatabase,
+  type DatabaseHandle,
+  newDatabaseClient,
+  rotatingPassword,
+  sleep,
+} from "@outbox/shared";
 import { capturingLogger, createTestDatabase, waitUntil } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -245,5 +253,55 @@ describe("a database password rotated under load (DATABASE_SECRET_ARN)", () => {
       });
     expect(make).toThrow(ConfigError);
     expect(make).toThrow(/DATABASE_SECRET_ARN/);
+  });
+});
+
+describe("a connection of its own (the relay's LISTEN) with a rotating password", () => {
+  const listener = `listener_${randomBytes(4).toString("hex")}`;
+
+  beforeAll(async () => {
+    await sql.raw(`CREATE ROLE ${listener} LOGIN PASSWORD 'listen-password'`).execute(admin.db);
+  });
+
+  /** A RotatingPassword that gives `password` and counts the refusals it is told of. */
+  function fixedPassword(password: string) {
+    const told = { refusals: 0 };
+    return { told, password: { current: async () => password, refused: () => void told.refusals++ } };
+  }
+
+  /** A client for the listener role, its URL without a password: the rotating one is what it sends. */
+  function listenClient(rotating: ReturnType<typeof fixedPassword>["password"]) {
+    const url = new URL(databaseUrl);
+    url.username = listener;
+    url.password = "";
+    return newDatabaseClient(
+      { connectionString: url.toString(), ...connectionBounds({}), rotatingPassword: rotating },
+      "listen-test",
+    );
+  }
+
+  it("authenticates with the rotating password, and tells it when Postgres refuses it", async () => {
+    const right = fixedPassword("listen-password");
+    const client = listenClient(right.password);
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ who: string }>("SELECT current_user AS who");
+      expect(rows[0]?.who).toBe(listener);
+      expect(right.told.refusals).toBe(0);
+    } finally {
+      await client.end();
+    }
+
+    const wrong = fixedPassword("stale-password");
+    const refused = listenClient(wrong.password);
+    await expect(refused.connect()).rejects.toMatchObject({ code: "28P01" });
+    expect(wrong.told.refusals).toBe(1);
+    // The callback form, as pg-pool connects: the same refusal, told once more.
+    const again = listenClient(wrong.password);
+    const error = await new Promise<Error | null>((resolve) =>
+      again.connect((failed: Error) => resolve(failed)),
+    );
+    expect(error).toMatchObject({ code: "28P01" });
+    expect(wrong.told.refusals).toBe(2);
   });
 });

@@ -107,14 +107,27 @@ describe("runDaemon in a real child process", () => {
     expect(lines).toEqual([
       "sleepy: config error: DATABASE_URL: is required",
       'sleepy: config error: DB_POOL_MAX: expected a whole number (got "many")',
-      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
     expect(lines.join("\n")).not.toMatch(/\bat \S+:\d+:\d+/);
   });
 
   it("refuses an inverted timeout hierarchy with exit 78", async () => {
     expect(await refuseSleepy({ DATABASE_URL: dbUrl, SLEEPY_DRAIN_TIMEOUT_MS: "29000" })).toEqual([
-      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: SLEEPY_DRAIN_TIMEOUT_MS (29000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+    ]);
+  });
+
+  it("reads settings given in code over the environment, and refuses a key that is no setting (exit 78)", async () => {
+    expect(
+      await refuseSleepy({
+        DATABASE_URL: dbUrl,
+        SLEEPY_DRAIN_TIMEOUT_MS: "100",
+        SETTINGS_IN_CODE: JSON.stringify({ SLEEPY_DRAIN_TIMEOUT_MS: 29_000, SLEEPY_DRAN_TIMEOUT_MS: 1 }),
+      }),
+    ).toEqual([
+      "sleepy: config error: SLEEPY_DRAN_TIMEOUT_MS: is not a setting of this program (given in code)",
+      "sleepy: config error: SLEEPY_DRAIN_TIMEOUT_MS: 29000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 34000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
   });
 });

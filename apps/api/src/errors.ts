@@ -13,7 +13,7 @@ export class ApiError extends Error {
   }
 }
 
-/** An option `createPhotoServer` refuses: every rule it breaks, one line each (see `checkApi`). */
+/** Options `createPhotoServer` refuses: every problem, `option: what is wrong`, joined by "; " (see `photoServerTimeouts`). */
 export class PhotoServerOptionsError extends Error {
   override readonly name = "PhotoServerOptionsError";
 }

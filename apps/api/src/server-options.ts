@@ -1,4 +1,10 @@
-import { findBudgetProblems, type Logger } from "@outbox/shared";
+import {
+  type ConfigProblem,
+  findBudgetProblems,
+  type Logger,
+  optionValues,
+  refuseOptions,
+} from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import { PhotoServerOptionsError } from "./errors.js";
 import type { ApiMetrics } from "./metrics.js";
@@ -20,36 +26,30 @@ export interface PhotoServerOptions extends Partial<PhotoServerTimeouts> {
   readonly log: Logger;
 }
 
-const timeoutNames = [
-  "headersTimeoutMs",
-  "handlerTimeoutMs",
-  "requestTimeoutMs",
-  "keepAliveTimeoutMs",
-] as const satisfies readonly (keyof PhotoServerTimeouts)[];
+/** Each option and the API_… setting it is: its range and default are that setting's. */
+const timeoutSettings = {
+  headersTimeoutMs: apiSettings.headersTimeoutMs,
+  handlerTimeoutMs: apiSettings.handlerTimeoutMs,
+  requestTimeoutMs: apiSettings.requestTimeoutMs,
+  keepAliveTimeoutMs: apiSettings.keepAliveTimeoutMs,
+} satisfies { [K in keyof PhotoServerTimeouts]: unknown };
 
-/** The option as given, or its setting's default. */
-function timeoutOrDefault(options: PhotoServerOptions, name: keyof PhotoServerTimeouts): number {
-  const value = options[name] ?? apiSettings[name].default;
-  if (value === undefined) throw new Error(`${apiSettings[name].env} has no default`);
-  return value;
-}
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(
+    problems,
+    (line) => new PhotoServerOptionsError(`createPhotoServer refuses its options: ${line}`),
+  );
 
 /**
- * The server's timeouts, each the option given or its setting's default, checked by the daemon's
- * own rules (`checkApi`): a value the daemon refuses at start-up is refused here too, for the same
- * reason. Throws a PhotoServerOptionsError naming every option at fault.
+ * The server's timeouts, each the option given or its setting's default, checked by its setting
+ * and then by the daemon's own rules (`checkApi`): a value the daemon refuses at start-up is
+ * refused here too, for the same reason. Throws a PhotoServerOptionsError naming every option at fault.
  */
 export function photoServerTimeouts(options: PhotoServerOptions): PhotoServerTimeouts {
-  const timeouts = Object.fromEntries(
-    timeoutNames.map((name) => [name, timeoutOrDefault(options, name)]),
-  ) as Record<keyof PhotoServerTimeouts, number>;
-  const { rules, problems } = checkApi(timeouts);
-  const found = [...problems, ...findBudgetProblems(rules)];
-  if (found.length === 0) return timeouts;
-  const optionOf = (env: string) => timeoutNames.find((name) => apiSettings[name].env === env) ?? env;
-  throw new PhotoServerOptionsError(
-    `createPhotoServer refuses its options: ${found
-      .map((problem) => `${optionOf(problem.env)} (${problem.env}): ${problem.message}`)
-      .join("; ")}`,
-  );
+  const { values, problems } = optionValues(timeoutSettings, options);
+  refuseAny(problems);
+  const { rules, problems: broken } = checkApi(values, (option) => option);
+  refuseAny([...broken, ...findBudgetProblems(rules)]);
+  return values;
 }

@@ -1,13 +1,18 @@
 import {
   type BudgetRule,
+  brokenRules,
+  budgetRules,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
-  mustNotExceed,
+  notAbove,
   type PlanCacheMode,
   type Setting,
+  type SettingNames,
+  type SettingRule,
   setting,
   type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 
 /** Its statements write or read one photo by key: plans that never depend on the values. */
@@ -157,90 +162,62 @@ export type ApiValues = Partial<Pick<ApiConfig, NumericSetting>>;
  * must outlast the load balancer's idle timeout. (runDaemon adds the common rules: drain + shutdown
  * overhead < STOP_TIMEOUT_MS, statement timeout < drain.)
  */
-const budgetRules: readonly { inner: NumericSetting; outer: NumericSetting; why: string }[] = [
+const apiTimeoutRules: readonly TimeoutRule<ApiValues>[] = [
   {
-    inner: "headersTimeoutMs",
+    inner: ["headersTimeoutMs"],
     outer: "requestTimeoutMs",
     why: "the headers are part of the request and must arrive well within its limit",
   },
   {
-    inner: "handlerTimeoutMs",
+    inner: ["handlerTimeoutMs"],
     outer: "requestTimeoutMs",
     why: "a handler must give up and answer before the server cuts the connection without an answer",
   },
   {
-    inner: "equipmentTimeoutMs",
+    inner: ["equipmentTimeoutMs"],
     outer: "handlerTimeoutMs",
     why: "a downstream call must give up while the request can still answer",
   },
   {
-    inner: "dbStatementTimeoutMs",
+    inner: ["dbStatementTimeoutMs"],
     outer: "handlerTimeoutMs",
     why: "a statement must give up before the request it belongs to",
   },
   {
-    inner: "loadBalancerIdleTimeoutMs",
+    inner: ["loadBalancerIdleTimeoutMs"],
     outer: "keepAliveTimeoutMs",
     why: "the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
   },
 ];
 
-/** Rules that are not a strict sum of timeouts: `value` ≤ `limit`. */
-const limitRules: readonly { value: NumericSetting; limit: NumericSetting; why?: string }[] = [
-  {
-    value: "handlerTimeoutMs",
-    limit: "drainTimeoutMs",
-    why: "a request that arrived just before SIGTERM must be able to finish within the drain",
-  },
+/** Rules that are not a strict sum of timeouts. */
+const apiRules: readonly SettingRule<ApiValues>[] = [
+  notAbove(
+    "handlerTimeoutMs",
+    "drainTimeoutMs",
+    "a request that arrived just before SIGTERM must be able to finish within the drain",
+  ),
   // Checked by the service and by the one-shot `api reconcile` alike, which read the same settings.
-  { value: "reconcileBackoffBaseMs", limit: "reconcileBackoffMaxMs" },
+  notAbove("reconcileBackoffBaseMs", "reconcileBackoffMaxMs"),
 ];
 
-/** A value of `values` named by its variable, or undefined when it is not given. */
-function named(values: ApiValues, key: NumericSetting): { env: string; value: number } | undefined {
-  const value = values[key];
-  return value === undefined ? undefined : { env: apiSettings[key].env, value };
-}
-
-/** Every setting that is a number (integers and milliseconds alike). */
-const numericSettings = (Object.keys(apiSettings) as (keyof typeof apiSettings)[]).filter(
-  (key): key is NumericSetting => apiSettings[key].type === "integer",
-);
-
-/** A value the setting of its name refuses (out of its range): only a library caller can give one. */
-function rangeProblems(values: ApiValues): ConfigProblem[] {
-  return numericSettings.flatMap((key) => {
-    const value = values[key];
-    if (value === undefined) return [];
-    const parsed = apiSettings[key].schema.safeParse(String(value));
-    if (parsed.success) return [];
-    return [{ env: apiSettings[key].env, message: `${parsed.error.issues[0]?.message}, got ${value}` }];
-  });
-}
+/** The daemon's and `api reconcile`'s names of the settings: their variables. */
+export const variableOf = (key: NumericSetting): string => apiSettings[key].env;
 
 /**
  * The api's one rule set, on the values given: the timeout hierarchy as budget rules (runDaemon
  * checks and logs them with the common ones; see `findBudgetProblems`) and the problems of every
- * other rule, a value out of its setting's range included. The daemon (through {@link apiTimeouts}),
- * `api reconcile` and `createPhotoServer` all check with it. Each message names every variable it reads.
+ * other rule, each setting named by `name`. The daemon (through {@link apiTimeouts}), `api
+ * reconcile` and `createPhotoServer` all check with it.
  */
-export function checkApi(values: ApiValues): { rules: BudgetRule[]; problems: ConfigProblem[] } {
-  const rules = budgetRules.flatMap(({ inner, outer, why }) => {
-    const [innerValue, outerValue] = [named(values, inner), named(values, outer)];
-    if (innerValue === undefined || outerValue === undefined) return [];
-    return [
-      {
-        inner: [{ env: innerValue.env, ms: innerValue.value }],
-        outer: { env: outerValue.env, ms: outerValue.value },
-        why,
-      },
-    ];
-  });
-  const limits = limitRules.flatMap(({ value, limit, why }) => {
-    const [checked, bound] = [named(values, value), named(values, limit)];
-    return checked === undefined || bound === undefined ? [] : mustNotExceed(checked, bound, why);
-  });
-  return { rules, problems: [...rangeProblems(values), ...limits] };
+export function checkApi(
+  values: ApiValues,
+  name: SettingNames<ApiValues>,
+): { rules: BudgetRule[]; problems: ConfigProblem[] } {
+  return {
+    rules: budgetRules(apiTimeoutRules, values, name),
+    problems: brokenRules(apiRules, values, name),
+  };
 }
 
 /** What runDaemon checks before anything starts: the drain and {@link checkApi}'s rules and problems. */
@@ -250,5 +227,8 @@ export function apiTimeouts(config: ApiConfig): {
   problems: ConfigProblem[];
 } {
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
-  return { drain: { env: apiSettings.drainTimeoutMs.env, ms: config.drainTimeoutMs }, ...checkApi(config) };
+  return {
+    drain: { env: apiSettings.drainTimeoutMs.env, ms: config.drainTimeoutMs },
+    ...checkApi(config, variableOf),
+  };
 }

@@ -38,8 +38,8 @@ describe("api daemon configuration", () => {
       }),
     ).toEqual([
       "api: config error: API_HANDLER_TIMEOUT_MS: 28000 must not exceed API_DRAIN_TIMEOUT_MS (25000): a request that arrived just before SIGTERM must be able to finish within the drain",
-      "api: config error: API_EQUIPMENT_TIMEOUT_MS: API_EQUIPMENT_TIMEOUT_MS (30000 ms) = 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
-      "api: config error: API_LB_IDLE_TIMEOUT_MS: API_LB_IDLE_TIMEOUT_MS (60000 ms) = 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
+      "api: config error: API_EQUIPMENT_TIMEOUT_MS: 30000 ms must be less than API_HANDLER_TIMEOUT_MS (28000 ms): a downstream call must give up while the request can still answer",
+      "api: config error: API_LB_IDLE_TIMEOUT_MS: 60000 ms must be less than API_KEEP_ALIVE_TIMEOUT_MS (50000 ms): the load balancer must close an idle connection first, or it reuses one the server just closed (sporadic 502)",
     ]);
   });
 });
@@ -50,7 +50,7 @@ describe("api configuration: every problem, every time", () => {
     API_EQUIPMENT_URL: "http://127.0.0.1:1",
   };
   const stopBudget =
-    "api: config error: API_DRAIN_TIMEOUT_MS: API_DRAIN_TIMEOUT_MS (27000 ms) + SHUTDOWN_OVERHEAD_MS (4000 ms) = 31000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL";
+    "api: config error: API_DRAIN_TIMEOUT_MS: 27000 ms + SHUTDOWN_OVERHEAD_MS (4000 ms) = 31000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL";
 
   it("a check across settings and an inverted stop budget: both lines, exit 78", async () => {
     const lines = await configRefusal(ENTRY, {

@@ -21,19 +21,29 @@ describe("createPhotoServer's options", () => {
     });
   });
 
-  it("are refused by the daemon's rules, every option at fault named", () => {
+  it("are refused by their settings' ranges, every option at fault named", () => {
     const refuse = () =>
-      createPhotoServer({ ...collaborators, headersTimeoutMs: 40_000, keepAliveTimeoutMs: 10 });
+      createPhotoServer({ ...collaborators, headersTimeoutMs: 50, keepAliveTimeoutMs: 10 });
     expect(refuse).toThrow(PhotoServerOptionsError);
     expect(refuse).toThrow(
-      "createPhotoServer refuses its options: keepAliveTimeoutMs (API_KEEP_ALIVE_TIMEOUT_MS): must be between 1000 and 600000 ms, got 10; " +
-        "headersTimeoutMs (API_HEADERS_TIMEOUT_MS): API_HEADERS_TIMEOUT_MS (40000 ms) = 40000 ms must be less than API_REQUEST_TIMEOUT_MS (30000 ms): the headers are part of the request and must arrive well within its limit",
+      "createPhotoServer refuses its options: headersTimeoutMs: must be between 100 and 120000 ms (got 50); " +
+        "keepAliveTimeoutMs: must be between 1000 and 600000 ms (got 10)",
+    );
+  });
+
+  it("are refused by the daemon's rules, every option at fault named", () => {
+    const refuse = () =>
+      createPhotoServer({ ...collaborators, headersTimeoutMs: 40_000, handlerTimeoutMs: 30_000 });
+    expect(refuse).toThrow(PhotoServerOptionsError);
+    expect(refuse).toThrow(
+      "createPhotoServer refuses its options: headersTimeoutMs: 40000 ms must be less than requestTimeoutMs (30000 ms): the headers are part of the request and must arrive well within its limit; " +
+        "handlerTimeoutMs: 30000 ms must be less than requestTimeoutMs (30000 ms): a handler must give up and answer before the server cuts the connection without an answer",
     );
   });
 
   it("refuse a handler that outlasts the server's request limit", () => {
     expect(() => createPhotoServer({ ...collaborators, handlerTimeoutMs: 30_000 })).toThrow(
-      /handlerTimeoutMs \(API_HANDLER_TIMEOUT_MS\): .* must be less than API_REQUEST_TIMEOUT_MS/,
+      /handlerTimeoutMs: .* must be less than requestTimeoutMs/,
     );
   });
 });

@@ -2,14 +2,24 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { HandlerSet } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { type ConfigOf, type Logger, numericOption, type Setting } from "@outbox/shared";
+import {
+  brokenRules,
+  type ConfigOf,
+  type ConfigProblem,
+  type Logger,
+  numericOption,
+  optionValues,
+  positiveOption,
+  refuseOptions,
+  settingDefault,
+} from "@outbox/shared";
 import type { PostgresPool } from "kysely";
 import type { Registry } from "prom-client";
 import { consumerNameOf } from "./consumer-name.js";
 import { ConsumerOptionsError } from "./errors.js";
 import { receiveBoundMs } from "./loop/receive-bound.js";
 import { type DeliveryMode, type MessageDelivery, messageDelivery } from "./message/delivery.js";
-import { checkConsumer, consumerSettings } from "./settings.js";
+import { consumerRules, consumerSettings } from "./settings.js";
 
 /**
  * Each numeric option and the setting of consumerSettings the daemon fills it from: its range, its
@@ -113,10 +123,10 @@ export interface ResolvedOptions {
 
 const tuningNames = Object.keys(tuningSettings) as TuningName[];
 
-function defaultOf<T>(definition: Setting<T>): T {
-  if (definition.default === undefined) throw new Error(`${definition.env} has no default`);
-  return definition.default;
-}
+/** Each numeric option's setting, for optionValues. */
+const optionSettings = Object.fromEntries(
+  tuningNames.map((name) => [name, consumerSettings[tuningSettings[name]]]),
+) as { readonly [K in TuningName]: (typeof consumerSettings)[(typeof tuningSettings)[K]] };
 
 /** One numeric option as given, checked by its setting's rules (ConsumerOptionsError), or that setting's default. */
 export function tuningOption(name: TuningName, value: number | undefined): number {
@@ -138,38 +148,34 @@ export function tuningOf(config: ConfigOf<typeof consumerSettings>): ConsumerNum
   return numbers;
 }
 
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(problems, (line) => new ConsumerOptionsError(line));
+
 /**
  * The options as given, checked by their settings' rules, or those settings' defaults: a library
- * user is refused what the daemon would refuse in its CONSUMER_… form (each range, and
- * `checkConsumer`; the stop budget is the deployment's, see consumerTimeouts).
+ * user is refused what the daemon would refuse in its CONSUMER_… form (each range, then
+ * `consumerRules`; the stop budget is the deployment's, see consumerTimeouts).
  */
 export function resolveOptions<DB>(options: ConsumerOptions<DB>): ResolvedOptions {
-  const invalid = (message: string) => new ConsumerOptionsError(message);
-  const numbers = {} as Record<TuningName, number>;
-  for (const name of tuningNames) numbers[name] = tuningOption(name, options[name]);
-  const mode = options.delivery ?? defaultOf(consumerSettings.delivery);
-  const topicArns = options.topicArns ?? defaultOf(consumerSettings.topicArns);
-  const rules = { ...numbers, delivery: mode, topicArns };
-  const [broken] = checkConsumer(rules, (setting) => setting);
-  if (broken !== undefined) {
-    const quoted = broken.value === undefined ? "" : ` (${broken.value})`;
-    throw invalid(`${broken.setting}${quoted} ${broken.complaint}`);
-  }
+  const { values: numbers, problems } = optionValues(optionSettings, options);
+  const receiveBound =
+    options.receiveBoundMs ??
+    receiveBoundMs({
+      awsMaxAttempts: settingDefault(consumerSettings.awsMaxAttempts),
+      awsConnectionTimeoutMs: settingDefault(consumerSettings.awsConnectionTimeoutMs),
+      awsRequestTimeoutMs: numbers.requestTimeoutMs,
+      waitTimeSeconds: numbers.waitTimeSeconds,
+    });
+  refuseAny([...problems, ...positiveOption("receiveBoundMs", receiveBound)]);
+  const mode = options.delivery ?? settingDefault(consumerSettings.delivery);
+  const topicArns = options.topicArns ?? settingDefault(consumerSettings.topicArns);
+  refuseAny(brokenRules(consumerRules, { ...numbers, delivery: mode, topicArns }, (option) => option));
   let name: string;
   try {
     name = consumerNameOf(options.name, options.queueUrl);
   } catch (error) {
-    throw invalid(describeError(error));
+    throw new ConsumerOptionsError(describeError(error));
   }
-  const receiveBound =
-    options.receiveBoundMs ??
-    receiveBoundMs({
-      awsMaxAttempts: defaultOf(consumerSettings.awsMaxAttempts),
-      awsConnectionTimeoutMs: defaultOf(consumerSettings.awsConnectionTimeoutMs),
-      awsRequestTimeoutMs: numbers.requestTimeoutMs,
-      waitTimeSeconds: numbers.waitTimeSeconds,
-    });
-  if (!Number.isInteger(receiveBound) || receiveBound < 1)
-    throw invalid(`receiveBoundMs must be a positive integer, got ${receiveBound}`);
   return { numbers, delivery: messageDelivery(mode, topicArns), name, receiveBoundMs: receiveBound };
 }

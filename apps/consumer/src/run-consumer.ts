@@ -5,7 +5,6 @@ import {
   createS3Client,
   createSqsClient,
   endpointFor,
-  environmentWith,
   packageVersion,
   runDaemon,
   type SettingsInCode,
@@ -50,16 +49,12 @@ export function runConsumer<DB>(options: RunConsumerOptions<DB> = {}): Promise<n
   // A SIGTERM while the database and the handlers load is a clean stop, not a kill.
   captureEarlyStopSignals();
   const handlersInCode = options.handlers;
-  const { env, problems } = environmentWith(consumerSettings, options.settings ?? {}, process.env);
   return runDaemon({
     service: "consumer",
     version: packageVersion(import.meta.url),
     settings: consumerSettings,
-    env,
-    timeouts(config) {
-      const checks = consumerStartChecks(config, handlersInCode !== undefined);
-      return { ...checks, problems: [...problems, ...checks.problems] };
-    },
+    settingsInCode: options.settings,
+    timeouts: (config) => consumerStartChecks(config, handlersInCode !== undefined),
     planCacheMode: CONSUMER_PLAN_CACHE_MODE,
     async start({ config, log, database, metrics, stopping }) {
       const handlers = handlersInCode ?? (await loadHandlers(config.handlersModule));

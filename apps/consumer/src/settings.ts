@@ -4,13 +4,18 @@ import { MAX_VISIBILITY_SECONDS } from "@outbox/client/internal";
 import {
   awsSettings,
   type BudgetRule,
+  brokenRules,
+  budgetRules,
   type ConfigOf,
   type ConfigProblem,
   commonSettings,
+  notAbove,
   type PlanCacheMode,
+  type SettingRule,
   s3EndpointSettings,
   setting,
   type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 import { handlersModuleUrl } from "./load-handlers.js";
 import { deliveryProblem } from "./message/delivery.js";
@@ -21,7 +26,7 @@ export const CONSUMER_PLAN_CACHE_MODE: PlanCacheMode = "auto";
 /**
  * Everything the consumer daemon reads from its environment, and the one home of the consumer's
  * defaults and rules: createConsumer's options take their ranges and defaults from here
- * (consumer-options.ts), and the rules across settings follow below (`checkConsumer` for every
+ * (consumer-options.ts), and the rules across settings follow below (`consumerRules` for every
  * consumer, `consumerTimeouts` for the daemon). The defaults are chosen to pass the start-up budget
  * check together (docs/consumer.md):
  * a long poll still open at SIGTERM (≤ 10 s) plus one SQS call (5 s) fits in the 20 s drain, and the
@@ -292,62 +297,30 @@ export type ConsumerRuleValues = Pick<
   | "killSwitchRestartMaxMs"
 >;
 
-/** A broken rule: the setting to change, its value when the rule quotes it, and what is wrong. */
-export interface RuleBreak {
-  readonly setting: keyof ConsumerRuleValues;
-  readonly value?: number;
-  readonly complaint: string;
-}
-
 /**
  * The rules across settings that hold for every consumer: the daemon reports a break under the
  * variable's name (consumerTimeouts), createConsumer under the option's (ConsumerOptionsError).
- * `nameOf` names another setting a complaint refers to, the same way.
  */
-export function checkConsumer(
-  values: ConsumerRuleValues,
-  nameOf: (setting: keyof ConsumerRuleValues) => string,
-): RuleBreak[] {
-  const breaks: RuleBreak[] = [];
+export const consumerRules: readonly SettingRule<ConsumerRuleValues>[] = [
   // A base above the cap would silently win from the first retry on.
-  if (values.retryBaseSeconds > values.retryMaxSeconds) {
-    breaks.push({
-      setting: "retryBaseSeconds",
-      value: values.retryBaseSeconds,
-      complaint: `must not exceed ${nameOf("retryMaxSeconds")} (${values.retryMaxSeconds})`,
-    });
-  }
-  if (values.killSwitchRestartMs > values.killSwitchRestartMaxMs) {
-    breaks.push({
-      setting: "killSwitchRestartMs",
-      value: values.killSwitchRestartMs,
-      complaint: `must not exceed ${nameOf("killSwitchRestartMaxMs")} (${values.killSwitchRestartMaxMs})`,
-    });
-  }
-  const delivery = deliveryProblem(values.delivery, values.topicArns);
-  if (delivery !== undefined) breaks.push({ setting: "topicArns", complaint: delivery });
-  return breaks;
-}
+  notAbove("retryBaseSeconds", "retryMaxSeconds"),
+  notAbove("killSwitchRestartMs", "killSwitchRestartMaxMs"),
+  {
+    reads: ["topicArns", "delivery"],
+    problem: (values) => deliveryProblem(values.delivery, values.topicArns),
+  },
+];
+
+/** The daemon's own rule: the library is given a pool, and sizes its concurrency to it itself. */
+const poolRule: SettingRule<ConsumerConfig> = {
+  reads: ["concurrency", "dbPoolMax"],
+  problem: ({ concurrency, dbPoolMax }, name) =>
+    concurrency < dbPoolMax
+      ? undefined
+      : `${concurrency} must be less than ${name("dbPoolMax")} (${dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
+};
 
 const envOf = (key: keyof ConsumerConfig): string => consumerSettings[key].env;
-
-/** The daemon's rules that are not a sum of timeouts; each message names every variable it reads. */
-function daemonProblems(config: ConsumerConfig): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (config.concurrency >= config.dbPoolMax) {
-    problems.push({
-      env: "CONSUMER_CONCURRENCY",
-      message: `${config.concurrency} must be less than DB_POOL_MAX (${config.dbPoolMax}): each message holds a connection for its transaction, and the inbox cleanup needs one more`,
-    });
-  }
-  for (const broken of checkConsumer(config, envOf)) {
-    problems.push({
-      env: envOf(broken.setting),
-      message: broken.value === undefined ? broken.complaint : `${broken.value} ${broken.complaint}`,
-    });
-  }
-  return problems;
-}
 
 /**
  * The handlers module is a file in the consumer's image: a check of a task definition away from the
@@ -383,59 +356,96 @@ function handlersModuleProblems(modulePath: string, handlersInCode: boolean): Co
   return [];
 }
 
+/** The daemon's timeouts in milliseconds, whatever unit their settings take, for its TimeoutRules. */
+interface ConsumerTimeoutValues {
+  readonly drainMs: number;
+  readonly waitMs: number;
+  readonly requestMs: number;
+  readonly statementMs: number;
+  readonly handlerMs: number;
+  readonly marginMs: number;
+  readonly visibilityMs: number;
+  readonly queueRetentionMs: number;
+  readonly inboxRetentionMs: number;
+  /** Only with a claim-check bucket: without one nothing is fetched. */
+  readonly claimCheckFetchMs?: number;
+}
+
+/** The daemon's timeout hierarchy (the common rules are runDaemon's). */
+const consumerTimeoutRules: readonly TimeoutRule<ConsumerTimeoutValues>[] = [
+  {
+    // The drain is measured from SIGTERM and includes the long poll that is still open then.
+    inner: ["waitMs", "requestMs"],
+    outer: "drainMs",
+    why: "a long poll open at the stop must return, and its messages be handled or released, within the drain",
+  },
+  {
+    inner: ["statementMs"],
+    outer: "handlerMs",
+    why: "a statement must give up before the deadline of the message it belongs to",
+  },
+  {
+    inner: ["marginMs", "requestMs"],
+    outer: "visibilityMs",
+    why: "each lease must outlast the safety margin plus one SQS call, or heartbeats cannot keep it ahead of the deadline",
+  },
+  {
+    inner: ["queueRetentionMs"],
+    outer: "inboxRetentionMs",
+    why: "a redelivery arriving after its inbox row was deleted would be processed twice",
+  },
+  {
+    inner: ["claimCheckFetchMs"],
+    outer: "handlerMs",
+    why: "a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
+  },
+];
+
+/** The variable each timeout is set by. */
+const timeoutVariable: Record<keyof ConsumerTimeoutValues, string> = {
+  drainMs: envOf("drainTimeoutMs"),
+  waitMs: envOf("waitTimeSeconds"),
+  requestMs: envOf("awsRequestTimeoutMs"),
+  statementMs: envOf("dbStatementTimeoutMs"),
+  handlerMs: envOf("handlerTimeoutMs"),
+  marginMs: envOf("visibilityMarginMs"),
+  visibilityMs: envOf("visibilityTimeoutSeconds"),
+  queueRetentionMs: envOf("queueRetentionHours"),
+  inboxRetentionMs: envOf("inboxRetentionHours"),
+  claimCheckFetchMs: envOf("claimCheckFetchTimeoutMs"),
+};
+
 const HOUR_MS = 3_600_000;
 
 /**
  * The daemon's timeout hierarchy and its other rules, checked by runDaemon before anything starts
  * (together with the common rules: drain + shutdown overhead < STOP_TIMEOUT_MS, statement timeout <
  * drain). The budget is the deployment's: a library user sizes its own drain, so createConsumer
- * checks only `checkConsumer`.
+ * checks only `consumerRules`.
  */
 export function consumerTimeouts(config: ConsumerConfig): {
   drain: Timeout;
   rules: BudgetRule[];
   problems: ConfigProblem[];
 } {
-  const drain: Timeout = { env: "CONSUMER_DRAIN_TIMEOUT_MS", ms: config.drainTimeoutMs };
-  const wait: Timeout = { env: "CONSUMER_WAIT_TIME_SECONDS", ms: config.waitTimeSeconds * 1_000 };
-  const request: Timeout = { env: "AWS_REQUEST_TIMEOUT_MS", ms: config.awsRequestTimeoutMs };
-  const margin: Timeout = { env: "CONSUMER_VISIBILITY_MARGIN_MS", ms: config.visibilityMarginMs };
-  const visibility: Timeout = {
-    env: "CONSUMER_VISIBILITY_TIMEOUT_SECONDS",
-    ms: config.visibilityTimeoutSeconds * 1_000,
+  const timeouts: ConsumerTimeoutValues = {
+    drainMs: config.drainTimeoutMs,
+    waitMs: config.waitTimeSeconds * 1_000,
+    requestMs: config.awsRequestTimeoutMs,
+    statementMs: config.dbStatementTimeoutMs,
+    handlerMs: config.handlerTimeoutMs,
+    marginMs: config.visibilityMarginMs,
+    visibilityMs: config.visibilityTimeoutSeconds * 1_000,
+    queueRetentionMs: config.queueRetentionHours * HOUR_MS,
+    inboxRetentionMs: config.inboxRetentionHours * HOUR_MS,
+    ...(config.claimCheckBucket === "" ? {} : { claimCheckFetchMs: config.claimCheckFetchTimeoutMs }),
   };
-  const rules: BudgetRule[] = [
-    {
-      // The drain is measured from SIGTERM and includes the long poll that is still open then.
-      inner: [wait, request],
-      outer: drain,
-      why: "a long poll open at the stop must return, and its messages be handled or released, within the drain",
-    },
-    {
-      inner: [{ env: "DB_STATEMENT_TIMEOUT_MS", ms: config.dbStatementTimeoutMs }],
-      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
-      why: "a statement must give up before the deadline of the message it belongs to",
-    },
-    {
-      inner: [margin, request],
-      outer: visibility,
-      why: "each lease must outlast the safety margin plus one SQS call, or heartbeats cannot keep it ahead of the deadline",
-    },
-    {
-      inner: [{ env: "CONSUMER_QUEUE_RETENTION_HOURS", ms: config.queueRetentionHours * HOUR_MS }],
-      outer: { env: "CONSUMER_INBOX_RETENTION_HOURS", ms: config.inboxRetentionHours * HOUR_MS },
-      why: "a redelivery arriving after its inbox row was deleted would be processed twice",
-    },
-  ];
-  if (config.claimCheckBucket !== "") {
-    rules.push({
-      inner: [{ env: "CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS", ms: config.claimCheckFetchTimeoutMs }],
-      outer: { env: "CONSUMER_HANDLER_TIMEOUT_MS", ms: config.handlerTimeoutMs },
-      why: "a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
-    });
-  }
   // Reported by runDaemon with every other problem (unparsable variables, broken rules), exit 78.
-  return { drain, rules, problems: daemonProblems(config) };
+  return {
+    drain: { env: envOf("drainTimeoutMs"), ms: config.drainTimeoutMs },
+    rules: budgetRules(consumerTimeoutRules, timeouts, (key) => timeoutVariable[key]),
+    problems: brokenRules([poolRule, ...consumerRules], config, envOf),
+  };
 }
 
 /**

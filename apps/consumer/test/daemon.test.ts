@@ -252,7 +252,7 @@ describe("the consumer daemon as a real process", () => {
       /^consumer: config error: CONSUMER_CONCURRENCY: 25 must be less than DB_POOL_MAX \(25\)/,
     );
     expect(lines[1]).toMatch(
-      /^consumer: config error: CONSUMER_WAIT_TIME_SECONDS: CONSUMER_WAIT_TIME_SECONDS \(20000 ms\) \+ AWS_REQUEST_TIMEOUT_MS \(5000 ms\) = 25000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS \(20000 ms\)/,
+      /^consumer: config error: CONSUMER_WAIT_TIME_SECONDS: 20000 ms \+ AWS_REQUEST_TIMEOUT_MS \(5000 ms\) = 25000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS \(20000 ms\)/,
     );
     expect(lines[2]).toMatch(
       /^consumer: config error: CONSUMER_QUEUE_RETENTION_HOURS: .* must be less than CONSUMER_INBOX_RETENTION_HOURS/,
@@ -277,7 +277,7 @@ describe("the consumer daemon as a real process", () => {
   it("reports every problem at once: a concurrency above the pool and an inverted stop budget", async () => {
     expect(await refusal({ CONSUMER_CONCURRENCY: "30", CONSUMER_DRAIN_TIMEOUT_MS: "28000" })).toEqual([
       "consumer: config error: CONSUMER_CONCURRENCY: 30 must be less than DB_POOL_MAX (25): each message holds a connection for its transaction, and the inbox cleanup needs one more",
-      "consumer: config error: CONSUMER_DRAIN_TIMEOUT_MS: CONSUMER_DRAIN_TIMEOUT_MS (28000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 33000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
+      "consumer: config error: CONSUMER_DRAIN_TIMEOUT_MS: 28000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 33000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL",
     ]);
   });
 
@@ -289,7 +289,7 @@ describe("the consumer daemon as a real process", () => {
     });
     expect(lines).toEqual([
       'consumer: config error: CONSUMER_POLLERS: must be between 1 and 64 (got "0")',
-      "consumer: config error: CONSUMER_WAIT_TIME_SECONDS: CONSUMER_WAIT_TIME_SECONDS (10000 ms) + AWS_REQUEST_TIMEOUT_MS (5000 ms) = 15000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS (12000 ms): a long poll open at the stop must return, and its messages be handled or released, within the drain",
+      "consumer: config error: CONSUMER_WAIT_TIME_SECONDS: 10000 ms + AWS_REQUEST_TIMEOUT_MS (5000 ms) = 15000 ms must be less than CONSUMER_DRAIN_TIMEOUT_MS (12000 ms): a long poll open at the stop must return, and its messages be handled or released, within the drain",
     ]);
   });
 
@@ -319,7 +319,7 @@ describe("the consumer daemon as a real process", () => {
   it("refuses a claim-check fetch timeout that would leave the handler nothing, only with a bucket set", async () => {
     const tight = { CONSUMER_HANDLER_TIMEOUT_MS: "5000", DB_STATEMENT_TIMEOUT_MS: "2000" };
     expect(await refusal({ ...tight, CONSUMER_CLAIM_CHECK_BUCKET: "claims" })).toEqual([
-      "consumer: config error: CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS (10000 ms) = 10000 ms must be less than CONSUMER_HANDLER_TIMEOUT_MS (5000 ms): a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
+      "consumer: config error: CONSUMER_CLAIM_CHECK_FETCH_TIMEOUT_MS: 10000 ms must be less than CONSUMER_HANDLER_TIMEOUT_MS (5000 ms): a claim-checked payload is fetched within its message's deadline, and the handler needs some of it",
     ]);
     // Without a bucket the fetch never happens, and its timeout is not checked.
     const config = loadConfig(consumerSettings, {

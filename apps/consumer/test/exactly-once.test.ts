@@ -183,14 +183,14 @@ describe("createConsumer options", () => {
     }) => bed.consumer(queue, { handlers: exampleHandlers, ...options });
     // No capacity at all: the pollers would wait for a free slot that never comes.
     expect(() => consumer({ concurrency: 0 })).toThrow(
-      new ConsumerOptionsError("concurrency must be between 1 and 500, got 0"),
+      new ConsumerOptionsError("concurrency: must be between 1 and 500 (got 0)"),
     );
     expect(() => consumer({ retryBaseSeconds: 60, retryMaxSeconds: 10 })).toThrow(
-      "retryBaseSeconds (60) must not exceed retryMaxSeconds (10)",
+      "retryBaseSeconds: 60 must not exceed retryMaxSeconds (10)",
     );
     expect(() => consumer({ delivery: "envelope" })).toThrow(
       new ConsumerOptionsError(
-        "topicArns is required with CONSUMER_DELIVERY=envelope: only notifications of these topics are unwrapped",
+        "topicArns: is required with CONSUMER_DELIVERY=envelope: only notifications of these topics are unwrapped",
       ),
     );
     expect(() => consumer({ topicArns: [ENVELOPE_TOPIC_ARN] })).toThrow(

@@ -364,7 +364,7 @@ describe("runHandlers", () => {
       new ConsumerOptionsError("name must not be empty: it is the consumer's key in the inbox"),
     );
     await expect(runHandlers({ handlers, pool, events: [thing], handlerTimeoutMs: 5 })).rejects.toThrow(
-      /^handlerTimeoutMs .*, got 5$/,
+      /^handlerTimeoutMs: .* \(got 5\)$/,
     );
     await expect(runHandlers({ handlers, pool, events: [thing], receiveCount: 0 })).rejects.toThrow(
       "receiveCount must be a whole number from 1, got 0",

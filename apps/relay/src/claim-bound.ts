@@ -9,7 +9,7 @@ export interface ClaimTimeouts {
 /**
  * The longest one claim can take while its timeouts work: the pool's wait for a connection
  * (`connectionTimeoutMillis`), then the statement, which pg gives up on past its client-side bound
- * (`query_timeout`: the statement timeout plus the connect timeout, create-database.ts) even when
+ * (`query_timeout`: the statement timeout plus the connect timeout, connection-bounds.ts) even when
  * the server never answers. A claim running longer is one no timeout will end: the claim loop has
  * stopped, and `/livez` says so. With the defaults (5 s, 5 s): 5 + 5 + 5 = 15 s.
  */

@@ -2,39 +2,67 @@ import os from "node:os";
 import type { OutboxTables as Database } from "@outbox/client";
 import {
   type BackoffPolicy,
+  brokenRules,
+  budgetRules,
+  type ConfigProblem,
   type DatabaseClientConfig,
   findBudgetProblems,
   type Logger,
-  numericOption,
-  type Setting,
+  optionValues,
+  positiveOption,
+  refuseOptions,
+  settingDefault,
 } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import type { Registry } from "prom-client";
 import { claimBoundMs } from "./claim-bound.js";
 import { RelayOptionsError } from "./errors.js";
 import type { RetentionOptions } from "./retention.js";
-import { checkRelay, publishTimeoutMs, type RelayConfig, relaySettings } from "./settings.js";
+import {
+  publishTimeoutMs,
+  type RelayConfig,
+  type RelayRuleValues,
+  relayRules,
+  relaySettings,
+  relayTimeoutRules,
+} from "./settings.js";
 import type { Publisher } from "./sns/publisher.js";
 
-/** The options that are a RELAY_… setting under the same name, with its default and range (docs/relay.md). */
-const settingOptions = [
-  "batchSize",
-  "leaseMs",
-  "publishConcurrency",
-  "pipelineDepth",
-  "maxAttempts",
-  "outageBackoffMaxMs",
-  "pollIntervalMs",
-  "claimCheckSendWithinHours",
-  "drainTimeoutMs",
-] as const satisfies readonly (keyof RelayConfig)[];
+/**
+ * The numeric options and the RELAY_… setting each is, with its default and range (docs/relay.md):
+ * under the same name, but for the backoff's two, which are `backoff.baseMs` and `backoff.maxMs`.
+ */
+const optionSettings = {
+  batchSize: relaySettings.batchSize,
+  leaseMs: relaySettings.leaseMs,
+  publishConcurrency: relaySettings.publishConcurrency,
+  pipelineDepth: relaySettings.pipelineDepth,
+  maxAttempts: relaySettings.maxAttempts,
+  outageBackoffMaxMs: relaySettings.outageBackoffMaxMs,
+  pollIntervalMs: relaySettings.pollIntervalMs,
+  claimCheckSendWithinHours: relaySettings.claimCheckSendWithinHours,
+  drainTimeoutMs: relaySettings.drainTimeoutMs,
+  backoffBaseMs: relaySettings.backoffBaseMs,
+  backoffMaxMs: relaySettings.backoffMaxMs,
+};
+
+type SettingOption = Exclude<keyof typeof optionSettings, "backoffBaseMs" | "backoffMaxMs">;
+
+/** A value's name as the caller wrote it: the option, the backoff's two inside `backoff`. */
+function optionName(key: string): string {
+  if (key === "backoffBaseMs") return "backoff.baseMs";
+  if (key === "backoffMaxMs") return "backoff.maxMs";
+  // The longest a row is held is one publish, for want of a drain (RelayRuleValues).
+  if (key === "longestHoldMs") return "publishTimeoutMs";
+  return key;
+}
 
 /**
  * What `createRelay` takes. Every number but `leaseMarginMs` and `publishTimeoutMs` (which the daemon
  * derives from DB_STATEMENT_TIMEOUT_MS and AWS_REQUEST_TIMEOUT_MS × AWS_MAX_ATTEMPTS) is a RELAY_…
  * setting's: refused when the daemon would refuse it, its default when omitted.
  */
-export interface RelayOptions extends Partial<Pick<RelayConfig, (typeof settingOptions)[number]>> {
+export interface RelayOptions extends Partial<Pick<RelayConfig, SettingOption>> {
   readonly db: Kysely<Database>;
   readonly publisher: Publisher;
   /**
@@ -70,63 +98,55 @@ export interface RelayOptions extends Partial<Pick<RelayConfig, (typeof settingO
   readonly metrics?: Registry;
 }
 
-const optionsError = (message: string) => new RelayOptionsError(message);
-
-/** The option as given, checked by its setting's own rules, or that setting's default. */
-const checked = (definition: Setting<number>, given: number | undefined, name: string) =>
-  numericOption(definition, given, name, optionsError);
-
-/** The daemon's default of a setting the library derives an option from. */
-const defaultOf = (definition: Setting<number>) => checked(definition, undefined, definition.env);
-
-function positive(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RelayOptionsError(`${name} must be a positive integer, got ${value}`);
-  return value;
-}
+/** Refuses the options, every problem in one line, if there is any. */
+const refuseAny = (problems: readonly ConfigProblem[]) =>
+  refuseOptions(problems, (line) => new RelayOptionsError(line));
 
 /**
- * Every option as given, or its default, checked by the RELAY_… setting it is and then by the
- * relay's rules across settings (`checkRelay`, as the daemon is): a library user is refused what
- * the daemon would refuse. Throws a RelayOptionsError naming the option.
+ * Every option as given, or its default, checked by the RELAY_… setting it is (optionValues) and
+ * then by the relay's rules across settings (`relayRules`, `relayTimeoutRules`, as the daemon is): a
+ * library user is refused what the daemon would refuse. Throws a RelayOptionsError naming the options.
  */
 export function relayOptionValues(options: RelayOptions) {
-  const numbers = Object.fromEntries(
-    settingOptions.map((name) => [name, checked(relaySettings[name], options[name], name)]),
-  ) as Record<(typeof settingOptions)[number], number>;
-  const backoff: BackoffPolicy = {
-    baseMs: checked(relaySettings.backoffBaseMs, options.backoff?.baseMs, "backoff.baseMs"),
-    maxMs: checked(relaySettings.backoffMaxMs, options.backoff?.maxMs, "backoff.maxMs"),
-  };
-  const leaseMarginMs = options.leaseMarginMs ?? defaultOf(relaySettings.dbStatementTimeoutMs);
-  const publishTimeout = positive(
-    "publishTimeoutMs",
+  const { values, problems } = optionValues(
+    optionSettings,
+    { ...options, backoffBaseMs: options.backoff?.baseMs, backoffMaxMs: options.backoff?.maxMs },
+    optionName,
+  );
+  const leaseMarginMs = options.leaseMarginMs ?? settingDefault(relaySettings.dbStatementTimeoutMs);
+  const publishTimeout =
     options.publishTimeoutMs ??
-      publishTimeoutMs({
-        awsRequestTimeoutMs: defaultOf(relaySettings.awsRequestTimeoutMs),
-        awsMaxAttempts: defaultOf(relaySettings.awsMaxAttempts),
-      }),
-  );
-  const claimBound = positive(
-    "claimBoundMs",
+    publishTimeoutMs({
+      awsRequestTimeoutMs: settingDefault(relaySettings.awsRequestTimeoutMs),
+      awsMaxAttempts: settingDefault(relaySettings.awsMaxAttempts),
+    });
+  const claimBound =
     options.claimBoundMs ??
-      claimBoundMs({
-        dbConnectTimeoutMs: defaultOf(relaySettings.dbConnectTimeoutMs),
-        dbStatementTimeoutMs: leaseMarginMs,
-      }),
-  );
-  const { problems, rules } = checkRelay({
-    leaseMs: { env: "leaseMs", value: numbers.leaseMs },
-    leaseMarginMs: { env: "leaseMarginMs", value: leaseMarginMs },
-    publishTimeoutMs: { env: "publishTimeoutMs", value: publishTimeout },
-    backoffBaseMs: { env: "backoff.baseMs", value: backoff.baseMs },
-    backoffMaxMs: { env: "backoff.maxMs", value: backoff.maxMs },
-    outageBackoffMaxMs: { env: "outageBackoffMaxMs", value: numbers.outageBackoffMaxMs },
-  });
-  const [problem] = problems;
-  if (problem) throw new RelayOptionsError(`${problem.value.env} (${problem.value.value}) ${problem.breaks}`);
-  const [budget] = findBudgetProblems(rules);
-  if (budget) throw new RelayOptionsError(budget.message);
+    claimBoundMs({
+      dbConnectTimeoutMs: settingDefault(relaySettings.dbConnectTimeoutMs),
+      dbStatementTimeoutMs: leaseMarginMs,
+    });
+  refuseAny([
+    ...problems,
+    ...positiveOption("publishTimeoutMs", publishTimeout),
+    ...positiveOption("claimBoundMs", claimBound),
+  ]);
+  const ruleValues: RelayRuleValues = {
+    leaseMs: values.leaseMs,
+    leaseMarginMs,
+    publishTimeoutMs: publishTimeout,
+    backoffBaseMs: values.backoffBaseMs,
+    backoffMaxMs: values.backoffMaxMs,
+    outageBackoffMaxMs: values.outageBackoffMaxMs,
+    // No drain budget in advance: a row is held at most one publish past the batch's last check.
+    longestHoldMs: publishTimeout,
+  };
+  refuseAny([
+    ...brokenRules(relayRules, ruleValues, optionName),
+    ...findBudgetProblems(budgetRules(relayTimeoutRules, ruleValues, optionName)),
+  ]);
+  const { backoffBaseMs, backoffMaxMs, ...numbers } = values;
+  const backoff: BackoffPolicy = { baseMs: backoffBaseMs, maxMs: backoffMaxMs };
   return {
     ...numbers,
     relayId: options.relayId ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,

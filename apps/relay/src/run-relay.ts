@@ -1,11 +1,4 @@
-import {
-  createSnsClient,
-  endpointFor,
-  environmentWith,
-  packageVersion,
-  runDaemon,
-  type SettingsInCode,
-} from "@outbox/shared";
+import { createSnsClient, endpointFor, packageVersion, runDaemon, type SettingsInCode } from "@outbox/shared";
 import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 import { claimBoundMs } from "./claim-bound.js";
 import { createRelay } from "./relay.js";
@@ -30,16 +23,12 @@ export interface RunRelayOptions {
 export function runRelay(options: RunRelayOptions = {}): Promise<never> {
   // A SIGTERM while the database and the SDK load is a clean stop, not a kill.
   captureEarlyStopSignals();
-  const { env, problems } = environmentWith(relaySettings, options.settings ?? {}, process.env);
   return runDaemon({
     service: "relay",
     version: packageVersion(import.meta.url),
     settings: relaySettings,
-    env,
-    timeouts(config) {
-      const checks = relayTimeouts(config);
-      return { ...checks, problems: [...problems, ...(checks.problems ?? [])] };
-    },
+    settingsInCode: options.settings,
+    timeouts: relayTimeouts,
     async start({ config, log, database, metrics }) {
       const sns = createSnsClient({
         region: config.awsRegion,

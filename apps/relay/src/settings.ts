@@ -1,15 +1,16 @@
 import {
   awsSettings,
-  type BudgetRule,
+  brokenRules,
+  budgetRules,
   type ConfigOf,
-  type ConfigProblem,
   commonSettings,
   type DaemonTimeouts,
   databaseSettings,
-  type SettingValue,
+  notAbove,
+  type SettingRule,
   s3EndpointSettings,
   setting,
-  type Timeout,
+  type TimeoutRule,
 } from "@outbox/shared";
 import { topicRoutingProblems } from "./topic-routing.js";
 
@@ -169,78 +170,56 @@ export type RepublishConfig = ConfigOf<typeof republishSettings>;
 export const REPUBLISH_DEFAULT_RATE = 100;
 
 /**
- * The values the relay's rules across settings compare, each named as its reader knows it: the
- * daemon's operator by its variable (RELAY_LEASE_MS), a `createRelay` caller by its option (leaseMs).
+ * The values the relay's rules across settings compare: the daemon has them from its settings, a
+ * `createRelay` caller from its options, and each names them its own way (`SettingNames`).
  */
 export interface RelayRuleValues {
-  readonly leaseMs: SettingValue;
+  readonly leaseMs: number;
   /** Lease time kept back for a batch's last marks and releases: the statement timeout. */
-  readonly leaseMarginMs: SettingValue;
+  readonly leaseMarginMs: number;
   /** The longest one PublishBatch may take, all SDK attempts included. */
-  readonly publishTimeoutMs: SettingValue;
-  readonly backoffBaseMs: SettingValue;
-  readonly backoffMaxMs: SettingValue;
-  readonly outageBackoffMaxMs: SettingValue;
+  readonly publishTimeoutMs: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  readonly outageBackoffMaxMs: number;
   /**
    * The daemon's drain budget. A library caller has none in advance: its drain brings a Deadline,
    * and no request starts that could not end by it.
    */
-  readonly drainTimeoutMs?: SettingValue;
+  readonly drainTimeoutMs?: number;
+  /**
+   * The longest a row may still be held once its batch stops: the drain, or for a library caller,
+   * who has none, one publish (named as the value it is, RELAY_DRAIN_TIMEOUT_MS or publishTimeoutMs).
+   */
+  readonly longestHoldMs: number;
 }
 
-/** A rule `value` breaks; `breaks` follows the value: "must not exceed RELAY_BACKOFF_MAX_MS (300000)". */
-export interface RelayRuleProblem {
-  readonly value: SettingValue;
-  readonly breaks: string;
-}
-
-function notAbove(value: SettingValue, limit: SettingValue): RelayRuleProblem[] {
-  return value.value <= limit.value
-    ? []
-    : [{ value, breaks: `must not exceed ${limit.env} (${limit.value})` }];
-}
-
-const asTimeout = ({ env, value }: SettingValue): Timeout => ({ env, ms: value });
+/** A backoff's base is its first wait, so it may not exceed either cap. */
+export const relayRules: readonly SettingRule<RelayRuleValues>[] = [
+  notAbove("backoffBaseMs", "backoffMaxMs"),
+  notAbove("backoffBaseMs", "outageBackoffMaxMs"),
+];
 
 /**
- * The relay's rules across settings, stated once for the daemon and for `createRelay`. Together
- * they make sure a stop never causes a second publish of the same row:
+ * The relay's timeout rules, stated once for the daemon and for `createRelay`. Together they make
+ * sure a stop never causes a second publish of the same row:
  * - one PublishBatch, all SDK attempts included, ends within the drain, so a batch in flight can finish;
  * - the lease outlives the longest a row may still be held (the drain, or without one a publish)
  *   plus the last statement, so no other relay can claim a row while we may still publish, mark
  *   or release it (and a chunk can start at all: a batch stops starting them before its lease ends).
- * A backoff's base is its first wait, so it may not exceed either cap.
  */
-export function checkRelay(values: RelayRuleValues): {
-  problems: RelayRuleProblem[];
-  rules: BudgetRule[];
-} {
-  const { drainTimeoutMs } = values;
-  const drain = drainTimeoutMs === undefined ? undefined : asTimeout(drainTimeoutMs);
-  const longestHold = drain ?? asTimeout(values.publishTimeoutMs);
-  return {
-    problems: [
-      ...notAbove(values.backoffBaseMs, values.backoffMaxMs),
-      ...notAbove(values.backoffBaseMs, values.outageBackoffMaxMs),
-    ],
-    rules: [
-      ...(drain === undefined
-        ? []
-        : [
-            {
-              inner: [asTimeout(values.publishTimeoutMs)],
-              outer: drain,
-              why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
-            },
-          ]),
-      {
-        inner: [longestHold, asTimeout(values.leaseMarginMs)],
-        outer: asTimeout(values.leaseMs),
-        why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
-      },
-    ],
-  };
-}
+export const relayTimeoutRules: readonly TimeoutRule<RelayRuleValues>[] = [
+  {
+    inner: ["publishTimeoutMs"],
+    outer: "drainTimeoutMs",
+    why: "a PublishBatch in flight, with its retries, must be able to finish within the drain",
+  },
+  {
+    inner: ["longestHoldMs", "leaseMarginMs"],
+    outer: "leaseMs",
+    why: "a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+  },
+];
 
 /** The longest one PublishBatch may take: every SDK attempt timing out. */
 export function publishTimeoutMs(
@@ -249,38 +228,38 @@ export function publishTimeoutMs(
   return config.awsRequestTimeoutMs * config.awsMaxAttempts;
 }
 
-type NumericSetting = {
-  [K in keyof RelayConfig]: RelayConfig[K] extends number ? K : never;
-}[keyof RelayConfig];
-
-/** The daemon's values for {@link checkRelay}, named by their variables. */
-function daemonRuleValues(config: RelayConfig): RelayRuleValues {
-  const named = (key: NumericSetting): SettingValue => ({ env: relaySettings[key].env, value: config[key] });
-  return {
-    leaseMs: named("leaseMs"),
-    leaseMarginMs: named("dbStatementTimeoutMs"),
-    publishTimeoutMs: { env: "AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS", value: publishTimeoutMs(config) },
-    backoffBaseMs: named("backoffBaseMs"),
-    backoffMaxMs: named("backoffMaxMs"),
-    outageBackoffMaxMs: named("outageBackoffMaxMs"),
-    drainTimeoutMs: named("drainTimeoutMs"),
-  };
-}
+/** The daemon's names of the rules' values: their variables. */
+const variableOf: Record<keyof RelayRuleValues, string> = {
+  leaseMs: relaySettings.leaseMs.env,
+  leaseMarginMs: relaySettings.dbStatementTimeoutMs.env,
+  publishTimeoutMs: `${relaySettings.awsRequestTimeoutMs.env}×${relaySettings.awsMaxAttempts.env}`,
+  backoffBaseMs: relaySettings.backoffBaseMs.env,
+  backoffMaxMs: relaySettings.backoffMaxMs.env,
+  outageBackoffMaxMs: relaySettings.outageBackoffMaxMs.env,
+  drainTimeoutMs: relaySettings.drainTimeoutMs.env,
+  longestHoldMs: relaySettings.drainTimeoutMs.env,
+};
 
 /**
  * The daemon's form of the rules, for runDaemon (and infra's synth-time check): the drain, the
- * budget rules of {@link checkRelay} and its other problems, worded `VARIABLE: value must …`, then
- * the topic routing's. runDaemon adds the common rules and reports every problem (exit 78).
+ * relay's budget and rules under the variables' names, then the topic routing's problems.
+ * runDaemon adds the common rules and reports every problem (exit 78).
  */
 export const relayTimeouts: DaemonTimeouts<RelayConfig> = (config) => {
-  const { problems, rules } = checkRelay(daemonRuleValues(config));
-  const configProblems: ConfigProblem[] = problems.map(({ value, breaks }) => ({
-    env: value.env,
-    message: `${value.value} ${breaks}`,
-  }));
+  const values: RelayRuleValues = {
+    leaseMs: config.leaseMs,
+    leaseMarginMs: config.dbStatementTimeoutMs,
+    publishTimeoutMs: publishTimeoutMs(config),
+    backoffBaseMs: config.backoffBaseMs,
+    backoffMaxMs: config.backoffMaxMs,
+    outageBackoffMaxMs: config.outageBackoffMaxMs,
+    drainTimeoutMs: config.drainTimeoutMs,
+    longestHoldMs: config.drainTimeoutMs,
+  };
+  const name = (key: keyof RelayRuleValues) => variableOf[key];
   return {
     drain: { env: relaySettings.drainTimeoutMs.env, ms: config.drainTimeoutMs },
-    rules,
-    problems: [...configProblems, ...topicRoutingProblems(config)],
+    rules: budgetRules(relayTimeoutRules, values, name),
+    problems: [...brokenRules(relayRules, values, name), ...topicRoutingProblems(config)],
   };
 };

@@ -24,7 +24,7 @@ describe("relay daemon configuration", () => {
     ).toEqual([
       "relay: config error: DATABASE_URL: is required",
       'relay: config error: RELAY_BATCH_SIZE: must be between 1 and 1000 (got "0")',
-      'relay: config error: RELAY_TOPIC_ARNS: expected key=value, got "orders" (got "orders")',
+      'relay: config error: RELAY_TOPIC_ARNS: expected key=value (got "orders")',
     ]);
   });
 
@@ -37,8 +37,8 @@ describe("relay daemon configuration", () => {
         AWS_REQUEST_TIMEOUT_MS: "8000",
       }),
     ).toEqual([
-      "relay: config error: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS (24000 ms) = 24000 ms must be less than RELAY_DRAIN_TIMEOUT_MS (20000 ms): a PublishBatch in flight, with its retries, must be able to finish within the drain",
-      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (20000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than RELAY_LEASE_MS (20000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+      "relay: config error: AWS_REQUEST_TIMEOUT_MS×AWS_MAX_ATTEMPTS: 24000 ms must be less than RELAY_DRAIN_TIMEOUT_MS (20000 ms): a PublishBatch in flight, with its retries, must be able to finish within the drain",
+      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: 20000 ms + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than RELAY_LEASE_MS (20000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
     ]);
   });
 });
@@ -51,7 +51,7 @@ describe("relay configuration: every problem, every time", () => {
       ...env,
     });
   const stopBudget = (drainMs: number) =>
-    `relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (${drainMs} ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = ${drainMs + 5000} ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL`;
+    `relay: config error: RELAY_DRAIN_TIMEOUT_MS: ${drainMs} ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = ${drainMs + 5000} ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before the platform's SIGKILL`;
 
   it("a relay that could route no row, or routes to something that is not a topic ARN, does not start", async () => {
     expect(await refusal({ RELAY_DEFAULT_TOPIC_ARN: "" })).toEqual([
@@ -139,7 +139,7 @@ describe("relay configuration: every problem, every time", () => {
   it("a lease shorter than the drain and an inverted stop budget: both lines, exit 78", async () => {
     expect(await refusal({ RELAY_DRAIN_TIMEOUT_MS: "28000", RELAY_LEASE_MS: "30000" })).toEqual([
       stopBudget(28_000),
-      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: RELAY_DRAIN_TIMEOUT_MS (28000 ms) + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 33000 ms must be less than RELAY_LEASE_MS (30000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+      "relay: config error: RELAY_DRAIN_TIMEOUT_MS: 28000 ms + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 33000 ms must be less than RELAY_LEASE_MS (30000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
     ]);
   });
 });

@@ -192,22 +192,22 @@ describe("createRelay against the local SNS → SQS stack", () => {
 describe("createRelay options", () => {
   it("refuses what the daemon would refuse in its RELAY_… form, with the same reason", () => {
     expect(() => start({ batchSize: 0 })).toThrow(
-      new RelayOptionsError("batchSize must be between 1 and 1000, got 0"),
+      new RelayOptionsError("batchSize: must be between 1 and 1000 (got 0)"),
     );
-    expect(() => start({ pollIntervalMs: 2.5 })).toThrow("pollIntervalMs expected a whole number, got 2.5");
+    expect(() => start({ pollIntervalMs: 2.5 })).toThrow("pollIntervalMs: expected a whole number (got 2.5)");
     expect(() => start({ pipelineDepth: 9 })).toThrow(
-      new RelayOptionsError("pipelineDepth must be between 1 and 8, got 9"),
+      new RelayOptionsError("pipelineDepth: must be between 1 and 8 (got 9)"),
     );
     expect(() => start({ backoff: { baseMs: 5_000, maxMs: 1_000 } })).toThrow(
-      "backoff.baseMs (5000) must not exceed backoff.maxMs (1000)",
+      "backoff.baseMs: 5000 must not exceed backoff.maxMs (1000)",
     );
     expect(() => start({ backoff: { baseMs: 1_000, maxMs: 10_000 }, outageBackoffMaxMs: 500 })).toThrow(
-      "backoff.baseMs (1000) must not exceed outageBackoffMaxMs (500)",
+      "backoff.baseMs: 1000 must not exceed outageBackoffMaxMs (500)",
     );
     // The daemon's lease rule, with one publish in the place of the drain it has no budget for.
     expect(() => start({ leaseMs: 10_000, publishTimeoutMs: 8_000, leaseMarginMs: 2_000 })).toThrow(
       new RelayOptionsError(
-        "publishTimeoutMs (8000 ms) + leaseMarginMs (2000 ms) = 10000 ms must be less than leaseMs (10000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
+        "publishTimeoutMs: 8000 ms + leaseMarginMs (2000 ms) = 10000 ms must be less than leaseMs (10000 ms): a row must stay leased while the drain may still publish or mark it, or another relay publishes it twice",
       ),
     );
   });

@@ -15,33 +15,47 @@ export {
   databaseSettings,
   s3EndpointSettings,
 } from "./config/common-settings.js";
-export { ConfigError, type ConfigProblem, reportConfigErrors } from "./config/config-error.js";
+export {
+  ConfigError,
+  type ConfigProblem,
+  refuseOptions,
+  reportConfigErrors,
+} from "./config/config-error.js";
+export {
+  numericOption,
+  type OptionSettings,
+  optionValues,
+  positiveOption,
+  settingDefault,
+} from "./config/library-options.js";
 export { loadConfig, readConfig } from "./config/load-config.js";
-export { numericOption } from "./config/numeric-option.js";
 export { renderConfigTable, withConfigTable } from "./config/render-config-table.js";
 export { type ConfigOf, type Setting, type SettingsSpec, setting } from "./config/setting.js";
-export { environmentWith, type SettingsInCode } from "./config/settings-in-code.js";
+export {
+  brokenRules,
+  budgetRules,
+  notAbove,
+  type SettingNames,
+  type SettingRule,
+  type TimeoutRule,
+} from "./config/setting-rules.js";
+export type { SettingsInCode } from "./config/settings-in-code.js";
 export {
   type BudgetRule,
   findBudgetProblems,
-  mustNotExceed,
-  type SettingValue,
   type Timeout,
 } from "./config/timeout-budget.js";
 export { ClientConnection, kyselyOn, transactionOn } from "./db/client-kysely.js";
 export { configuredConnection } from "./db/configured-connection.js";
+export { connectionBounds, isQueryReadTimeout } from "./db/connection-bounds.js";
 export {
-  connectionBounds,
   createDatabase,
-  type DatabaseClientConfig,
   type DatabaseHandle,
   type DatabaseSettings,
-  type DatabaseSsl,
-  isQueryReadTimeout,
-  newDatabaseClient,
   type PlanCacheMode,
-  plainTextConnection,
 } from "./db/create-database.js";
+export { type DatabaseClientConfig, newDatabaseClient } from "./db/database-client.js";
+export { type DatabaseSsl, plainTextConnection } from "./db/database-tls.js";
 export {
   beginWithStatementTimeout,
   type DeadlineTransactionOptions,

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { formerNamesIn, readConfig } from "../src/config/load-config.js";
 import { describeTimeouts } from "../src/config/timeout-budget.js";
 import {
+  brokenRules,
+  budgetRules,
   ConfigError,
   type ConfigOf,
   commonSettings,
@@ -9,11 +11,12 @@ import {
   databaseSettings,
   findBudgetProblems,
   loadConfig,
-  mustNotExceed,
+  notAbove,
   renderConfigTable,
   resolveConfig,
   resolveDaemonConfig,
   setting,
+  type TimeoutRule,
 } from "../src/index.js";
 
 const spec = {
@@ -80,6 +83,16 @@ describe("loadConfig", () => {
     expect(problems.find((line) => line.startsWith("LOG_LEVEL:"))).toMatch(/expected one of fatal, error/);
     expect(problems.find((line) => line.startsWith("DATABASE_URL:"))).toMatch(/expected a URL/);
     expect(problems.join("\n")).not.toContain("hunter2");
+  });
+
+  it("says which entry of a key=value list is wrong, the value quoted once", () => {
+    const base = { DATABASE_URL: "postgres://app@db:5432/app" };
+    expect(problemsOf(() => loadConfig(spec, { ...base, TOPICS: "orders" }))).toEqual([
+      'TOPICS: expected key=value (got "orders")',
+    ]);
+    expect(problemsOf(() => loadConfig(spec, { ...base, TOPICS: "orders=arn:1, payments" }))).toEqual([
+      'TOPICS: expected key=value in every entry; entry 2 is not (got "orders=arn:1, payments")',
+    ]);
   });
 
   it("takes OPS_HOST only as an IP literal: a host name would bind to whatever it resolves to at start-up", () => {
@@ -209,9 +222,9 @@ describe("resolveDaemonConfig: every problem of every kind, in one ConfigError",
       expect.stringMatching(/^LOG_LEVEL: expected one of/),
       "CONCURRENCY: 30 must be less than DB_POOL_MAX (25)",
       expect.stringMatching(
-        /^DRAIN_MS: DRAIN_MS \(28000 ms\) \+ SHUTDOWN_OVERHEAD_MS \(5000 ms\) = 33000 ms must be less than STOP_TIMEOUT_MS/,
+        /^DRAIN_MS: 28000 ms \+ SHUTDOWN_OVERHEAD_MS \(5000 ms\) = 33000 ms must be less than STOP_TIMEOUT_MS/,
       ),
-      "DRAIN_MS: DRAIN_MS (28000 ms) = 28000 ms must be less than LEASE_MS (20000 ms): lease",
+      "DRAIN_MS: 28000 ms must be less than LEASE_MS (20000 ms): lease",
     ]);
   });
 
@@ -288,9 +301,10 @@ describe("resolveConfig: the TLS settings are checked with everything else", () 
 
   it("a one-shot command: the same, with its own checks", () => {
     const checks = (config: ConfigOf<typeof databaseSettings>) =>
-      mustNotExceed(
-        { env: "DB_STATEMENT_TIMEOUT_MS", value: config.dbStatementTimeoutMs },
-        { env: "LIMIT_MS", value: 1_000 },
+      brokenRules(
+        [notAbove("statementMs", "limitMs")],
+        { statementMs: config.dbStatementTimeoutMs, limitMs: 1_000 },
+        (key) => (key === "statementMs" ? "DB_STATEMENT_TIMEOUT_MS" : "LIMIT_MS"),
       );
     expect(
       problemsOf(() =>
@@ -330,13 +344,46 @@ describe("resolveConfig: the TLS settings are checked with everything else", () 
   });
 });
 
-describe("mustNotExceed", () => {
-  it("names the variable to change, both values and the reason", () => {
-    const base = { env: "BASE_MS", value: 2_000 };
-    expect(mustNotExceed(base, { env: "MAX_MS", value: 2_000 })).toEqual([]);
-    expect(mustNotExceed(base, { env: "MAX_MS", value: 1_000 }, "the cap wins")).toEqual([
+describe("rules across settings", () => {
+  const rules = [notAbove<{ baseMs: number; maxMs?: number }>("baseMs", "maxMs", "the cap wins")];
+  const variables = (key: string) => (key === "baseMs" ? "BASE_MS" : "MAX_MS");
+
+  it("name the setting to change, both values and the reason, as the reader names them", () => {
+    expect(brokenRules(rules, { baseMs: 2_000, maxMs: 2_000 }, variables)).toEqual([]);
+    expect(brokenRules(rules, { baseMs: 2_000, maxMs: 1_000 }, variables)).toEqual([
       { env: "BASE_MS", message: "2000 must not exceed MAX_MS (1000): the cap wins" },
     ]);
+    expect(brokenRules(rules, { baseMs: 2_000, maxMs: 1_000 }, (key) => key)).toEqual([
+      { env: "baseMs", message: "2000 must not exceed maxMs (1000): the cap wins" },
+    ]);
+  });
+
+  it("leave out a rule that reads a value not given", () => {
+    expect(brokenRules(rules, { baseMs: 2_000 }, variables)).toEqual([]);
+  });
+
+  it("of the timeout hierarchy become budget rules named by their reader, left out when a value is not given", () => {
+    type Values = { holdMs: number; marginMs: number; leaseMs: number; drainMs?: number };
+    const timeoutRules: TimeoutRule<Values>[] = [
+      { inner: ["holdMs", "marginMs"], outer: "leaseMs", why: "lease" },
+      { inner: ["holdMs"], outer: "drainMs", why: "drain" },
+    ];
+    const name = (key: string) => key.toUpperCase();
+    expect(budgetRules(timeoutRules, { holdMs: 8_000, marginMs: 2_000, leaseMs: 10_000 }, name)).toEqual([
+      {
+        inner: [
+          { env: "HOLDMS", ms: 8_000 },
+          { env: "MARGINMS", ms: 2_000 },
+        ],
+        outer: { env: "LEASEMS", ms: 10_000 },
+        why: "lease",
+      },
+    ]);
+    expect(
+      budgetRules(timeoutRules, { holdMs: 1, marginMs: 1, leaseMs: 10, drainMs: 5 }, name).map(
+        (rule) => rule.why,
+      ),
+    ).toEqual(["lease", "drain"]);
   });
 });
 
@@ -371,11 +418,11 @@ describe("timeout budget", () => {
       {
         env: "DRAIN_MS",
         message:
-          "DRAIN_MS (25000 ms) + SHUTDOWN_OVERHEAD_MS (5000 ms) = 30000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before SIGKILL",
+          "25000 ms + SHUTDOWN_OVERHEAD_MS (5000 ms) = 30000 ms must be less than STOP_TIMEOUT_MS (30000 ms): the drain must end before SIGKILL",
       },
       {
         env: "DB_STATEMENT_TIMEOUT_MS",
-        message: "DB_STATEMENT_TIMEOUT_MS (25000 ms) = 25000 ms must be less than DRAIN_MS (25000 ms): y",
+        message: "25000 ms must be less than DRAIN_MS (25000 ms): y",
       },
     ]);
   });

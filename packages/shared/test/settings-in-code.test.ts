@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { commonSettings, environmentWith, readConfig } from "../src/index.js";
+import { environmentWith } from "../src/config/settings-in-code.js";
+import { commonSettings, readConfig } from "../src/index.js";
 
 describe("settings given in code (runConsumer's and runRelay's `settings`)", () => {
   it("win over the environment, numbers and booleans written as their text", () => {

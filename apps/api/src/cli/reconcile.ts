@@ -15,7 +15,7 @@ import { photoDatabase } from "../db/connections.js";
 import { apiSchema } from "../db/migrate.js";
 import { createEquipmentClient } from "../equipment-client.js";
 import { reconcileOptions, reconcilePendingLinks } from "../reconcile-links.js";
-import { apiSettings, checkApi } from "../settings.js";
+import { apiSettings, checkApi, variableOf } from "../settings.js";
 
 /**
  * The variables `api reconcile` reads: the scheduled task's environment is made of these (infra/),
@@ -45,7 +45,7 @@ export async function runReconcile(): Promise<number> {
     resolveConfig(
       reconcileSettings,
       (values) => {
-        const { rules, problems } = checkApi(values);
+        const { rules, problems } = checkApi(values, variableOf);
         return [...problems, ...findBudgetProblems(rules)];
       },
       process.env,

@@ -170,11 +170,16 @@ export const setting = {
       "",
       z.string().transform((text, ctx) => {
         const entries: Record<string, string> = {};
-        for (const pair of text.split(",").map((part) => part.trim())) {
-          if (pair === "") continue;
+        const pairs = text
+          .split(",")
+          .map((part) => part.trim())
+          .filter((part) => part !== "");
+        for (const [index, pair] of pairs.entries()) {
           const at = pair.indexOf("=");
           if (at <= 0 || at === pair.length - 1) {
-            ctx.addIssue({ code: "custom", message: `expected key=value, got "${pair}"` });
+            // The value itself is quoted after the message (readConfig): only which entry is wrong goes here.
+            const which = pairs.length === 1 ? "" : ` in every entry; entry ${index + 1} is not`;
+            ctx.addIssue({ code: "custom", message: `expected key=value${which}` });
             return z.NEVER;
           }
           entries[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();

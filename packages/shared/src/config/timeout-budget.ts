@@ -17,41 +17,28 @@ export interface BudgetRule {
   readonly why: string;
 }
 
-function describe(timeouts: readonly Timeout[]): string {
-  return timeouts.map((timeout) => `${timeout.env} (${timeout.ms} ms)`).join(" + ");
-}
-
-/** Problems of every rule that is broken, worded for the operator who must fix the task definition. */
+/**
+ * Problems of every rule that is broken, worded for the operator who must fix the task definition.
+ * A problem is the first inner timeout's (the line names it), so its message starts with its value:
+ * `RELAY_DRAIN_TIMEOUT_MS: 20000 ms + DB_STATEMENT_TIMEOUT_MS (5000 ms) = 25000 ms must be less than …`.
+ */
 export function findBudgetProblems(rules: readonly BudgetRule[]): ConfigProblem[] {
   return rules.flatMap((rule) => {
     const used = rule.inner.reduce((sum, timeout) => sum + timeout.ms, 0);
     if (used < rule.outer.ms) return [];
-    const env = rule.inner[0]?.env ?? rule.outer.env;
+    const [first, ...others] = rule.inner;
+    const terms = [
+      `${first?.ms ?? 0} ms`,
+      ...others.map((timeout) => `${timeout.env} (${timeout.ms} ms)`),
+    ].join(" + ");
+    const sum = others.length === 0 ? "" : ` = ${used} ms`;
     return [
       {
-        env,
-        message: `${describe(rule.inner)} = ${used} ms must be less than ${describe([rule.outer])}: ${rule.why}`,
+        env: first?.env ?? rule.outer.env,
+        message: `${terms}${sum} must be less than ${rule.outer.env} (${rule.outer.ms} ms): ${rule.why}`,
       },
     ];
   });
-}
-
-/** A setting's number, named by its variable, for a check across settings. */
-export interface SettingValue {
-  readonly env: string;
-  readonly value: number;
-}
-
-/**
- * `value` ≤ `limit`, or the one problem (`value` is the variable to change): e.g. a backoff whose
- * base exceeds its cap, which would silently win from the first retry on. `why` ends the message.
- */
-export function mustNotExceed(value: SettingValue, limit: SettingValue, why?: string): ConfigProblem[] {
-  if (value.value <= limit.value) return [];
-  const reason = why === undefined ? "" : `: ${why}`;
-  return [
-    { env: value.env, message: `${value.value} must not exceed ${limit.env} (${limit.value})${reason}` },
-  ];
 }
 
 /**

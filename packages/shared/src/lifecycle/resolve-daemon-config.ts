@@ -2,8 +2,9 @@ import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError, type ConfigProblem } from "../config/config-error.js";
 import { readConfig } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
+import { environmentWith, type SettingsInCode } from "../config/settings-in-code.js";
 import { type BudgetRule, findBudgetProblems, type Timeout } from "../config/timeout-budget.js";
-import { databaseTlsProblems } from "../db/create-database.js";
+import { databaseTlsProblems } from "../db/database-tls.js";
 import { tracingConfigProblems } from "../telemetry/tracing-config.js";
 
 type CommonSettings = typeof commonSettings;
@@ -116,20 +117,29 @@ function daemonChecks<S extends SettingsSpec & CommonSettings>(
 
 /**
  * Everything a daemon checks before it starts ({@link resolveConfig}), its checks being its own
- * and then every timeout rule (common ones first). runDaemon turns the ConfigError into exit 78;
- * deployment code (infra/) runs the same check on a task definition's environment at synth time.
+ * and then every timeout rule (common ones first). `settingsInCode` (runRelay's and runConsumer's
+ * `settings`) go over `env` and are read as it is; a key that is no setting is a problem too.
+ * runDaemon turns the ConfigError into exit 78; deployment code (infra/) runs the same check on a
+ * task definition's environment at synth time. `env` is the environment read, settings in code included.
  */
 export function resolveDaemonConfig<S extends SettingsSpec & CommonSettings>(
   settings: S,
   timeouts: DaemonTimeouts<ConfigOf<S>>,
-  env: Readonly<Record<string, string | undefined>>,
-): { config: ConfigOf<S>; drain: Timeout; rules: BudgetRule[] } {
+  environment: Readonly<Record<string, string | undefined>>,
+  settingsInCode: SettingsInCode = {},
+): {
+  config: ConfigOf<S>;
+  drain: Timeout;
+  rules: BudgetRule[];
+  env: Readonly<Record<string, string | undefined>>;
+} {
+  const { env, problems: notSettings } = environmentWith(settings, settingsInCode, environment);
   // The OTEL_* variables are the SDK's, not settings; the one they can get wrong for good is checked here.
   const config = resolveConfig(
     settings,
-    (parsed) => [...daemonChecks(parsed, timeouts).problems, ...tracingConfigProblems(env)],
+    (parsed) => [...notSettings, ...daemonChecks(parsed, timeouts).problems, ...tracingConfigProblems(env)],
     env,
   );
   const { drain, rules } = daemonChecks(config, timeouts);
-  return { config, drain, rules };
+  return { config, drain, rules, env };
 }

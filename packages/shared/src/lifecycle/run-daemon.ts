@@ -5,14 +5,11 @@ import type { commonSettings } from "../config/common-settings.js";
 import { ConfigError, configErrorText } from "../config/config-error.js";
 import { formerNamesIn } from "../config/load-config.js";
 import type { ConfigOf, SettingsSpec } from "../config/setting.js";
+import type { SettingsInCode } from "../config/settings-in-code.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { configuredConnection } from "../db/configured-connection.js";
-import {
-  createDatabase,
-  type DatabaseHandle,
-  type PlanCacheMode,
-  plainTextConnection,
-} from "../db/create-database.js";
+import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
+import { plainTextConnection } from "../db/database-tls.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { rotatingPassword } from "../db/rotating-password.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -81,6 +78,11 @@ export interface DaemonDefinition<S extends SettingsSpec & CommonSettings, W ext
   /** Migration sets the daemon needs beyond the outbox's, checked before it starts. */
   readonly schema?: ServiceSchema;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Settings an application fixed in code (runRelay's and runConsumer's `settings`): they win over
+   * `env` and are parsed and checked with it, as one environment (see resolveDaemonConfig).
+   */
+  readonly settingsInCode?: SettingsInCode;
 }
 
 /** What `task` returns; if it throws a ConfigError, every problem on stderr and exit 78. */
@@ -109,8 +111,13 @@ function orExitOnConfigError<T>(service: string, task: () => T): T {
 export async function runDaemon<S extends SettingsSpec & CommonSettings, W extends DrainSummary>(
   definition: DaemonDefinition<S, W>,
 ): Promise<never> {
-  const { config, drain, rules } = orExitOnConfigError(definition.service, () =>
-    resolveDaemonConfig(definition.settings, definition.timeouts, definition.env ?? process.env),
+  const { config, drain, rules, env } = orExitOnConfigError(definition.service, () =>
+    resolveDaemonConfig(
+      definition.settings,
+      definition.timeouts,
+      definition.env ?? process.env,
+      definition.settingsInCode,
+    ),
   );
   // S extends the common settings, so these keys are present; TypeScript cannot see through ConfigOf<S>.
   const common = config as unknown as ConfigOf<CommonSettings>;
@@ -152,7 +159,7 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
       "plain-text database connection to a host that is not loopback",
     );
   }
-  for (const { former, current } of formerNamesIn(definition.settings, definition.env ?? process.env)) {
+  for (const { former, current } of formerNamesIn(definition.settings, env)) {
     log.warn(
       { variable: former, renamedTo: current },
       "deprecated variable name: rename it; read for one more release",

@@ -1,0 +1,167 @@
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { inQuerySpan } from "../telemetry/query-span.js";
+import { type ConnectionBounds, PG_QUERY_READ_TIMEOUT } from "./connection-bounds.js";
+import type { TlsTarget } from "./database-tls.js";
+import type { ConnectionHealth } from "./pool-health.js";
+import { isPasswordRefused, isStalePreparedStatement } from "./postgres-errors.js";
+import type { RotatingPassword } from "./rotating-password.js";
+
+export interface DatabaseClientConfig extends ConnectionBounds, TlsTarget {
+  /** When set, what a connection authenticates with instead of the URL's password; see {@link newDatabaseClient}. */
+  readonly rotatingPassword?: RotatingPassword;
+}
+
+type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
+
+/** What a connection does when connecting fails; see {@link ConnectingClient}. */
+interface ConnectFailure {
+  readonly rotatingPassword: RotatingPassword | undefined;
+  /** Puts the setting to change in front of a connection error's message (resolveSsl's `explain`). */
+  readonly explain: (error: Error) => Error;
+}
+
+/**
+ * pg's client, authenticating with the rotating password when there is one, and on a failed
+ * connect telling that password it was refused (the next connection reads the secret first) and
+ * naming the TLS setting to change. Every connection of a daemon is one: the pool's, and one of
+ * its own (the relay's LISTEN).
+ */
+class ConnectingClient extends pg.Client {
+  readonly #failure: ConnectFailure;
+
+  constructor(config: pg.ClientConfig, failure: ConnectFailure) {
+    super(config);
+    this.#failure = failure;
+    const password = failure.rotatingPassword;
+    // pg asks a function for the password when the server wants one, once per connection; it has to
+    // be set on the client, not passed in its config, because pg lets a `connectionString`'s (empty)
+    // password win over the config's.
+    if (password !== undefined)
+      (this as unknown as { password: () => Promise<string> }).password = () => password.current();
+  }
+
+  override connect(): Promise<pg.Client>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
+    const connecting = super.connect().catch((error: unknown) => {
+      if (!(error instanceof Error)) throw error;
+      if (isPasswordRefused(error)) this.#failure.rotatingPassword?.refused();
+      throw this.#failure.explain(error);
+    });
+    if (callback === undefined) return connecting;
+    // pg-pool connects this way.
+    connecting.then(
+      (connected) => callback(null, connected),
+      (error: Error) => callback(error),
+    );
+    return undefined;
+  }
+}
+
+/**
+ * A connection of its own outside the pool (the relay's LISTEN), reaching the server as the pool's
+ * do: TLS, bounds and the rotating password included.
+ */
+export function newDatabaseClient(
+  config: Omit<DatabaseClientConfig, "ssl"> & Partial<Pick<DatabaseClientConfig, "ssl">>,
+  applicationName: string,
+): pg.Client {
+  const { rotatingPassword, ...pgConfig } = config;
+  return new ConnectingClient(
+    { ...pgConfig, application_name: applicationName },
+    { rotatingPassword, explain: (error) => error },
+  );
+}
+
+/**
+ * Statements a connection keeps parsed. Kysely builds one text per query shape, so a daemon uses a few
+ * dozen; the cap only matters for shapes that vary with their input (a multi-row INSERT per row count),
+ * which past it run unnamed as before.
+ */
+const PREPARED_PER_CONNECTION = 100;
+
+/** What the pool's connections share: see {@link poolClient}. */
+export interface PoolClientOptions extends ConnectFailure {
+  readonly prepare: boolean;
+  /** The `query_timeout` its bounds give a query, for the message of one left unanswered. */
+  readonly queryTimeoutMs: number;
+  readonly health: ConnectionHealth;
+}
+
+/**
+ * The pool's client (pg-pool makes each with `new Client(config)`): a {@link ConnectingClient} that
+ * also prepares every parameterised statement once per connection (Postgres then skips parsing and
+ * analysing it again, which for a statement writing three tables costs as much as running it), runs
+ * each query in a span, and closes a connection that left a query unanswered past `query_timeout`
+ * (telling the pool's {@link ConnectionHealth}, which reads every answer).
+ */
+export function poolClient(options: PoolClientOptions): typeof pg.Client {
+  const { prepare, queryTimeoutMs, health } = options;
+  return class PoolClient extends ConnectingClient {
+    readonly #prepared = new Map<string, string>();
+    #named = 0;
+
+    constructor(config: pg.ClientConfig) {
+      super(config, options);
+      health.answered(this);
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
+    override query(config: any, values?: any, callback?: any): any {
+      // Callbacks are pg-pool's `pool.query`, which hands an error back with the client and so
+      // closes it; submittables (cursors) return no promise.
+      if (callback !== undefined || typeof values === "function" || typeof config?.submit === "function")
+        return super.query(config, values, callback);
+      const text: string = typeof config === "string" ? config : String(config?.text ?? "");
+      const sentAt = performance.now();
+      return inQuerySpan(text, this.database, () =>
+        this.#send(config, values).then(
+          (result) => {
+            health.answered(this);
+            return result;
+          },
+          (error: unknown) => {
+            if (error instanceof pg.DatabaseError) health.answered(this);
+            if (error instanceof Error && error.message === PG_QUERY_READ_TIMEOUT) {
+              health.unanswered(sentAt);
+              this.#abandon(error);
+            }
+            throw error;
+          },
+        ),
+      );
+    }
+
+    /**
+     * pg rejects the caller at `query_timeout` but keeps the query on the wire and the connection in
+     * the pool, where every later query would queue behind the one that never ends. Closing it fails
+     * what is queued at once and makes the pool open a new one.
+     */
+    #abandon(error: Error) {
+      error.message = `${PG_QUERY_READ_TIMEOUT}: Postgres left a query unanswered for ${queryTimeoutMs} ms (its statement timeout + DB_CONNECT_TIMEOUT_MS): its connection is closed`;
+      // With a query in flight, pg's end() destroys the socket rather than waiting for a goodbye.
+      this.end().catch(() => {});
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's own overloads, passed through unchanged.
+    #send(config: any, values: any): Promise<pg.QueryResult> {
+      if (!prepare || typeof config !== "string" || !Array.isArray(values) || values.length === 0)
+        return super.query(config, values);
+      let name = this.#prepared.get(config);
+      if (name === undefined && this.#prepared.size < PREPARED_PER_CONNECTION) {
+        name = `outbox_${this.#named++}`;
+        this.#prepared.set(config, name);
+      }
+      if (name === undefined) return super.query(config, values);
+      return (super.query({ name, text: config, values }) as Promise<pg.QueryResult>).catch(
+        (error: unknown) => {
+          // After an ALTER that changed what it returns, the statement fails once; its next run is
+          // prepared again, under a new name.
+          if (isStalePreparedStatement(error)) this.#prepared.delete(config);
+          throw error;
+        },
+      );
+    }
+  };
+}
