@@ -9,6 +9,7 @@ import type {
   Transaction,
 } from "kysely";
 import { ClientConnection, kyselyOn, transactionOn } from "./client-kysely.js";
+import { isInFailedTransaction } from "./postgres-errors.js";
 
 /**
  * `BEGIN` and a `SET LOCAL statement_timeout` of `ms` as one simple-protocol statement list: one round
@@ -302,6 +303,13 @@ export async function deadlineTransaction<T, DB = Database>(
   }
 }
 
+/** A COMMIT asked of a transaction in which a statement failed (its error caught by the work). */
+class FailedTransactionError extends Error {
+  constructor() {
+    super("a statement failed inside the transaction (its error was caught): nothing was written");
+  }
+}
+
 /** The SQLSTATE our own check raises (an implementation-defined class: no Postgres error has it). */
 const NOT_THE_TRANSACTION = "OUTBX";
 
@@ -325,16 +333,14 @@ async function endTransaction(
   if (status === "E") {
     // A statement failed in the transaction, and Postgres answers only ROLLBACK now. The work caught
     // its error if it returned: a COMMIT would have written nothing.
-    if (end === "COMMIT") {
-      throw new Error(
-        "a statement failed inside the transaction (its error was caught): nothing was written",
-      );
-    }
+    if (end === "COMMIT") throw new FailedTransactionError();
     await connection.send("ROLLBACK");
     return true;
   }
   if (xid === undefined) {
-    await connection.send(end);
+    // Postgres answers a COMMIT of a failed transaction with the tag ROLLBACK, not an error.
+    const answer = (await connection.send(end)) as { command?: unknown };
+    if (end === "COMMIT" && answer.command === "ROLLBACK") throw new FailedTransactionError();
     return true;
   }
   try {
@@ -350,6 +356,10 @@ async function endTransaction(
     if ((error as { code?: unknown }).code === NOT_THE_TRANSACTION) {
       throw new TransactionEscapedError("another transaction was open in its place");
     }
+    // pg rejects a failed statement at its error, before the "ready" message that says the
+    // transaction has failed; a loaded machine can run the work's catch and its return in between,
+    // so the status read above still said "in a transaction". Postgres refused the check: the same case.
+    if (end === "COMMIT" && isInFailedTransaction(error)) throw new FailedTransactionError();
     throw error;
   }
   return true;

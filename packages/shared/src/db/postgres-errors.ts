@@ -12,6 +12,8 @@ const SQLSTATE = {
   featureNotSupported: "0A000",
   /** The password was wrong: after a rotation, the one this process still has. */
   invalidPassword: "28P01",
+  /** A statement sent after another failed in the same transaction: only ROLLBACK is taken now. */
+  inFailedTransaction: "25P02",
 } as const;
 
 interface PostgresErrorFields {
@@ -37,6 +39,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 /** Postgres refusing a prepared statement whose result columns a migration changed since. */
 export function isStalePreparedStatement(error: unknown): boolean {
   return fields(error).code === SQLSTATE.featureNotSupported;
+}
+
+/** The transaction had already failed (a statement's error the work caught): nothing it did remains. */
+export function isInFailedTransaction(error: unknown): boolean {
+  return fields(error).code === SQLSTATE.inFailedTransaction;
 }
 
 /** Postgres refused the password a connection authenticated with. */
