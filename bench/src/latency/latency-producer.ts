@@ -26,6 +26,9 @@ export interface LatencyProducer {
  */
 export async function startLatencyProducer(url: string, impl: RelayImpl): Promise<LatencyProducer> {
   const peerPool = new pg.Pool({ connectionString: url, max: PRODUCER_CONNECTIONS });
+  // An idle connection ended by the server (the run's DROP DATABASE … WITH (FORCE) racing this
+  // pool's end) is an 'error' event on the pool: without a listener it would end the whole bench.
+  peerPool.on("error", () => {});
   const ours =
     impl === "ours"
       ? createDatabase({
