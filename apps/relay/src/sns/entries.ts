@@ -120,25 +120,12 @@ export interface Chunk {
   bytes: number;
 }
 
-/** Packs rows into requests, per topic, keeping seq order within a topic. */
+/** Packs rows into requests, per topic, keeping seq order within a topic: takeChunk until none is left. */
 export function planChunks(ready: readonly ReadyRow[]): Chunk[] {
-  const done: Chunk[] = [];
-  const open = new Map<string, Chunk>();
-  for (const item of ready) {
-    let chunk = open.get(item.topicArn);
-    if (chunk && (chunk.entries.length === MAX_BATCH_ENTRIES || chunk.bytes + item.bytes > item.limitBytes)) {
-      done.push(chunk);
-      chunk = undefined;
-    }
-    if (!chunk) {
-      chunk = { topicArn: item.topicArn, rows: [], entries: [], bytes: 0 };
-      open.set(item.topicArn, chunk);
-    }
-    chunk.rows.push(item.row);
-    chunk.entries.push(item.entry);
-    chunk.bytes += item.bytes;
-  }
-  return [...done, ...open.values()];
+  const left = [...ready];
+  const chunks: Chunk[] = [];
+  while (left.length > 0) chunks.push(takeChunk(left));
+  return chunks;
 }
 
 /**
