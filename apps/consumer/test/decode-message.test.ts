@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "@aws-sdk/client-sqs";
-import { Capacity } from "@outbox/shared";
 import { describe, expect, it } from "vitest";
 import { PoisonReason } from "../src/errors.js";
 import { decodeMessage } from "../src/message/decode.js";
@@ -142,30 +141,6 @@ describe("decodeMessage", () => {
     const decoded = decodeMessage(message, envelope);
     expect(decoded).toBeInstanceOf(PoisonReason);
     expect((decoded as PoisonReason).kind).toBe(kind);
-  });
-});
-
-describe("Capacity", () => {
-  it("reserves only free slots, waits for the minimum, and wakes waiters in order", async () => {
-    const capacity = new Capacity(10);
-    const never = new AbortController().signal;
-    expect(await capacity.reserve(1, 10, never)).toBe(10);
-    const first = capacity.reserve(5, 10, never);
-    const second = capacity.reserve(1, 10, never);
-    capacity.giveBack(3);
-    capacity.giveBack(4);
-    expect(await first).toBe(7);
-    capacity.giveBack(2);
-    expect(await second).toBe(2);
-  });
-
-  it("gives up waiting with 0 when intake stops", async () => {
-    const capacity = new Capacity(1);
-    const stop = new AbortController();
-    expect(await capacity.reserve(1, 10, stop.signal)).toBe(1);
-    const waiting = capacity.reserve(1, 10, stop.signal);
-    stop.abort();
-    expect(await waiting).toBe(0);
   });
 });
 

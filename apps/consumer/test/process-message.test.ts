@@ -150,7 +150,7 @@ function effectThen(then: () => Promise<void>): HandlerSet<ExampleDatabase> {
 }
 
 describe("the message pipeline (handleMessage)", () => {
-  it("applies a new event once, commits its inbox row and deletes the message after the commit", async () => {
+  it("applies a new event once and commits its inbox row: its fate is processed (a delete)", async () => {
     const { handlers, runs } = countingHandlers();
     const { process, tracked, everTracked } = pipeline(handlers, { consumer: "new" });
     const event = exampleEvent("new");
@@ -167,7 +167,7 @@ describe("the message pipeline (handleMessage)", () => {
     expect(tracked.size).toBe(0);
   });
 
-  it("detects a second delivery of the same event, skips the handler and deletes it too", async () => {
+  it("detects a second delivery of the same event and skips the handler: its fate is duplicate (a delete)", async () => {
     const { handlers, runs } = countingHandlers();
     const { process } = pipeline(handlers, { consumer: "dup" });
     const event = exampleEvent("twice");
@@ -184,7 +184,7 @@ describe("the message pipeline (handleMessage)", () => {
     expect(await inboxRowsOf(database, "dup")).toHaveLength(1);
   });
 
-  it("sends a malformed message to the DLQ with its reason and deletes it, without touching the inbox", async () => {
+  it("gives a malformed message the poison fate with its reason (to the DLQ), without touching the inbox", async () => {
     const { handlers, runs } = countingHandlers();
     const { process } = pipeline(handlers, { consumer: "malformed" });
     const notJson = received(exampleEvent("not-json"), 1, "{not json");
@@ -216,7 +216,7 @@ describe("the message pipeline (handleMessage)", () => {
     expect(await inboxRowsOf(database, "rejected")).toEqual([]);
   });
 
-  it("without a DLQ leaves a malformed message to the redrive policy: retried later, not deleted", async () => {
+  it("without a DLQ leaves a malformed message to the redrive policy: its fate is a retry, not a delete", async () => {
     const { handlers } = countingHandlers();
     const { process } = pipeline(handlers, { consumer: "no-dlq", withDlq: false });
     const message = received(exampleEvent("not-json"), 2, "{not json");
@@ -227,7 +227,7 @@ describe("the message pipeline (handleMessage)", () => {
     );
   });
 
-  it("rolls back a failing handler and hides the message for its retry delay, doubling per receive", async () => {
+  it("rolls back a failing handler: its fate is a retry after a delay doubling per receive", async () => {
     const { process } = pipeline(
       effectThen(async () => {
         throw new Error("downstream said no");

@@ -1,5 +1,6 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import type { Deadline } from "@outbox/client";
+import { receiptOf } from "../message/receipt.js";
 import type { Lease, VisibilityHeartbeat } from "../queue/heartbeat.js";
 
 export interface FifoGroupsOptions {
@@ -50,8 +51,7 @@ export class FifoGroups {
       return this.#run(group, line, message, leaseExpiresAt);
     }
     const lease: Lease = {
-      messageId: message.MessageId ?? "",
-      receiptHandle: message.ReceiptHandle ?? "",
+      ...receiptOf(message),
       deadline: this.#options.waitDeadline(waiting.length + 1),
       expiresAt: leaseExpiresAt,
     };

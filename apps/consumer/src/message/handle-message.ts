@@ -13,7 +13,7 @@ import { fetchClaimedPayload } from "./fetch-claimed-payload.js";
 import { type FoundHandler, findHandler } from "./find-handler.js";
 import type { MessageContext } from "./pipeline.js";
 import { startProcessSpan } from "./process-span.js";
-import { receiveCountOf } from "./receipt.js";
+import { receiptOf, receiveCountOf } from "./receipt.js";
 
 /** A message ready for its inbox transaction: decoded, its payload in hand, its handler found. */
 export interface PreparedMessage<DB> {
@@ -61,12 +61,7 @@ export async function prepareMessage<DB>(
   // The deadline and the lease start before a claim-checked payload is fetched: the fetch is part of
   // the time the message gets, and its lease is kept ahead of it meanwhile.
   const deadline = messageDeadline(ctx.drain, ctx.handlerTimeoutMs);
-  const lease: Lease = {
-    messageId: message.MessageId ?? "",
-    receiptHandle: message.ReceiptHandle ?? "",
-    deadline,
-    expiresAt: leaseExpiresAt,
-  };
+  const lease: Lease = { ...receiptOf(message), deadline, expiresAt: leaseExpiresAt };
   ctx.heartbeat.track(lease);
   const endEarly = (fate: () => MessageFate): { fate: MessageFate } => {
     ctx.heartbeat.untrack(lease);

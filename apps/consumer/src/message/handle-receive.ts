@@ -123,14 +123,14 @@ async function runBatch<DB>(
     if (leftItsTransaction(error)) {
       return Promise.all(chunk.map((prepared) => failedInBatch(ctx, prepared, error, started)));
     }
-    // Each message, on its own, would only find the database down again.
-    if (await ctx.database.explains(error)) {
-      return Promise.all(chunk.map((prepared) => runPrepared(ctx, prepared)));
+    // A database outage explains it: each message, on its own, then finds the database down and is
+    // released (runPrepared). Anything else is worth a line.
+    if (!(await ctx.database.explains(error))) {
+      ctx.log.warn(
+        { err: error, eventType: echoed(first.event.type), batchSize: chunk.length },
+        "batch failed; handling its messages one at a time",
+      );
     }
-    ctx.log.warn(
-      { err: error, eventType: echoed(first.event.type), batchSize: chunk.length },
-      "batch failed; handling its messages one at a time",
-    );
     return Promise.all(chunk.map((prepared) => runPrepared(ctx, prepared)));
   }
   const seconds = (performance.now() - started) / 1_000;
