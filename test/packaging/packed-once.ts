@@ -18,8 +18,3 @@ export function packedNamed(packed: readonly Packed[], name: string): Packed {
   if (found === undefined) throw new Error(`${name} is not among the publishable packages`);
   return found;
 }
-
-/** The packed tarball of the package named `name`. */
-export function packedTarball(packed: readonly Packed[], name: string): string {
-  return packedNamed(packed, name).tarball;
-}

@@ -109,7 +109,7 @@ export async function startConsole(
     async close() {
       await server.close();
       // A run in hand ends after its page once `stopping` aborts: its cursor saved, resumable.
-      await replays?.settled();
+      await replays?.runsEnded();
       queues?.close();
       sns?.destroy();
       s3?.destroy();

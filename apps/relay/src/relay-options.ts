@@ -52,7 +52,7 @@ type SettingOption = Exclude<keyof typeof optionSettings, "backoffBaseMs" | "bac
 function optionName(key: string): string {
   if (key === "backoffBaseMs") return "backoff.baseMs";
   if (key === "backoffMaxMs") return "backoff.maxMs";
-  // The longest a row is held is one publish, for want of a drain (RelayRuleValues).
+  // The longest a row is held is one publish: a caller's drain may bring any Deadline (RelayRuleValues).
   if (key === "longestHoldMs") return "publishTimeoutMs";
   return key;
 }
@@ -138,7 +138,8 @@ export function relayOptionValues(options: RelayOptions) {
     backoffBaseMs: values.backoffBaseMs,
     backoffMaxMs: values.backoffMaxMs,
     outageBackoffMaxMs: values.outageBackoffMaxMs,
-    // No drain budget in advance: a row is held at most one publish past the batch's last check.
+    // drainTimeoutMs is only drain()'s default: a caller may drain by any Deadline, so the rules
+    // count on one publish past the batch's last check, not on a drain budget.
     longestHoldMs: publishTimeout,
   };
   refuseAny([

@@ -183,13 +183,13 @@ export interface RelayRuleValues {
   readonly backoffMaxMs: number;
   readonly outageBackoffMaxMs: number;
   /**
-   * The daemon's drain budget. A library caller has none in advance: its drain brings a Deadline,
-   * and no request starts that could not end by it.
+   * The daemon's drain budget. For a library caller `drainTimeoutMs` is only `drain()`'s default:
+   * its drain may bring any Deadline, and no request starts that could not end by it.
    */
   readonly drainTimeoutMs?: number;
   /**
    * The longest a row may still be held once its batch stops: the drain, or for a library caller,
-   * who has none, one publish (named as the value it is, RELAY_DRAIN_TIMEOUT_MS or publishTimeoutMs).
+   * whose drain may bring any Deadline, one publish (named as the value it is, RELAY_DRAIN_TIMEOUT_MS or publishTimeoutMs).
    */
   readonly longestHoldMs: number;
 }

@@ -23,7 +23,6 @@ export {
 } from "./config/config-error.js";
 export {
   numericOption,
-  type OptionSettings,
   optionValues,
   positiveOption,
   settingDefault,
@@ -58,7 +57,6 @@ export { type DatabaseClientConfig, newDatabaseClient } from "./db/database-clie
 export { type DatabaseSsl, plainTextConnection } from "./db/database-tls.js";
 export {
   beginWithStatementTimeout,
-  type DeadlineTransactionOptions,
   deadlineConnection,
   deadlineTransaction,
   PostgresUnansweredError,

@@ -48,7 +48,7 @@ export class ReplayDesk {
   }
 
   /** Resolves once every run in hand has ended (at a stop: after its page in hand, resumable). */
-  async settled(): Promise<void> {
+  async runsEnded(): Promise<void> {
     await Promise.allSettled([...this.#working]);
   }
 }
