@@ -134,12 +134,18 @@ export function resolveDaemonConfig<S extends SettingsSpec & CommonSettings>(
   env: Readonly<Record<string, string | undefined>>;
 } {
   const { env, problems: notSettings } = environmentWith(settings, settingsInCode, environment);
+  // The daemon's checks run once (a handlers module's existence among them): on the config that
+  // resolveConfig returns, which is the one they were given when nothing failed.
+  let checked: ReturnType<typeof daemonChecks> | undefined;
   // The OTEL_* variables are the SDK's, not settings; the one they can get wrong for good is checked here.
   const config = resolveConfig(
     settings,
-    (parsed) => [...notSettings, ...daemonChecks(parsed, timeouts).problems, ...tracingConfigProblems(env)],
+    (parsed) => {
+      checked = daemonChecks(parsed, timeouts);
+      return [...notSettings, ...checked.problems, ...tracingConfigProblems(env)];
+    },
     env,
   );
-  const { drain, rules } = daemonChecks(config, timeouts);
+  const { drain, rules } = checked ?? daemonChecks(config, timeouts);
   return { config, drain, rules, env };
 }
