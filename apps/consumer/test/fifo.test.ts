@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { sleep } from "@outbox/shared";
-import { drainQueue, queueDepth } from "@outbox/test-kit";
+import { drainQueue, metricValue, queueDepth } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { defineHandlers, PoisonMessageError } from "../src/index.js";
@@ -175,9 +175,7 @@ describe("FIFO queues", () => {
       deleteFailures: 0,
     });
     expect(runs.map((run) => run.seq)).toEqual([0, 1, 2]);
-    const extensions = (await registry.getSingleMetric("consumer_visibility_extensions_total")?.get())
-      ?.values[0]?.value;
-    expect(extensions).toBeGreaterThan(0);
+    expect(await metricValue(registry, "consumer_visibility_extensions_total")).toBeGreaterThan(0);
     expect(await queueDepth(bed.sqs, queue.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 

@@ -1,7 +1,7 @@
 import { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "@outbox/devstack";
 import exampleHandlers, { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { createDatabase, type DatabaseHandle } from "@outbox/shared";
-import { capturingLogger, drainQueue, waitUntil } from "@outbox/test-kit";
+import { capturingLogger, drainQueue, metricValue, waitUntil } from "@outbox/test-kit";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConsumer, defineHandlers } from "../src/index.js";
@@ -71,7 +71,7 @@ describe.each<TcpCut>(["reset", "hang"])("the database cut (%s)", (kind) => {
       const events = Array.from({ length: 30 }, (_, index) => exampleEvent(`during-${index}`));
       await sendRaw(bed.sqs, queue.queueUrl, events);
       await waitUntil("the pause", () => consumer.pausedBy().includes("database unreachable"));
-      expect(await metrics.getSingleMetricAsString("consumer_database_unreachable")).toMatch(/ 1$/m);
+      expect(await metricValue(metrics, "consumer_database_unreachable")).toBe(1);
       // Longer than the visibility timeout times maxReceiveCount: a consumer that kept receiving
       // would have sent every message to the DLQ by now.
       const received = consumer.stats();
@@ -144,8 +144,7 @@ describe("a handler's own dependency", () => {
       log,
       metrics,
     });
-    const received = async () =>
-      Number((await metrics.getSingleMetricAsString("consumer_messages_received_total")).split(" ").at(-1));
+    const received = () => metricValue(metrics, "consumer_messages_received_total");
     const before = await effectCount(bed.database);
     const events = Array.from({ length: 20 }, (_, index) => exampleEvent(`downstream-${index}`));
     await sendRaw(bed.sqs, queue.queueUrl, events);
@@ -157,7 +156,7 @@ describe("a handler's own dependency", () => {
       // Still held (the pause is 3–6 s): nothing was received meanwhile.
       expect(consumer.pausedBy()).toEqual(["kill switch"]);
       expect(await received()).toBe(atTrip);
-      expect(await metrics.getSingleMetricAsString("consumer_kill_switch_tripped")).toMatch(/ 1$/m);
+      expect(await metricValue(metrics, "consumer_kill_switch_tripped")).toBe(1);
       // After the pause one message is tried; the downstream still down, it fails and trips the switch again.
       await waitUntil("the trial's trip", () => consumer.stats().killSwitchTrips === 2);
       expect(await received()).toBe(atTrip + 1);
