@@ -1,6 +1,6 @@
 // Reads vitest's JSON results (one file, or several runs' files added up) and prints one plain line,
 // `N passed, N failed, N skipped`; exits 1 when anything failed or no test ran, whatever the runners'
-// own exit codes said. Used by .ci/run and `pnpm test:stress`. A file whose set-up failed counts as
+// own exit codes said. Used by .ci/run (and so by `pnpm test:under-load`). A file whose set-up failed counts as
 // one failure even when its tests were only skipped; a results file that is missing counts as a run
 // that never got to vitest.
 import fs from "node:fs";

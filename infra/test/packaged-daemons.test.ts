@@ -14,6 +14,7 @@ import {
   createTestDatabase,
   drainUntil,
   expectCleanStops,
+  hangLimit,
   stack,
   uniqueName,
   type WaitOptions,
@@ -51,42 +52,46 @@ async function effectOf(eventId: string) {
   );
 }
 
-beforeAll(async () => {
-  out = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-packaged-"));
-  // The Dockerfile's own packaging step, with an empty pnpm metadata cache: it must work from the
-  // lockfile alone, as on a cold builder.
-  await packageDaemons(root, out);
-  // The daemon has no default handlers: a user's module sits in the package, as in their image.
-  fs.copyFileSync(
-    new URL("../compose/example-handlers.mjs", import.meta.url),
-    path.join(out, "consumer", "packaged-handlers.mjs"),
-  );
-  // And one with a dependency the image lacks, bundled as docs/deployment.md says, its own
-  // @outbox/client (the workspace's, built by the packaging script) inside.
-  await bundleHandlers({
-    root,
-    source: fileURLToPath(new URL("../compose/bundled-handlers.mjs", import.meta.url)),
-    outfile: path.join(out, "consumer", BUNDLED_HANDLERS),
-    dependencies: { "@outbox/client": "infra", zod: "packages/shared" },
-  });
-  databaseUrl = await createTestDatabase("infra_packaged");
-  database = createDatabase({
-    url: databaseUrl,
-    service: "infra-test",
-    poolMax: 2,
-    statementTimeoutMs: 5_000,
-    idleInTransactionTimeoutMs: 10_000,
-  });
-  await migrateToLatest(database.db);
-  await migrateExampleTables(database.db);
-  const budget = consumerBudget({ maxTaskCount: 10 });
-  resources = await bootstrapResources(stack().aws, {
-    name: uniqueName("infra-packaged"),
-    rawDelivery: true,
-    visibilityTimeoutSeconds: budget.visibilityTimeoutSeconds,
-    maxReceiveCount: budget.maxReceiveCount,
-  });
-}, 240_000);
+beforeAll(
+  async () => {
+    out = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-packaged-"));
+    // The Dockerfile's own packaging step, with an empty pnpm metadata cache: it must work from the
+    // lockfile alone, as on a cold builder.
+    await packageDaemons(root, out);
+    // The daemon has no default handlers: a user's module sits in the package, as in their image.
+    fs.copyFileSync(
+      new URL("../compose/example-handlers.mjs", import.meta.url),
+      path.join(out, "consumer", "packaged-handlers.mjs"),
+    );
+    // And one with a dependency the image lacks, bundled as docs/deployment.md says, its own
+    // @outbox/client (the workspace's, built by the packaging script) inside.
+    await bundleHandlers({
+      root,
+      source: fileURLToPath(new URL("../compose/bundled-handlers.mjs", import.meta.url)),
+      outfile: path.join(out, "consumer", BUNDLED_HANDLERS),
+      dependencies: { "@outbox/client": "infra", zod: "packages/shared" },
+    });
+    databaseUrl = await createTestDatabase("infra_packaged");
+    database = createDatabase({
+      url: databaseUrl,
+      service: "infra-test",
+      poolMax: 2,
+      statementTimeoutMs: 5_000,
+      idleInTransactionTimeoutMs: 10_000,
+    });
+    await migrateToLatest(database.db);
+    await migrateExampleTables(database.db);
+    const budget = consumerBudget({ maxTaskCount: 10 });
+    resources = await bootstrapResources(stack().aws, {
+      name: uniqueName("infra-packaged"),
+      rawDelivery: true,
+      visibilityTimeoutSeconds: budget.visibilityTimeoutSeconds,
+      maxReceiveCount: budget.maxReceiveCount,
+    });
+    // The packaging, the handlers' bundle (one esbuild run, a process's start at most).
+  },
+  hangLimit({ deploy: 1, processStart: 1 }),
+);
 
 afterAll(async () => {
   for (const daemon of running) if (daemon.child.exitCode === null) daemon.child.kill("SIGKILL");

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { hangLimit } from "@outbox/test-kit";
 import { Annotations, Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { stackPropsFromContext } from "../lib/stack-context.js";
@@ -151,7 +152,7 @@ describe("the photo service's HTTPS listener", () => {
   });
 });
 
-describe("bin/app.ts with bad context", () => {
+describe("bin/app.ts with bad context", { timeout: hangLimit({ synth: 1 }) }, () => {
   const app = fileURLToPath(new URL("../bin/app.ts", import.meta.url));
 
   /** Runs bin/app.ts with these arguments into a scratch cdk.out: its exit code and stderr. */
@@ -159,7 +160,7 @@ describe("bin/app.ts with bad context", () => {
     const outdir = mkdtempSync(join(tmpdir(), "outbox-synth-"));
     try {
       const args = ["--import", "tsx", "--conditions=development", app];
-      // Bounded by the test's own timeout: execFile is asynchronous, so vitest can end it.
+      // Bounded by the test's own timeout (a synth's hang limit): execFile is asynchronous, so vitest can end it.
       return await promisify(execFile)(process.execPath, [...args, ...context], {
         env: { ...process.env, CDK_OUTDIR: outdir },
       }).then(

@@ -1,8 +1,11 @@
 import { photoMigrations } from "@outbox/api";
 import { migrations } from "@outbox/client";
 import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
-import { configRefusal, createTestDatabase } from "@outbox/test-kit";
-import { beforeAll, describe, expect, it } from "vitest";
+import { configRefusal, createTestDatabase, hangLimit } from "@outbox/test-kit";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+
+// Its tests start up to 4 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 4 }) });
 
 /**
  * Every daemon and one-shot command looks at the schema before it does anything: on a database that

@@ -5,8 +5,11 @@ import { createInterface } from "node:readline";
 import { apiSettings } from "@outbox/api";
 import { consumerSettings } from "@outbox/consumer";
 import { relaySettings } from "@outbox/relay";
-import { repoPath, runEntryPoint, waitUntil } from "@outbox/test-kit";
-import { afterEach, describe, expect, it } from "vitest";
+import { hangLimit, repoPath, runEntryPoint, waitUntil } from "@outbox/test-kit";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 /** Every variable some daemon reads from its environment. */
 const daemonVariables = new Set(

@@ -3,9 +3,9 @@ import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-s
 import { type OutboxTables as Database, defineHandlers } from "@outbox/client";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
-import { awsClients, queueDepth, runEntryPoint, stack, uniqueName } from "@outbox/test-kit";
+import { awsClients, hangLimit, queueDepth, runEntryPoint, stack, uniqueName } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { consumerNameOf } from "../../apps/consumer/src/consumer-name.js";
 import {
   exampleEvent,
@@ -14,6 +14,9 @@ import {
   type TestEvent,
   useConsumerTestBed,
 } from "../../apps/consumer/test/harness.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 const bed = useConsumerTestBed("consumer_names");
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createDatabase } from "@outbox/shared";
-import { createTestDatabase } from "@outbox/test-kit";
+import { createTestDatabase, hangLimit } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -90,14 +90,18 @@ async function installProject(project: string, kyselyFrom: string): Promise<void
   }
 }
 
-beforeAll(async () => {
-  temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-client-pack-"));
-  // `pnpm pack` builds through each package's prepack script, so the tarballs hold the current sources.
-  const packed = await packedPublishable(root);
-  release = { packed, app: await prepareRelease(root, packed, temp) };
-  client = packedNamed(packed, "@outbox/client");
-  for (const { kysely, from } of kyselies) await installProject(projectOf(kysely), from);
-}, 480_000);
+beforeAll(
+  async () => {
+    temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-client-pack-"));
+    // `pnpm pack` builds through each package's prepack script, so the tarballs hold the current sources.
+    const packed = await packedPublishable(root);
+    release = { packed, app: await prepareRelease(root, packed, temp) };
+    client = packedNamed(packed, "@outbox/client");
+    for (const { kysely, from } of kyselies) await installProject(projectOf(kysely), from);
+    // The run's pack (or the wait for it), the release app's install and the two apps'.
+  },
+  hangLimit({ pack: 1, install: 3 }),
+);
 
 afterAll(() => {
   if (temp) fs.rmSync(temp, { recursive: true, force: true });
@@ -107,7 +111,8 @@ afterAll(() => {
 describe.each(releaseSteps(root))(
   "every publishable package, packed and installed outside the workspace",
   (step) => {
-    it(`passes the release check: ${step.label}`, async () => {
+    // Each step is one compiler run or one node process.
+    it(`passes the release check: ${step.label}`, { timeout: hangLimit({ compile: 1 }) }, async () => {
       await expect(step.run(release.app, release.packed)).resolves.toBeUndefined();
     });
   },
@@ -164,7 +169,9 @@ describe("@outbox/client, packed and installed outside the workspace", () => {
     // TypeScript 7 first, type-checking only; then 5, whose output the next test runs. The README's
     // examples alone, without app.ts: pg's declarations, which app.ts imports, name Node's types for
     // every file, and would hide an example that only compiles with them named in the tsconfig.
-    it("type-checks the README's examples with the README's tsconfig under TypeScript 7", async () => {
+    it("type-checks the README's examples with the README's tsconfig under TypeScript 7", {
+      timeout: hangLimit({ compile: 1 }),
+    }, async () => {
       const [, typescript7] = compilers(root);
       if (typescript7 === undefined) throw new Error("no TypeScript 7 in the workspace");
       const project = projectOf(kysely);
@@ -179,13 +186,17 @@ describe("@outbox/client, packed and installed outside the workspace", () => {
       await expect(compile(project, typescript7, "tsconfig.examples.json")).resolves.toBeUndefined();
     });
 
-    it("compiles it with the README's tsconfig under TypeScript 5", async () => {
+    it("compiles it with the README's tsconfig under TypeScript 5", {
+      timeout: hangLimit({ compile: 1 }),
+    }, async () => {
       const [typescript5] = compilers(root);
       if (typescript5 === undefined) throw new Error("no TypeScript 5 in the workspace");
       await expect(compile(projectOf(kysely), typescript5, "tsconfig.json")).resolves.toBeUndefined();
     });
 
-    it("runs it: the app's migrations before and after the outbox's, an enqueue in its transaction, a handler", async () => {
+    it("runs it: the app's migrations before and after the outbox's, an enqueue in its transaction, a handler", {
+      timeout: hangLimit({ processStart: 1 }),
+    }, async () => {
       const url = await createTestDatabase(`client_package_${kysely.replace(".", "_")}`);
       const { stdout } = await run(process.execPath, ["dist/app.js"], {
         cwd: projectOf(kysely),

@@ -11,6 +11,7 @@ import {
   createMigratedTestDatabase,
   drainUntil,
   expectCleanStops,
+  hangLimit,
   stack,
   startBuiltEntry,
   uniqueName,
@@ -89,24 +90,28 @@ async function installApp(packed: readonly Packed[]): Promise<void> {
   await compile(app, typescript5, "tsconfig.json");
 }
 
-beforeAll(async () => {
-  temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-consumer-pack-"));
-  app = path.join(temp, "app");
-  await installApp(await packedPublishable(root));
-  ({ url: databaseUrl, handle: database } = await createMigratedTestDatabase("consumer_package", {
-    service: "consumer-package-test",
-    poolMax: 2,
-  }));
-  // The application's own table, as its own migrations would create it.
-  await sql`CREATE TABLE order_totals (event_id uuid NOT NULL, order_id text NOT NULL, total_cents integer NOT NULL)`.execute(
-    database.db,
-  );
-  resources = await bootstrapResources(stack().aws, {
-    name: uniqueName("consumer-package"),
-    rawDelivery: true,
-    visibilityTimeoutSeconds: 30,
-  });
-}, 300_000);
+beforeAll(
+  async () => {
+    temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-consumer-pack-"));
+    app = path.join(temp, "app");
+    await installApp(await packedPublishable(root));
+    ({ url: databaseUrl, handle: database } = await createMigratedTestDatabase("consumer_package", {
+      service: "consumer-package-test",
+      poolMax: 2,
+    }));
+    // The application's own table, as its own migrations would create it.
+    await sql`CREATE TABLE order_totals (event_id uuid NOT NULL, order_id text NOT NULL, total_cents integer NOT NULL)`.execute(
+      database.db,
+    );
+    resources = await bootstrapResources(stack().aws, {
+      name: uniqueName("consumer-package"),
+      rawDelivery: true,
+      visibilityTimeoutSeconds: 30,
+    });
+    // The run's pack (or the wait for it), the app's install and its compile.
+  },
+  hangLimit({ pack: 1, install: 1, compile: 1 }),
+);
 
 afterAll(async () => {
   for (const child of started) if (child.child.exitCode === null) child.child.kill("SIGKILL");
@@ -208,16 +213,20 @@ describe("@outbox/consumer and @outbox/relay, packed and run from an application
     ]);
   }, 240_000);
 
-  it("refuses a handlers module beside the handlers given in code, in one line, exit 78", async () => {
-    const refused = startApp("consumer-main.js", {
-      ...environment(),
-      CONSUMER_HANDLERS_MODULE: path.join(app, "dist/order-handlers.js"),
-    });
-    expect(await refused.exited).toEqual({ code: 78, signal: null });
-    expect(refused.stderr().trim().split("\n")).toEqual([
-      "consumer: config error: CONSUMER_HANDLERS_MODULE: is set, but runConsumer was given its handlers: unset it, so one set of handlers runs",
-    ]);
-  }, 60_000);
+  it(
+    "refuses a handlers module beside the handlers given in code, in one line, exit 78",
+    async () => {
+      const refused = startApp("consumer-main.js", {
+        ...environment(),
+        CONSUMER_HANDLERS_MODULE: path.join(app, "dist/order-handlers.js"),
+      });
+      expect(await refused.exited).toEqual({ code: 78, signal: null });
+      expect(refused.stderr().trim().split("\n")).toEqual([
+        "consumer: config error: CONSUMER_HANDLERS_MODULE: is set, but runConsumer was given its handlers: unset it, so one set of handlers runs",
+      ]);
+    },
+    hangLimit({ processStart: 1 }),
+  );
 });
 
 /** The DLQ's messages, once `count` have arrived. */

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { migrateToLatest } from "@outbox/client";
-import { createTestDatabase } from "@outbox/test-kit";
+import { createTestDatabase, hangLimit } from "@outbox/test-kit";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -116,42 +116,46 @@ async function generatedTypes(url: string, outFile: string): Promise<string> {
 /** Each codegen app's database, by kysely version: its run writes rows of its own. */
 const codegenUrls = new Map<string, string>();
 
-beforeAll(async () => {
-  temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-schema-shapes-"));
-  client = packedNamed(await packedPublishable(root), "@outbox/client");
+beforeAll(
+  async () => {
+    temp = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-schema-shapes-"));
+    client = packedNamed(await packedPublishable(root), "@outbox/client");
 
-  for (const { kysely, from } of kyselies) {
-    const url = await migratedDatabase(`schema_shapes_codegen_${kysely.replace(".", "_")}`, true);
-    codegenUrls.set(kysely, url);
-    const project = `app-codegen-${kysely}`;
+    for (const { kysely, from } of kyselies) {
+      const url = await migratedDatabase(`schema_shapes_codegen_${kysely.replace(".", "_")}`, true);
+      codegenUrls.set(kysely, url);
+      const project = `app-codegen-${kysely}`;
+      await installProject(
+        project,
+        from,
+        {
+          // docs/consumer.md's handlers parse with zod.
+          zod: installedCopy(root, "zod", []),
+        },
+        {
+          "codegen-app.ts": path.join(fixtures, "schema-shapes/codegen-app.ts"),
+          "cancel-order.ts": path.join(fixtures, "schema-shapes/cancel-order.ts"),
+          "orders.ts": path.join(fixtures, "orders.ts"),
+          "consumer-handlers.ts": path.join(fixtures, "consumer-handlers.ts"),
+        },
+        ["codegen-app.ts", "consumer-handlers.ts"],
+      );
+      await generatedTypes(url, path.join(projectOf(project), "db.d.ts"));
+    }
     await installProject(
-      project,
-      from,
+      "app-pg",
+      "kysely",
+      {},
       {
-        // docs/consumer.md's handlers parse with zod.
-        zod: installedCopy(root, "zod", []),
+        "pg-app.ts": path.join(fixtures, "schema-shapes/pg-app.ts"),
+        "place-order.ts": path.join(fixtures, "schema-shapes/place-order.ts"),
       },
-      {
-        "codegen-app.ts": path.join(fixtures, "schema-shapes/codegen-app.ts"),
-        "cancel-order.ts": path.join(fixtures, "schema-shapes/cancel-order.ts"),
-        "orders.ts": path.join(fixtures, "orders.ts"),
-        "consumer-handlers.ts": path.join(fixtures, "consumer-handlers.ts"),
-      },
-      ["codegen-app.ts", "consumer-handlers.ts"],
+      ["pg-app.ts"],
     );
-    await generatedTypes(url, path.join(projectOf(project), "db.d.ts"));
-  }
-  await installProject(
-    "app-pg",
-    "kysely",
-    {},
-    {
-      "pg-app.ts": path.join(fixtures, "schema-shapes/pg-app.ts"),
-      "place-order.ts": path.join(fixtures, "schema-shapes/place-order.ts"),
-    },
-    ["pg-app.ts"],
-  );
-}, 240_000);
+    // The run's pack (or the wait for it), three installs, two codegen runs.
+  },
+  hangLimit({ pack: 1, install: 3, processStart: 2 }),
+);
 
 afterAll(() => {
   if (temp) fs.rmSync(temp, { recursive: true, force: true });
@@ -190,7 +194,9 @@ describe("@outbox/client in applications shaped otherwise", () => {
       expect(generated).toMatch(/seq: Generated<Int8>;/);
     });
 
-    it("type-checks under nodenext (TypeScript 5 and 7): enqueue, enqueueWith, the handler's Transaction, and each misuse refused", async () => {
+    it("type-checks under nodenext (TypeScript 5 and 7): enqueue, enqueueWith, the handler's Transaction, and each misuse refused", {
+      timeout: hangLimit({ compile: 3 }),
+    }, async () => {
       await expect(
         run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project() }),
       ).resolves.toBeDefined();
@@ -225,7 +231,9 @@ describe("@outbox/client in applications shaped otherwise", () => {
       }
     });
 
-    it("runs: the rows go into the generated outbox, and the handler writes through its transaction", async () => {
+    it("runs: the rows go into the generated outbox, and the handler writes through its transaction", {
+      timeout: hangLimit({ processStart: 1 }),
+    }, async () => {
       const { stdout } = await run(process.execPath, ["dist/codegen-app.js"], {
         cwd: project(),
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", DATABASE_URL: codegenUrls.get(kysely) },
@@ -242,7 +250,9 @@ describe("@outbox/client in applications shaped otherwise", () => {
   });
 
   describe("plain pg, migrated by the SQL files", () => {
-    it("type-checks under nodenext (TypeScript 5 and 7) and runs: every file applied and bookkept, enqueuePg in the client's transaction", async () => {
+    it("type-checks under nodenext (TypeScript 5 and 7) and runs: every file applied and bookkept, enqueuePg in the client's transaction", {
+      timeout: hangLimit({ compile: 2, processStart: 1 }),
+    }, async () => {
       const project = projectOf("app-pg");
       await run(process.execPath, [tsc7, "-p", "tsconfig.json", "--noEmit"], { cwd: project });
       await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project });

@@ -1,5 +1,8 @@
-import { configRefusal, type DaemonProcess, startDaemonProcess } from "@outbox/test-kit";
-import { describe, expect, it } from "vitest";
+import { configRefusal, type DaemonProcess, hangLimit, startDaemonProcess } from "@outbox/test-kit";
+import { describe, expect, it, vi } from "vitest";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 const SLEEPY = "packages/shared/test/fixtures/sleepy-daemon.ts";
 

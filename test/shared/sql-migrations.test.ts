@@ -4,10 +4,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { migrateToLatest, migrations, pendingMigrations } from "@outbox/client";
-import { createTestDatabase } from "@outbox/test-kit";
+import { createTestDatabase, hangLimit } from "@outbox/test-kit";
 import { Kysely, PostgresDialect, type RawBuilder, sql } from "kysely";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 /**
  * packages/client/sql, the outbox's migrations as plain SQL files for Flyway and the like, against

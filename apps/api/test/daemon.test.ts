@@ -5,14 +5,18 @@ import {
   DaemonFleet,
   expectAnswer,
   expectUsageError,
+  hangLimit,
   runEntryPoint,
   versionOf,
   waitUntil,
 } from "@outbox/test-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reconcileSettings } from "../src/cli/reconcile.js";
 import type { DatabaseHandle } from "./photo-database.js";
 import { createMigratedTestDatabase } from "./photo-database.js";
+
+// Its tests start up to 3 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 3 }) });
 
 const ENTRY = "apps/api/src/main.ts";
 

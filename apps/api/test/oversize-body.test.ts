@@ -4,11 +4,14 @@ import { connect } from "node:net";
 import { availableParallelism } from "node:os";
 import { Deadline } from "@outbox/client";
 import { type EquipmentStub, startEquipmentStub } from "@outbox/devstack";
-import { waitUntil } from "@outbox/test-kit";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { hangLimit, waitUntil } from "@outbox/test-kit";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { LINGER_MAX_BYTES } from "../src/lingering-close.js";
 import { createMigratedTestDatabase, type DatabaseHandle } from "./photo-database.js";
 import { errorMessage, startTestPhotoServer, type TestPhotoServer } from "./photo-server.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 // A body over the 1 MiB limit is answered 413 before it has arrived; the connection then closes
 // with a lingering close (apps/api/src/lingering-close.ts), so that a client still sending reads

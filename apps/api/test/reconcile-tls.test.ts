@@ -1,7 +1,10 @@
 import type { DatabaseHandle } from "@outbox/shared";
-import { runEntryPoint, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hangLimit, runEntryPoint, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { migrateApiTables } from "../src/db/migrate.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 // `api reconcile` runs as a scheduled task against RDS, which refuses plain-text connections: the
 // command must apply DB_SSL_MODE and DB_SSL_CA_FILE like the service does.

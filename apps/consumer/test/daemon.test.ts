@@ -11,13 +11,14 @@ import {
   drainQueue,
   expectAnswer,
   expectUsageError,
+  hangLimit,
   queueDepth,
   runEntryPoint,
   stack,
   startDaemonProcess,
   versionOf,
 } from "@outbox/test-kit";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { consumerSettings, consumerTimeouts } from "../src/settings.js";
 import { hostileThrows } from "./fixtures/hostile-handlers.js";
 import {
@@ -29,6 +30,9 @@ import {
   sendRaw,
   useConsumerTestBed,
 } from "./harness.js";
+
+// Its tests start up to 4 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 4 }) });
 
 const bed = useConsumerTestBed("consumer_daemon");
 

@@ -3,8 +3,15 @@ import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { awsEnvironment, type BootstrappedResources, s3Client } from "@outbox/devstack";
 import exampleHandlers from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
-import { drainQueue, queueDepth, runEntryPoint, stack, startDaemonProcess } from "@outbox/test-kit";
-import { afterAll, describe, expect, it } from "vitest";
+import {
+  drainQueue,
+  hangLimit,
+  queueDepth,
+  runEntryPoint,
+  stack,
+  startDaemonProcess,
+} from "@outbox/test-kit";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { deadLetterBatches, WalkOutlastedHoldError } from "../src/cli/dead-letters.js";
 import type { RedriveCounts } from "../src/cli/redrive.js";
 import {
@@ -17,6 +24,9 @@ import {
   testLogger,
   useConsumerTestBed,
 } from "./harness.js";
+
+// Its tests start up to 2 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 2 }) });
 
 const bed = useConsumerTestBed("consumer_dead_letters");
 const s3 = s3Client(stack().aws);

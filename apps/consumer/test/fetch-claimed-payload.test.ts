@@ -5,18 +5,22 @@ import { Deadline, DeadlineExceededError, defineHandlers } from "@outbox/client"
 import { s3Client } from "@outbox/devstack";
 import {
   capturingLogger,
+  hangLimit,
   runEntryPoint,
   type SilentServer,
   stack,
   startSilentServer,
   waitUntil,
 } from "@outbox/test-kit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DrainExpiredError, PoisonReason } from "../src/errors.js";
 import type { DecodedMessage } from "../src/message/decode.js";
 import { ClaimedPayloadTimeoutError, fetchClaimedPayload } from "../src/message/fetch-claimed-payload.js";
 import { readBoundedBody } from "../src/message/read-bounded-body.js";
 import { queueFor, sendBody, useConsumerTestBed } from "./harness.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 // The claim check's fetch against real servers: moto (or LocalStack) for the objects, and an S3
 // endpoint that accepts connections and never answers (startSilentServer), for the bounds.

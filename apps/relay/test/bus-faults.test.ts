@@ -5,6 +5,7 @@ import {
   awsClients,
   capturingLogger,
   faultClient,
+  hangLimit,
   metricValue,
   type Received,
   receiveAll,
@@ -14,9 +15,12 @@ import {
 } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type BatchReport, createSnsPublisher, RELAY_METRICS, type Relay } from "../src/index.js";
 import { countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
+
+// Its tests start up to 3 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 3 }) });
 
 /** Rows sent back to wait, without an attempt, over every batch `relay` reports from now on. */
 function countDeferred(relay: Relay): () => number {

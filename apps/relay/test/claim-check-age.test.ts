@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { S3ClaimCheck } from "@outbox/client/claim-check";
 import { awsEnvironment, s3Client } from "@outbox/devstack";
-import { receiveAll, runEntryPoint, stack } from "@outbox/test-kit";
+import { hangLimit, receiveAll, runEntryPoint, stack } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { clearOutbox, useRelayTestBed } from "./harness.js";
+
+// Its tests start up to 2 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 2 }) });
 
 // A claim-checked event's pointer is sent only while its object is sure to outlive the message:
 // within RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS of its row's creation (the object is put in the row's

@@ -3,12 +3,22 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { NewEvent } from "@outbox/client";
 import type { DatabaseHandle } from "@outbox/shared";
-import { configRefusal, expectAnswer, expectUsageError, runEntryPoint, versionOf } from "@outbox/test-kit";
+import {
+  configRefusal,
+  expectAnswer,
+  expectUsageError,
+  hangLimit,
+  runEntryPoint,
+  versionOf,
+} from "@outbox/test-kit";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { commandSettings } from "../src/cli/open-database.js";
 import { requeueDeadSettings } from "../src/settings.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
+
+// Its tests start up to 6 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 6 }) });
 
 const run = promisify(execFile);
 const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url));

@@ -5,13 +5,17 @@ import {
   capturingLogger,
   type DaemonProcess,
   freezeBackends,
+  hangLimit,
   stack,
   startDaemonProcess,
   thawAllBackends,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearOutbox, countRows, enqueueAll, events, useRelayTestBed } from "./harness.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 // A frozen Postgres backend (SIGSTOP: the process and its connection stay, nothing is answered) is
 // what a failed-over server or a NAT that forgot the flow looks like to the relay.

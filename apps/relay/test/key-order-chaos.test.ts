@@ -3,6 +3,7 @@ import { sleep } from "@outbox/shared";
 import {
   commitOrderInversions,
   type DaemonProcess,
+  hangLimit,
   isRunning,
   judgeKeyOrder,
   type RacingPlan,
@@ -14,8 +15,11 @@ import {
   startDaemonProcess,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { afterAll, describe, expect, it, onTestFailed } from "vitest";
+import { afterAll, describe, expect, it, onTestFailed, vi } from "vitest";
 import { countRows, useRelayTestBed } from "./harness.js";
+
+// Its tests start up to 3 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 3 }) });
 
 // Per-key order end to end (docs/relay.md, "Order per key"): producers racing on few keys with
 // transactions held open for random times, two relay daemons, relays SIGKILLed mid-run and replaced.

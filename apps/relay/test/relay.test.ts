@@ -40,7 +40,8 @@ describe("createRelay against the local SNS → SQS stack", () => {
     b.on("batch", (report) => {
       fromB += report.published;
     });
-    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, ids.length);
+    // 600 events through the emulators, which a loaded machine slows: a hang limit, not a pace.
+    const received = await receiveAll(bed.sqs, bed.fifo.queueUrl, ids.length, { timeoutMs: 120_000 });
     await Promise.all([stop(a), stop(b)]);
     expect(received).toHaveLength(600);
     expect(new Set(received.map((m) => m.attributes.event_id)).size).toBe(600);
@@ -54,7 +55,7 @@ describe("createRelay against the local SNS → SQS stack", () => {
     }
     expect(byKey.size).toBe(60);
     for (const ns of byKey.values()) expect(ns).toEqual([...ns].sort((x, y) => x - y));
-  });
+  }, 180_000);
 
   it("marks an event for an unknown topic and an oversized event dead at once, with the reason", async () => {
     await clearOutbox(bed.handle);

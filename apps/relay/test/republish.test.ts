@@ -2,6 +2,7 @@ import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import { EXAMPLE_HANDLERS_MODULE } from "@outbox/example-handlers/modules";
 import {
   faultClient,
+  hangLimit,
   queueDepth,
   receiveAll,
   runEntryPoint,
@@ -9,9 +10,12 @@ import {
   startDaemonProcess,
 } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { REPUBLISH_DEFAULT_RATE } from "../src/settings.js";
 import { countRows, enqueueAll, events, topicWithQueue, useRelayTestBed } from "./harness.js";
+
+// Its tests start up to 4 programs one after another: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 4 }) });
 
 const bed = useRelayTestBed("republish");
 

@@ -1,10 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { awsEnvironment, type BootstrappedResources } from "@outbox/devstack";
 import type { DatabaseHandle } from "@outbox/shared";
-import { stack, startDaemonProcess, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
+import { hangLimit, stack, startDaemonProcess, startTlsPostgres, type TlsPostgres } from "@outbox/test-kit";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { countRows, enqueueAll, events, topicWithQueue } from "./harness.js";
+
+// Its tests start a program: each start gets its hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ processStart: 1 }) });
 
 const relayMain = "apps/relay/src/main.ts";
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
+import { HANG_LIMIT_MS } from "./hang-limits.js";
 import { collectLogLines, type LogLine } from "./log-lines.js";
 import { repoPath, TSX_IMPORT } from "./repo-path.js";
 
@@ -96,7 +97,11 @@ export function startDaemonProcess(
     for (const wake of waiters) wake();
   });
 
-  const waitForLog = (msg: string, fields: Record<string, unknown> = {}, timeoutMs = 30_000) =>
+  const waitForLog = (
+    msg: string,
+    fields: Record<string, unknown> = {},
+    timeoutMs: number = HANG_LIMIT_MS.processStart,
+  ) =>
     new Promise<LogLine>((resolve, reject) => {
       const check = () => {
         const found = lines.find((line) => matches(line, msg, fields));

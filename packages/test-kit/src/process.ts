@@ -10,6 +10,7 @@ export {
   startedDaemons,
 } from "./daemon-process.js";
 export { type FrozenBackends, freezeBackends, thawAllBackends } from "./frozen-backend.js";
+export { HANG_LIMIT_MS, type HangWork, hangLimit } from "./hang-limits.js";
 export { commitOrderInversions, judgeKeyOrder, type KeyedEvent, type KeyOrder } from "./key-order.js";
 export { collectLogLines, type LogLine } from "./log-lines.js";
 export { type DrainedMessage, drainQueue, drainUntil } from "./queues.js";

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import { expect } from "vitest";
+import { HANG_LIMIT_MS } from "./hang-limits.js";
 import { repoPath, TSX_IMPORT } from "./repo-path.js";
 
 export interface Finished {
@@ -22,7 +23,7 @@ export function runEntryPoint(
     execFile(
       process.execPath,
       ["--import", TSX_IMPORT, "--conditions=development", repoPath(entry), ...args],
-      { env: { ...process.env, ...env }, timeout: 60_000 },
+      { env: { ...process.env, ...env }, timeout: HANG_LIMIT_MS.processStart },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
         resolve({ code, stdout, stderr });
