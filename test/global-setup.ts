@@ -26,6 +26,9 @@ export default async function setup(project: TestProject) {
   const removeRunFolder = () => rmSync(runFolder, { recursive: true, force: true });
   const unregister = cleanUpAtExit(removeRunFolder);
   project.provide("runFolder", runFolder);
+  // The programs the tests start (hundreds, mostly the same few entry points) load their modules'
+  // compiled code from a cache the first start of each fills (Node 22.1+; Node 20 ignores it).
+  process.env.NODE_COMPILE_CACHE ??= join(runFolder, "node-compile-cache");
   return async () => {
     removeRunFolder();
     unregister();

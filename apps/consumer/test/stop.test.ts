@@ -60,7 +60,8 @@ describe("stopping", () => {
     await expect.poll(() => consumer.inFlight().messages, { timeout: 5_000 }).toBe(1);
     const started = performance.now();
     const summary = await consumer.drain();
-    expect(performance.now() - started).toBeLessThan(1_500);
+    // Not the handler's 3 s: the drain gave up at its deadline (a loaded machine adds to the 500 ms).
+    expect(performance.now() - started).toBeLessThan(3_000);
     expect(summary).toMatchObject({ clean: false, processed: 0, released: 1, failed: 0 });
     const rows = await effectRowsOf(bed.database, event.id);
     expect(rows).toEqual([]);

@@ -18,7 +18,11 @@ export interface DaemonProcess {
   readonly exited: Promise<Exit>;
   /** The first line with this `msg` whose fields match, once it is written. Rejects after `timeoutMs`. */
   waitForLog(msg: string, fields?: Record<string, unknown>, timeoutMs?: number): Promise<LogLine>;
-  /** Sends `signal` and resolves with the exit and how long it took from the signal. */
+  /**
+   * Sends `signal` and resolves with the exit and how long the stop took: by the daemon's own clock
+   * (runDaemon's `draining` line to its `exit` line) when it logged both, else from the signal as
+   * seen here, which a loaded machine lengthens by however late this process hears of the exit.
+   */
   stop(signal: NodeJS.Signals): Promise<Exit & { readonly stopMs: number }>;
 }
 
@@ -142,7 +146,12 @@ export function startDaemonProcess(
       const signalledAt = performance.now();
       child.kill(signal);
       const exit = await exited;
-      return { ...exit, stopMs: Math.round(performance.now() - signalledAt) };
+      const timeOf = (msg: string) => Date.parse(String(lines.findLast((line) => line.msg === msg)?.time));
+      const ownStopMs = timeOf("exit") - timeOf("draining");
+      return {
+        ...exit,
+        stopMs: Number.isNaN(ownStopMs) ? Math.round(performance.now() - signalledAt) : ownStopMs,
+      };
     },
   };
   started.push(daemon);
