@@ -28,6 +28,10 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, "**/*.slow.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
+    // A poll waits for what happens by itself (a row published, a message visible): its default is a
+    // hang limit, not a pace a loaded machine must keep (vitest's own is 1 s). A poll that tells two
+    // outcomes apart names its own timeout, below the other outcome's time.
+    expect: { poll: { timeout: 20_000 } },
     hookTimeout: 120_000,
     pool: "forks",
     // Vitest's default is one worker fewer than the cores: on a 2-core runner, one file at a time.

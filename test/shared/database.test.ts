@@ -303,7 +303,7 @@ describe("enqueue", () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(received).toEqual([]);
     });
-    await expect.poll(() => received, { timeout: 2_000 }).toEqual([OUTBOX_CHANNEL]);
+    await expect.poll(() => received, { timeout: 10_000 }).toEqual([OUTBOX_CHANNEL]);
     await listener.end();
   });
 

@@ -199,7 +199,7 @@ describe("FIFO queues", () => {
     expect(runs.map((run) => run.seq)).toEqual([0]);
     // Released means visible again at once.
     await expect
-      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 3_000 })
+      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 15_000 })
       .toEqual({ visible: 2, inFlight: 0 });
   });
 

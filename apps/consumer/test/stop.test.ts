@@ -33,7 +33,7 @@ describe("stopping", () => {
     // Released means visible again at once (not after the 30 s visibility timeout); polled briefly
     // because the queue server answers on its own tick.
     await expect
-      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 3_000 })
+      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 15_000 })
       .toEqual({ visible: 3, inFlight: 0 });
   });
 
@@ -68,7 +68,7 @@ describe("stopping", () => {
     // Released at once: the queue server applies a visibility of 0 on its next timer tick, so poll
     // briefly, well inside the 30 s visibility timeout a message left unreleased would wait out.
     await expect
-      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 3_000 })
+      .poll(() => queueDepth(bed.sqs, queue.queueUrl), { timeout: 15_000 })
       .toEqual({ visible: 1, inFlight: 0 });
   });
 });

@@ -15,7 +15,7 @@ describe("the relay's wake-up: writers notify only a sleeping relay, and none is
     await expect.poll(() => relayAsleep(bed.handle)).toBe(true);
     await settle();
     await enqueue(bed.handle.db, events("orders", 1));
-    await expect.poll(() => countRows(bed.handle), { timeout: 5_000 }).toMatchObject({ published: 1 });
+    await expect.poll(() => countRows(bed.handle), { timeout: 30_000 }).toMatchObject({ published: 1 });
     await bed.stop(relay);
   });
 
@@ -41,7 +41,7 @@ describe("the relay's wake-up: writers notify only a sleeping relay, and none is
     await settle();
     commit();
     await writer;
-    await expect.poll(() => countRows(bed.handle), { timeout: 5_000 }).toMatchObject({ published: 1 });
+    await expect.poll(() => countRows(bed.handle), { timeout: 30_000 }).toMatchObject({ published: 1 });
     await bed.stop(relay);
   });
 });

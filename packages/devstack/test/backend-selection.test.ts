@@ -72,7 +72,8 @@ describe("backend selection through testcontainers' runtime discovery", () => {
   it.skipIf(hostHasEngine)("auto picks embedded, without waiting, when no runtime is reachable", async () => {
     const selection = await selectInChild("auto");
     expect(selection.backend).toBe("embedded");
-    expect(selection.ms).toBeLessThan(1_000);
+    // Waiting would be the discovery's bound; a loaded machine's start-up stays far under half of it.
+    expect(selection.ms).toBeLessThan(DEFAULT_DISCOVERY_TIMEOUT_MS / 2);
   });
 
   it("auto picks containers when a Docker API answers on DOCKER_HOST", async () => {
@@ -127,7 +128,7 @@ describe("backend selection through testcontainers' runtime discovery", () => {
     const auto = await selectInChild("auto", env, 300);
     expect(auto.backend).toBe("embedded");
     expect(auto.ms).toBeGreaterThanOrEqual(290);
-    expect(auto.ms).toBeLessThan(2_000);
+    expect(auto.ms).toBeLessThan(DEFAULT_DISCOVERY_TIMEOUT_MS / 2);
     const forced = await selectInChild("containers", env, 300);
     expect(forced.error).toContain("no answer within 300 ms");
   });
