@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { hangLimit } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 
 /**
@@ -53,7 +54,9 @@ function runFixture(fixture: string): Promise<Finished> {
   );
 }
 
-describe("the test runner's exit code, with embedded Postgres loaded by the global set-up", () => {
+describe("the test runner's exit code, with embedded Postgres loaded by the global set-up", {
+  timeout: hangLimit({ testRun: 1 }),
+}, () => {
   it("is 0 when every test passes (the control)", async () => {
     const run = await runFixture("passing.fixture.ts");
     expect(run.code, run.output).toBe(0);
@@ -74,23 +77,27 @@ describe("the test runner's exit code, with embedded Postgres loaded by the glob
 });
 
 describe("the drills' exit code", () => {
-  it("is 1 when a check fails: a drain too short for the batch in flight cuts it and re-sends", async () => {
-    const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "outbox-exit-codes-")), "drill.json");
-    try {
-      // A valid budget (every inner timeout below its outer one) whose drain is shorter than the
-      // stop drill's slowed first batch: the relay must cut the batch, and the check must say so.
-      const run = await runToExit("pnpm", ["drill", "relay-sigterm", "--quick", "--report", report], {
-        RELAY_DRAIN_TIMEOUT_MS: "400",
-        AWS_REQUEST_TIMEOUT_MS: "300",
-        AWS_MAX_ATTEMPTS: "1",
-        DB_STATEMENT_TIMEOUT_MS: "300",
-      });
-      expect(run.code, run.output).toBe(1);
-      expect(run.output).toMatch(/\| relay: .*batch cut at .*\| \*\*FAIL\*\* \|/);
-      const written = JSON.parse(fs.readFileSync(report, "utf8")) as { passed: boolean };
-      expect(written.passed).toBe(false);
-    } finally {
-      fs.rmSync(path.dirname(report), { recursive: true, force: true });
-    }
-  }, 180_000);
+  it(
+    "is 1 when a check fails: a drain too short for the batch in flight cuts it and re-sends",
+    async () => {
+      const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "outbox-exit-codes-")), "drill.json");
+      try {
+        // A valid budget (every inner timeout below its outer one) whose drain is shorter than the
+        // stop drill's slowed first batch: the relay must cut the batch, and the check must say so.
+        const run = await runToExit("pnpm", ["drill", "relay-sigterm", "--quick", "--report", report], {
+          RELAY_DRAIN_TIMEOUT_MS: "400",
+          AWS_REQUEST_TIMEOUT_MS: "300",
+          AWS_MAX_ATTEMPTS: "1",
+          DB_STATEMENT_TIMEOUT_MS: "300",
+        });
+        expect(run.code, run.output).toBe(1);
+        expect(run.output).toMatch(/\| relay: .*batch cut at .*\| \*\*FAIL\*\* \|/);
+        const written = JSON.parse(fs.readFileSync(report, "utf8")) as { passed: boolean };
+        expect(written.passed).toBe(false);
+      } finally {
+        fs.rmSync(path.dirname(report), { recursive: true, force: true });
+      }
+    },
+    hangLimit({ drill: 1 }),
+  );
 });

@@ -58,7 +58,7 @@ async function selectInChild(
   );
   const { stdout } = await run(
     process.execPath,
-    ["--import", "tsx", childScript, requested, String(timeoutMs)],
+    ["--import", "tsx", "--conditions=development", childScript, requested, String(timeoutMs)],
     {
       cwd: repoRoot,
       env: { ...inherited, HOME: home, XDG_RUNTIME_DIR: home, ...env },

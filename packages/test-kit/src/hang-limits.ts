@@ -16,6 +16,10 @@ export const HANG_LIMIT_MS = {
   deploy: 900_000,
   /** `bin/app.ts` synthesizing the CDK stack in a process of its own: up to 45 s seen. */
   synth: 180_000,
+  /** A vitest run of one fixture file in a process of its own, its global set-up starting the stack: up to 60 s seen. */
+  testRun: 240_000,
+  /** `pnpm drill <scenario> --quick`: its own stack, daemons and drill: up to 180 s seen. */
+  drill: 600_000,
   /** A program started through tsx, to its exit or its first log line: up to 12 s seen. */
   processStart: 60_000,
 } as const;
