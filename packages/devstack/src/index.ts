@@ -7,6 +7,7 @@ export {
   type ReceivedLink,
   startEquipmentStub,
 } from "./equipment/stub.js";
+export { killWithThisProcess } from "./child-watchdog.js";
 export { cleanUpAtExit } from "./exit-cleanup.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
 export type {
