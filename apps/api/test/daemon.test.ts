@@ -394,7 +394,9 @@ describe("api daemon stop", () => {
       expect(await open.closed).toBe("");
       expect((await stopping).code).toBe(0);
 
-      const warning = api.lines.find((line) => line.msg === "graceful shutdown cut requests at the drain deadline");
+      const warning = api.lines.find(
+        (line) => line.msg === "graceful shutdown cut requests at the drain deadline",
+      );
       expect(warning, JSON.stringify(api.lines.slice(-6))).toMatchObject({
         level: "warn",
         clean: false,
@@ -403,7 +405,9 @@ describe("api daemon stop", () => {
         cut: 1,
       });
       // By the daemon's own clock, the drain ran its whole deadline before the cut.
-      expect(Number(api.lines.find((line) => line.msg === "drained")?.drainMs)).toBeGreaterThanOrEqual(drainMs);
+      expect(Number(api.lines.find((line) => line.msg === "drained")?.drainMs)).toBeGreaterThanOrEqual(
+        drainMs,
+      );
     } finally {
       await posts.release();
     }

@@ -1,13 +1,13 @@
 export { s3Client, snsClient, sqsClient } from "./aws-clients.js";
 export { awsEnvironment } from "./aws-environment.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
+export { killWithThisProcess } from "./child-watchdog.js";
 export {
   type EquipmentFault,
   type EquipmentStub,
   type ReceivedLink,
   startEquipmentStub,
 } from "./equipment/stub.js";
-export { killWithThisProcess } from "./child-watchdog.js";
 export { cleanUpAtExit } from "./exit-cleanup.js";
 export { type LocalAws, type LocalAwsOptions, startLocalAws } from "./local-aws.js";
 export type {
