@@ -27,6 +27,8 @@ export default defineConfig({
     // Waits of minutes (a timeout at its default value): vitest.slow.config.ts runs them, beside this.
     exclude: [...configDefaults.exclude, "**/*.slow.test.ts"],
     globalSetup: ["test/global-setup.ts"],
+    // In each worker: it dies when the runner has gone (test/worker-setup.ts).
+    setupFiles: ["test/worker-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
