@@ -199,6 +199,8 @@ describe("a test run that goes wrong leaves no server behind", () => {
       expect(run.testProcesses).toHaveLength(2);
       await expectNothingLeft(run);
     },
+    // A hang-catcher: a whole stack and a daemon start first; 56 s measured with two other suites running.
+    240_000,
   );
 
   // Before: the first write after the reader had gone raised EPIPE, the set-up's error printer
@@ -209,6 +211,6 @@ describe("a test run that goes wrong leaves no server behind", () => {
     expect(run.code).toBe(141);
     expect(run.testProcesses).toHaveLength(2);
     await expectNothingLeft(run);
-    // A hang-catcher: the run starts a whole stack; 55 s measured with two other suites running.
+    // A hang-catcher: a whole stack and a daemon start first; 55 s measured with two other suites running.
   }, 240_000);
 });
