@@ -27,6 +27,8 @@ export default defineConfig({
     // Waits of minutes (a timeout at its default value): vitest.slow.config.ts runs them, beside this.
     exclude: [...configDefaults.exclude, "**/*.slow.test.ts"],
     globalSetup: ["test/global-setup.ts"],
+    // In each worker: it dies when the runner has gone (test/worker-setup.ts).
+    setupFiles: ["test/worker-setup.ts"],
     testTimeout: 60_000,
     // A poll waits for what happens by itself (a row published, a message visible): its default is a
     // hang limit, not a pace a loaded machine must keep (vitest's own is 1 s). A poll that tells two

@@ -9,7 +9,12 @@ import type { TestProject } from "vitest/node";
 // would die without a word. Print it first, synchronously, so that a pipe gets it too.
 process.on("uncaughtExceptionMonitor", (error, origin) => {
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  writeSync(2, `\nthe test run's set-up failed (${origin}): ${text}\n`);
+  try {
+    writeSync(2, `\nthe test run's set-up failed (${origin}): ${text}\n`);
+  } catch {
+    // stderr is a closed pipe: a throw here would end the process (exit 7) before its exit
+    // listeners stop the stack's servers.
+  }
 });
 
 // One local stack per test run (backend chosen by env STACK, else Docker if it answers, else

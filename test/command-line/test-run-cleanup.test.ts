@@ -1,15 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoPath, waitUntil } from "@outbox/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 
 // `pnpm test` the way a user meets it when something goes wrong: a test that fails, a set-up hook
-// that throws, a run interrupted from the terminal. Each is a real vitest run of the project's own
-// configuration and global set-up (embedded Postgres and moto as child processes of the runner);
-// once it has ended, none of the servers it started may be left running.
+// that throws, a run interrupted from the terminal, a run whose output's reader has gone. Each is a
+// real vitest run of the project's own configuration and global set-up (embedded Postgres and moto
+// as child processes of the runner); once it has ended, none of the servers it started may be left
+// running, nor a daemon one of its tests started, nor the worker that ran the test.
 
 interface ServerProcess {
   readonly pid: number;
@@ -64,23 +65,37 @@ function dataDirOf(server: ServerProcess): string | undefined {
   return at === -1 ? undefined : server.commandLine[at + 1];
 }
 
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
 interface FinishedRun {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly output: string;
   /** The stack's servers as they ran: the Postgres postmaster and moto_server. */
   readonly servers: ServerProcess[];
+  /** The daemon hangs.fixture.ts started through the test kit, and the worker that started it. */
+  readonly testProcesses: number[];
   /** The runner's pid, which names its run folder (test/global-setup.ts). */
   readonly pid: number;
 }
 
 /**
- * Runs one fixture file under vitest; `interrupt` sends that signal once the fixture's test is
- * running. Collects the runner's server children while it runs, for the caller to check after.
+ * How a run is cut once the fixture's test runs: a signal to the runner, or its output's reader
+ * gone (`vitest run | sed` with `sed` killed): stdout and stderr become a closed pipe.
  */
-async function runFixture(fixture: string, interrupt?: NodeJS.Signals): Promise<FinishedRun> {
+type Interruption = NodeJS.Signals | "closed output";
+
+/**
+ * Runs one fixture file under vitest; `interrupt` cuts the run once the fixture's test is running.
+ * Collects the runner's server children while it runs, for the caller to check after.
+ */
+async function runFixture(fixture: string, interrupt?: Interruption): Promise<FinishedRun> {
   const markerDir = await mkdtemp(join(tmpdir(), "outbox-fixture-"));
   const marker = join(markerDir, "running");
+  const outputClosed = join(markerDir, "output-closed");
   const run = spawn(
     process.execPath,
     [repoPath("node_modules/vitest/vitest.mjs"), "run", "--config", "vitest.config.ts"],
@@ -89,6 +104,7 @@ async function runFixture(fixture: string, interrupt?: NodeJS.Signals): Promise<
       env: {
         ...process.env,
         OUTBOX_FIXTURE_RUNNING: marker,
+        OUTBOX_FIXTURE_WRITE: outputClosed,
         OUTBOX_TEST_FIXTURE: `test/command-line/fixtures/test-run/${fixture}`,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -117,28 +133,41 @@ async function runFixture(fixture: string, interrupt?: NodeJS.Signals): Promise<
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
+  const testProcesses: number[] = [];
   try {
     if (interrupt) {
-      await waitUntil("the fixture's test to run", () => existsSync(marker) || finished, {
+      const daemonPid = () => (existsSync(marker) ? Number(readFileSync(marker, "utf8")) : 0);
+      await waitUntil("the fixture's test to run", () => daemonPid() > 0 || finished, {
         timeoutMs: 90_000,
       });
-      run.kill(interrupt);
+      if (!finished) {
+        const daemon = daemonPid();
+        testProcesses.push(daemon, parentOf(daemon));
+        for (const each of testProcesses) seenServers.push({ pid: each, commandLine: [] });
+      }
+      if (interrupt === "closed output") {
+        run.stdout?.destroy();
+        run.stderr?.destroy();
+        await writeFile(outputClosed, "");
+      } else run.kill(interrupt);
     }
     const [code, signal] = await ended;
     await watching;
-    return { code, signal, output, servers: [...servers.values()], pid };
+    return { code, signal, output, servers: [...servers.values()], testProcesses, pid };
   } finally {
     await rm(markerDir, { recursive: true, force: true });
   }
 }
 
-function expectNothingLeft(run: FinishedRun): void {
+async function expectNothingLeft(run: FinishedRun): Promise<void> {
   const kinds = run.servers.map((server) =>
     server.commandLine.some((part) => part.includes("moto_server")) ? "moto_server" : "postgres",
   );
   // Both servers were seen, so "none left" below is about them, not about a run that started none.
   expect(new Set(kinds), run.output.slice(-2_000)).toEqual(new Set(["moto_server", "postgres"]));
   expect(run.servers.filter((server) => alive(server.pid))).toEqual([]);
+  // Gone at once or soon after (its watchdog sees its parent's end): waited for, not assumed.
+  for (const pid of run.testProcesses) await expect.poll(() => alive(pid), { timeout: 30_000 }).toBe(false);
   for (const server of run.servers) {
     const dataDir = dataDirOf(server);
     if (dataDir) expect(existsSync(dataDir)).toBe(false);
@@ -152,22 +181,36 @@ describe("a test run that goes wrong leaves no server behind", () => {
     const run = await runFixture("fails.fixture.ts");
     expect(run.code, run.output.slice(-2_000)).toBe(1);
     expect(run.output).toContain("fails on purpose");
-    expectNothingLeft(run);
+    await expectNothingLeft(run);
   });
 
   it("a set-up hook that throws: the run exits 1, the stack is gone", async () => {
     const run = await runFixture("fails-in-before-all.fixture.ts");
     expect(run.code, run.output.slice(-2_000)).toBe(1);
     expect(run.output).toContain("a set-up hook that throws on purpose");
-    expectNothingLeft(run);
+    await expectNothingLeft(run);
   });
 
   it.each(["SIGINT", "SIGTERM"] as const)(
-    "interrupted by %s: the run ends non-zero, the stack is gone",
+    "interrupted by %s: the run ends non-zero, the stack and the test's daemon are gone",
     async (signal) => {
       const run = await runFixture("hangs.fixture.ts", signal);
       expect(run.code === 0, run.output.slice(-2_000)).toBe(false);
-      expectNothingLeft(run);
+      expect(run.testProcesses).toHaveLength(2);
+      await expectNothingLeft(run);
     },
+    // A hang-catcher: a whole stack and a daemon start first; 56 s measured with two other suites running.
+    240_000,
   );
+
+  // Before: the first write after the reader had gone raised EPIPE, the set-up's error printer
+  // threw EPIPE in turn, and the runner died (exit 7) without its exit clean-up: moto_server, the
+  // postmaster, the worker and its daemon were left running, reparented to init.
+  it("its output's reader gone: the run ends as SIGPIPE would (141), the stack and the test's daemon are gone", async () => {
+    const run = await runFixture("hangs.fixture.ts", "closed output");
+    expect(run.code).toBe(141);
+    expect(run.testProcesses).toHaveLength(2);
+    await expectNothingLeft(run);
+    // A hang-catcher: a whole stack and a daemon start first; 55 s measured with two other suites running.
+  }, 240_000);
 });

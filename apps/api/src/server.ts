@@ -33,9 +33,12 @@ export interface ShutdownSummary {
   readonly clean: boolean;
   /** Requests being handled when the listener closed. */
   readonly inFlightAtStop: number;
-  /** Of those, answered before the drain deadline. */
+  /**
+   * Requests answered during the stop, before the drain deadline: those in flight when the listener
+   * closed, and those that reached a connection still open after it.
+   */
   readonly drained: number;
-  /** Of those, cut when the drain deadline fired (their connections destroyed). */
+  /** Requests cut when the drain deadline fired (their connections destroyed). */
   readonly cut: number;
   readonly [field: string]: string | number | boolean;
 }
@@ -44,9 +47,10 @@ export interface PhotoServer {
   listen(host: string, port: number): Promise<number>;
   inFlight(): number;
   /**
-   * The stop: no new connections, new requests on open ones get 503, idle keep-alive connections
-   * close, requests in flight finish and answer with `Connection: close`. When `drainDeadline` aborts
-   * first, the remaining connections are destroyed and counted as `cut`.
+   * The stop: no new connections (refused), idle keep-alive connections close, requests in flight
+   * finish and answer with `Connection: close`, and so is served a request that reaches a connection
+   * still open (its client sent it before it could know). When `drainDeadline` aborts first, the
+   * remaining connections are destroyed and their requests counted as `cut`.
    */
   stop(drainDeadline: Deadline): Promise<ShutdownSummary>;
 }
@@ -122,6 +126,7 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
   destroyUnwrittenResponses(app.server, settings.requestTimeoutMs, log);
   let closing = false;
   let inFlight = 0;
+  let answeredDuringStop = 0;
   let lingering: NodeJS.Timeout | undefined;
   // Once the last request is answered during a stop, close the connections between requests at
   // once. A connection with a request's head still arriving gets what it would have had before the
@@ -153,11 +158,15 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
     );
     inFlight += 1;
     metrics.inFlight.inc();
+    // A request on a connection still open during the stop: the close of the connections between
+    // requests waits for it to be answered (closeRemainingConnections runs again then).
+    if (closing) clearTimeout(lingering);
     // Not `request.signal`: it follows the request stream, which closes once the body has been read.
     const disconnected = new AbortController();
     // `close` comes for every response, answered or cut (onResponse does not follow an aborted one).
     reply.raw.once("close", () => {
       if (!reply.raw.writableFinished) disconnected.abort(new Error("client disconnected"));
+      else if (closing) answeredDuringStop += 1;
       request.deadline?.dispose();
       request.span?.end(reply.statusCode, !reply.raw.writableFinished);
       inFlight -= 1;
@@ -264,11 +273,12 @@ export function createPhotoServer(options: PhotoServerOptions): PhotoServer {
       if (inFlight === 0) closeRemainingConnections();
       const closedInTime = await settlesBefore(closed, drainDeadline);
       clearTimeout(lingering);
-      if (closedInTime) return { clean: true, inFlightAtStop, drained: inFlightAtStop, cut: 0 };
+      if (closedInTime) return { clean: true, inFlightAtStop, drained: answeredDuringStop, cut: 0 };
       const cut = inFlight;
+      const drained = answeredDuringStop;
       app.server.closeAllConnections();
       await closed;
-      return { clean: false, inFlightAtStop, drained: inFlightAtStop - cut, cut };
+      return { clean: false, inFlightAtStop, drained, cut };
     },
   };
 }

@@ -10,15 +10,19 @@ import {
   versionOf,
   waitUntil,
 } from "@outbox/test-kit";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reconcileSettings } from "../src/cli/reconcile.js";
 import type { DatabaseHandle } from "./photo-database.js";
 import { createMigratedTestDatabase } from "./photo-database.js";
+import { connectOutcome, rawConnection } from "./raw-connection.js";
 
 // Its tests start up to 3 programs one after another: each start gets its hang limit, not the suite's default.
 vi.setConfig({ testTimeout: hangLimit({ processStart: 3 }) });
 
 const ENTRY = "apps/api/src/main.ts";
+
+const NO_SUCH_PHOTO = "/photos/0190c2a4-0000-7000-8000-00000000ff01";
 
 describe("api daemon configuration", () => {
   it("refuses unparsable settings with exit 78, one line per problem", async () => {
@@ -234,6 +238,136 @@ describe("api daemon stop", () => {
       .where("event_type", "=", "photo.posted")
       .executeTakeFirstOrThrow();
     expect(Number(committed.events)).toBe(3);
+  });
+
+  /**
+   * Holds `photos` in SHARE mode until released: every POST waits at its insert, in flight, for as
+   * long as the test needs (its own deadline is the hang-catcher); a GET reads past it.
+   */
+  async function holdPosts(): Promise<{ release(): Promise<void> }> {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked = () => {};
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const held = database.db.transaction().execute(async (trx) => {
+      // Longer than the handle's 10 s idle-in-transaction limit: the drain test holds past it.
+      await sql`SET LOCAL idle_in_transaction_session_timeout = '120s'`.execute(trx);
+      await sql`LOCK TABLE photos IN SHARE MODE`.execute(trx);
+      locked();
+      await released;
+    });
+    await Promise.race([isLocked, held]);
+    return {
+      async release() {
+        release();
+        await held;
+      },
+    };
+  }
+
+  it("on SIGTERM refuses new connections and serves a request on a connection opened before, with Connection: close", async () => {
+    const posts = await holdPosts();
+    try {
+      const api = fleet.api("api-stop-accepting", daemonEnv());
+      const port = await apiPort(api);
+      const opsPort = Number((await api.waitForLog("started")).opsPort);
+      const held = fetch(`http://127.0.0.1:${port}/photos`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: "keeps the stop draining", gearIds: [] }),
+      });
+      await waitUntil(
+        "the POST in flight",
+        async () => {
+          const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+          return /^api_http_requests_in_flight\{[^}]*\} 1$/m.test(metrics);
+        },
+        { alive: [api] },
+      );
+      // Kept alive by a first answer; the next request's head is under way when SIGTERM lands.
+      const open = await rawConnection(port);
+      open.write(`GET ${NO_SUCH_PHOTO} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      const before = await open.answer();
+      expect(before).toMatch(/^HTTP\/1\.1 404 /);
+      expect(before.toLowerCase()).toContain("connection: keep-alive");
+      open.write(`GET ${NO_SUCH_PHOTO} HTTP/1.1\r\n`);
+
+      const stopping = api.stop("SIGTERM");
+      await api.waitForLog("draining");
+      // The listener closes as the drain begins; polled, since no line says so.
+      await expect.poll(() => connectOutcome(port), { timeout: 30_000 }).toBe("refused");
+
+      open.write("Host: 127.0.0.1\r\n\r\n");
+      const during = await open.answer();
+      // Served, not failed with a 503: its client sent it before it could know.
+      expect(during).toMatch(/^HTTP\/1\.1 404 /);
+      expect(during.toLowerCase()).toContain("connection: close");
+      expect(await open.closed).toBe("");
+
+      await posts.release();
+      const response = await held;
+      expect([response.status, response.headers.get("connection")]).toEqual([201, "close"]);
+      expect((await stopping).code).toBe(0);
+      expect(api.lines.find((line) => line.msg === "graceful shutdown complete")).toMatchObject({
+        clean: true,
+        inFlightAtStop: 1,
+        drained: 2,
+        cut: 0,
+      });
+    } finally {
+      await posts.release();
+    }
+  });
+
+  it("warns when the drain deadline cuts a request, with how many and how long it waited", async () => {
+    // The handler's cap equals the drain: only a request that arrived after SIGTERM can outlast
+    // the drain — one that reached a connection still open.
+    const drainMs = 10_000;
+    const posts = await holdPosts();
+    try {
+      const api = fleet.api(
+        "api-drain-cut",
+        daemonEnv({
+          API_DRAIN_TIMEOUT_MS: String(drainMs),
+          API_HANDLER_TIMEOUT_MS: String(drainMs),
+          API_EQUIPMENT_TIMEOUT_MS: "5000",
+        }),
+      );
+      const port = await apiPort(api);
+      const open = await rawConnection(port);
+      open.write(`GET ${NO_SUCH_PHOTO} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(await open.answer()).toMatch(/^HTTP\/1\.1 404 /);
+      open.write("POST /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+
+      const stopping = api.stop("SIGTERM");
+      await api.waitForLog("draining");
+      const body = JSON.stringify({ title: "arrives during the stop", gearIds: [] });
+      // Its deadline, set on arrival, ends after the drain's: the drain deadline cuts it first.
+      open.write(`content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      expect(await open.closed).toBe("");
+      expect((await stopping).code).toBe(0);
+
+      const warning = api.lines.find(
+        (line) => line.msg === "graceful shutdown cut requests at the drain deadline",
+      );
+      expect(warning, JSON.stringify(api.lines.slice(-6))).toMatchObject({
+        level: "warn",
+        clean: false,
+        inFlightAtStop: 0,
+        drained: 0,
+        cut: 1,
+      });
+      // By the daemon's own clock, the drain ran its whole deadline before the cut.
+      expect(Number(api.lines.find((line) => line.msg === "drained")?.drainMs)).toBeGreaterThanOrEqual(
+        drainMs,
+      );
+    } finally {
+      await posts.release();
+    }
   });
 
   it("reconcile: one pass as a one-shot command links what is due, then exits 0", async () => {

@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   Deadline,
   DeadlineExceededError,
@@ -13,6 +13,7 @@ import {
 let server: http.Server;
 let baseUrl: string;
 let requestsSeen = 0;
+let connectionsSeen = 0;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -28,6 +29,9 @@ beforeAll(async () => {
       remainingMs: Math.round(deadline.remainingMs()),
     });
     res.writeHead(200, { "content-type": "application/json" }).end(body);
+  });
+  server.on("connection", () => {
+    connectionsSeen += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -53,6 +57,45 @@ describe("deadline propagation", () => {
     const deadline = Deadline.after(0);
     await expect(deadlineFetch(deadline, `${baseUrl}/work`)).rejects.toBeInstanceOf(DeadlineExceededError);
     expect(requestsSeen).toBe(before);
+  });
+
+  // The rule itself, not the aborted signal (which would cancel the fetch anyway): the clock is
+  // stopped just short of the expiry, so the deadline has not aborted yet. Less than a whole
+  // millisecond left is no time left: the header is a budget the callee may spend, so it is rounded
+  // down, and `0` would be a request the callee must refuse (504) — load for nothing.
+  it.each([0, 0.4, 0.999])(
+    "with %d ms left and the deadline not yet aborted, nothing reaches the server",
+    async (leftMs) => {
+      const [requests, connections] = [requestsSeen, connectionsSeen];
+      const deadline = Deadline.after(60_000);
+      const clock = vi.spyOn(performance, "now").mockReturnValue(deadline.expiresAt - leftMs);
+      let sending: Promise<Response>;
+      try {
+        // deadlineFetch decides before its first await: the clock can be restored at once.
+        sending = deadlineFetch(deadline, `${baseUrl}/work`);
+        expect(deadline.signal.aborted).toBe(false);
+      } finally {
+        clock.mockRestore();
+      }
+      // A request sent anyway would be answered (504 for `0`): the promise would resolve.
+      await expect(sending).rejects.toBeInstanceOf(DeadlineExceededError);
+      expect([requestsSeen, connectionsSeen]).toEqual([requests, connections]);
+      deadline.dispose();
+    },
+  );
+
+  it("with a millisecond and a fraction left, sends 1", async () => {
+    const deadline = Deadline.after(60_000);
+    const clock = vi.spyOn(performance, "now").mockReturnValue(deadline.expiresAt - 1.6);
+    let sending: Promise<Response>;
+    try {
+      sending = deadlineFetch(deadline, `${baseUrl}/work`);
+    } finally {
+      clock.mockRestore();
+    }
+    const body = (await (await sending).json()) as { header: string };
+    expect(body.header).toBe("1");
+    deadline.dispose();
   });
 
   it("caps a generous caller at its own limit and ignores a malformed header", async () => {

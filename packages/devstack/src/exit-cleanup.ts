@@ -38,6 +38,31 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.prependListener(signal, onUnhandledSignal);
 }
 
+// Output whose reader has gone (`vitest run | sed`, the pipeline cut from outside): a write fails
+// with EPIPE, an `error` event nobody listens to, and the process dies of an uncaught exception in
+// whatever listener happens to write next. As a command whose reader is gone does (SIGPIPE), the
+// process ends, but cleaned up: 141 is 128 + SIGPIPE, the shell's figure for that death. As for
+// signals, a listener of the process's own owns the stream's errors.
+for (const stream of [process.stdout, process.stderr]) {
+  const onClosedOutput = (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" || stream.listenerCount("error") > 1) return;
+    cleanUpNow();
+    process.exit(141);
+  };
+  stream.prependListener("error", onClosedOutput);
+}
+
+// A process forked with an IPC channel (a test runner's worker) whose parent has gone: nobody is
+// left to read its results, and nothing else would end it (a runner dead of SIGKILL or of an
+// exception never terminates its workers). It cleans up and dies; by SIGKILL, since vitest swaps
+// `process.exit` for a stub while a test runs, and what has no clean-up here has the watchdog
+// (child-watchdog.ts).
+if (process.send !== undefined)
+  process.once("disconnect", () => {
+    cleanUpNow();
+    process.kill(process.pid, "SIGKILL");
+  });
+
 /** Registers a synchronous clean-up for the process's end; the returned function unregisters it. */
 export function cleanUpAtExit(cleanup: Cleanup): () => void {
   cleanups.add(cleanup);

@@ -1,6 +1,7 @@
 export { s3Client, snsClient, sqsClient } from "./aws-clients.js";
 export { awsEnvironment } from "./aws-environment.js";
 export { type BootstrapOptions, type BootstrappedResources, bootstrapResources } from "./bootstrap.js";
+export { killWithThisProcess } from "./child-watchdog.js";
 export {
   type EquipmentFault,
   type EquipmentStub,

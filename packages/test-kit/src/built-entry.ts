@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { killWithThisProcess } from "@outbox/devstack";
 import { expect } from "vitest";
 import { collectLogLines, type LogLine } from "./log-lines.js";
 
@@ -29,6 +30,8 @@ export function startBuiltEntry(
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NODE_ENV: "production", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // However the test process ends, the entry point does not outlive it.
+  killWithThisProcess(child);
   const lines: LogLine[] = [];
   let stderr = "";
   collectLogLines(child, lines);

