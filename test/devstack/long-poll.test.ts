@@ -1,7 +1,7 @@
 import { PublishCommand } from "@aws-sdk/client-sns";
 import { ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
-import { setTimeout as delay } from "node:timers/promises";
 import { type AwsEndpoints, bootstrapResources, snsClient, sqsClient } from "@outbox/devstack";
+import { sleep } from "@outbox/shared";
 import { stack, uniqueName } from "@outbox/test-kit";
 import { describe, expect, it } from "vitest";
 
@@ -38,7 +38,7 @@ async function probe(endpoints: AwsEndpoints, route: Route) {
       )
       .then((answer) => ({ answer, at: performance.now() }));
     // Set-up, not a verdict: the poll must be waiting when the message comes.
-    await delay(SEND_AFTER_MS);
+    await sleep(SEND_AFTER_MS);
     const sentAt = performance.now();
     if (route === "direct") {
       await sqs.send(new SendMessageCommand({ QueueUrl: resources.queueUrl, MessageBody: "probe" }));
@@ -56,7 +56,11 @@ async function probe(endpoints: AwsEndpoints, route: Route) {
 const routes: Route[] = ["direct", "sns raw", "sns envelope"];
 
 describe.runIf(stack().backend === "embedded" && motoEndpoint !== undefined)("long poll", () => {
-  const moto: AwsEndpoints = { ...aws, sqsEndpoint: motoEndpoint as string, snsEndpoint: motoEndpoint as string };
+  const moto: AwsEndpoints = {
+    ...aws,
+    sqsEndpoint: motoEndpoint as string,
+    snsEndpoint: motoEndpoint as string,
+  };
 
   it.each(routes)("answers once one message is there (%s), as moto does", async (route) => {
     const [onMoto, onStack] = await Promise.all([probe(moto, route), probe(aws, route)]);
