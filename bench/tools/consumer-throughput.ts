@@ -6,7 +6,7 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { migrateToLatest } from "@outbox/client";
-import { createConsumer } from "@outbox/consumer";
+import { consumerSettings, createConsumer } from "@outbox/consumer";
 import { bootstrapResources } from "@outbox/devstack";
 // The example handlers' one-row effect is what each message costs here; they are not part of the
 // consumer's public API.
@@ -18,6 +18,7 @@ import {
   createLongPollSqsClient,
   createSqsClient,
   migrateExampleTables,
+  settingDefault,
 } from "@outbox/shared";
 import { repoPath, startDaemonProcess } from "@outbox/test-kit/process";
 import { fillQueue } from "../src/fixtures.js";
@@ -163,8 +164,11 @@ async function measure(pollers: number, concurrency: number, messages: number): 
   });
   await fill(setupSqs, queue.queueUrl, messages);
   const sqs = createSqsClient({ ...aws, maxSockets: 16 });
-  // The long polls' own client, as the daemon has it (ConsumerOptions.receiveSqs); wait 1 s below.
-  const receiveSqs = createLongPollSqsClient({ ...aws, maxSockets: pollers }, 1);
+  // The long polls' own client, as the daemon has it (ConsumerOptions.receiveSqs), at its default wait.
+  const receiveSqs = createLongPollSqsClient(
+    { ...aws, maxSockets: pollers },
+    settingDefault(consumerSettings.waitTimeSeconds),
+  );
   // SQS calls by command during the run: receives and delete batches per message show batch use.
   const calls: Record<string, number> = {};
   for (const client of [sqs, receiveSqs]) {
@@ -187,7 +191,6 @@ async function measure(pollers: number, concurrency: number, messages: number): 
     log,
     pollers,
     concurrency,
-    waitTimeSeconds: 1,
   });
   // Warm the connections so the figures are the steady state.
   await Promise.all(Array.from({ length: concurrency }, () => database.pool.query("SELECT 1")));

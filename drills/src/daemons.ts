@@ -40,8 +40,6 @@ export function consumerEnv(
     CONSUMER_QUEUE_URL: environment.resources.queueUrl,
     CONSUMER_DLQ_URL: environment.resources.dlqUrl,
     CONSUMER_HANDLERS_MODULE: SLOW_EXAMPLE_HANDLERS_MODULE,
-    // Short polls keep each stop quick: a stop waits for the open long poll to return.
-    CONSUMER_WAIT_TIME_SECONDS: "2",
     DRILL_HANDLER_MS: "200",
     ...overrides,
   };

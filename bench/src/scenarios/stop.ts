@@ -191,7 +191,6 @@ async function consumerStopRun(ctx: BenchContext, impl: ConsumerImpl): Promise<S
               CONSUMER_NAME: job.name,
               CONSUMER_POLLERS: String(job.pollers),
               CONSUMER_CONCURRENCY: String(job.concurrency),
-              CONSUMER_WAIT_TIME_SECONDS: "1",
             },
           }
         : { peer: { ...job, readmeShutdown: true } },

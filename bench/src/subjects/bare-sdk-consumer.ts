@@ -1,7 +1,7 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import type { ConsumerJob } from "../jobs.js";
-import type { Counter, Subject } from "./measure-subject.js";
+import { type Counter, type Subject, WAIT_TIME_SECONDS } from "./measure-subject.js";
 
 /**
  * No consumer at all: `pollers` loops of ReceiveMessage (10, fewer below concurrency 10, as the
@@ -17,7 +17,7 @@ export function bareSdkConsumer(job: ConsumerJob, sqs: SQSClient, counter: Count
         new ReceiveMessageCommand({
           QueueUrl: job.queueUrl,
           MaxNumberOfMessages: Math.min(MAX_BATCH_ENTRIES, job.concurrency),
-          WaitTimeSeconds: 1,
+          WaitTimeSeconds: WAIT_TIME_SECONDS,
           MessageAttributeNames: ["All"],
         }),
       );

@@ -2,9 +2,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { consumerSettings } from "@outbox/consumer";
+import { settingDefault } from "@outbox/shared";
 import { CPU_PROFILE_DIR_ENV, type childControl, emit } from "../child.js";
 
 type Control = ReturnType<typeof childControl>;
+
+/**
+ * Every consumer's long-poll wait: the daemon's default (CONSUMER_WAIT_TIME_SECONDS), since the
+ * stack's SQS, like AWS's, answers a poll as soon as a message is there.
+ */
+export const WAIT_TIME_SECONDS = settingDefault(consumerSettings.waitTimeSeconds);
 
 /** What a job measures: started at the parent's go, stopped once the counter says it is done. */
 export interface Subject {

@@ -3,7 +3,7 @@ import { createConsumer, defineBatchHandler, defineHandlers } from "@outbox/cons
 import { type ExampleDatabase, exampleEffectRow } from "@outbox/example-handlers";
 import { createLogger, createLongPollSqsClient, type DatabaseHandle } from "@outbox/shared";
 import type { ConsumerJob } from "../jobs.js";
-import { awsSettings, type Counter, type Subject } from "./measure-subject.js";
+import { awsSettings, type Counter, type Subject, WAIT_TIME_SECONDS } from "./measure-subject.js";
 
 function parseName(payload: unknown): { name: string } {
   const name = (payload as { name?: unknown } | null)?.name;
@@ -38,11 +38,10 @@ export function ourConsumer(
   sqs: SQSClient,
   counter: Counter,
 ): Subject & { duplicates(): number } {
-  const waitTimeSeconds = 1;
   // As the daemon does: the long polls get a client of their own (see ConsumerOptions.receiveSqs).
   const receiveSqs = createLongPollSqsClient(
     awsSettings(job.aws.region, job.aws.sqsEndpoint, job.pollers),
-    waitTimeSeconds,
+    WAIT_TIME_SECONDS,
   );
   const consumer = createConsumer({
     handlers: job.impl === "ours-batch" ? batchHandlers : perMessageHandlers,
@@ -54,7 +53,7 @@ export function ourConsumer(
     log: createLogger({ service: "bench", version: "0", level: "warn" }),
     pollers: job.pollers,
     concurrency: job.concurrency,
-    waitTimeSeconds,
+    waitTimeSeconds: WAIT_TIME_SECONDS,
   });
   let last = 0;
   // Every 20 ms, as often as the counter reports progress: the subject's CPU includes this timer, and

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from "@outbox/shared";
 import { Consumer as SqsConsumer } from "sqs-consumer";
 import { emit } from "../child.js";
 import type { ConsumerJob } from "../jobs.js";
-import type { Counter, Subject } from "./measure-subject.js";
+import { type Counter, type Subject, WAIT_TIME_SECONDS } from "./measure-subject.js";
 
 /** sqs-consumer 14 with the same inbox transaction in its handler: claim, effect, commit. */
 export function sqsConsumer(
@@ -54,7 +54,7 @@ export function sqsConsumer(
       queueUrl: job.queueUrl,
       sqs,
       batchSize,
-      waitTimeSeconds: 1,
+      waitTimeSeconds: WAIT_TIME_SECONDS,
       messageAttributeNames: ["All"],
       ...(job.readmeShutdown ? { pollingCompleteWaitTimeMs: 10_000 } : {}),
       ...(job.impl === "sqs-consumer-batch"

@@ -58,7 +58,8 @@ export const faultConsumerEnv: Record<string, string> = {
   DB_STATEMENT_TIMEOUT_MS: "1000",
   DB_CONNECT_TIMEOUT_MS,
   CONSUMER_HANDLER_TIMEOUT_MS: "4000",
-  CONSUMER_DRAIN_TIMEOUT_MS: "5000",
+  // Past the default long poll (10 s) + AWS_REQUEST_TIMEOUT_MS (2 s): the poll open at a stop returns within the drain.
+  CONSUMER_DRAIN_TIMEOUT_MS: "13000",
   CONSUMER_RETRY_BASE_SECONDS: "1",
   CONSUMER_RETRY_MAX_SECONDS: "4",
   SHUTDOWN_OVERHEAD_MS: String(SHUTDOWN_OVERHEAD_MS),

@@ -23,6 +23,9 @@ export interface RunningSqs {
  * `MessageSystemAttributeNames`. Send both to get the same answer from either.
  *
  * Receive counts are AWS's: a ChangeMessageVisibility is not a receive (see countReceivesAsAws).
+ * A long poll answers once any message is there, as AWS's does: unpatched, it waited for
+ * MaxNumberOfMessages or the whole wait (patches/local-aws-sqs@2.0.2.patch; pinned against moto
+ * by test/devstack/long-poll.test.ts).
  */
 export async function startEmbeddedSqs(options: EmbeddedSqsOptions): Promise<RunningSqs> {
   const { service, requestHandler } = createRequestHandler({
