@@ -282,6 +282,21 @@ describe("relay CLI", () => {
     expect(shown).not.toContain("x".repeat(100));
   });
 
+  it("status --json escapes C1 and bidi controls as the tables do (JSON.stringify escapes C0 only)", async () => {
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    const [hostile] = await enqueueAll(handle, events("orders", 1));
+    // A C1 CSI (U+009B) acts as ESC [ on many terminals; U+202E reverses what follows.
+    await sql`UPDATE outbox SET ordering_key = ${"\u009b2Jkey\u202e"}, last_error = ${"\u009b31m"},
+                dead_at = now()
+              WHERE id = ${hostile}`.execute(handle.db);
+    const json = (await cli(["status", "--json"])).stdout;
+    expect(json).not.toMatch(/[\u0080-\u009f\u202e]/);
+    const { blockedKeys } = JSON.parse(json) as { blockedKeys: unknown[] };
+    expect(blockedKeys).toEqual([
+      expect.objectContaining({ orderingKey: "\\x9b2Jkey\\u{202e}", lastError: "\\x9b31m" }),
+    ]);
+  });
+
   it("requeue-dead gives dead rows a fresh start, all or by --id", async () => {
     await sql`TRUNCATE outbox`.execute(handle.db);
     const ids = await enqueueAll(handle, events("orders", 3));

@@ -10,6 +10,13 @@ export type ActionTargets =
 export interface ActionRequest {
   readonly action: ActionName;
   readonly targets: ActionTargets;
+  /** A requeue of a filter (a group) takes its skipped rows too (`skipped=1`); by default it leaves them out. */
+  readonly includeSkipped: boolean;
+  /**
+   * The out-of-order confirmation (`out_of_order=1`): a requeue takes rows whose key already sent
+   * later events, which then go out after them. Only the preview that named those events offers it.
+   */
+  readonly outOfOrder: boolean;
 }
 
 /** The most items one action changes: a preview beyond it says so, and the rest wait for the next one. */
@@ -49,7 +56,11 @@ export function parseActionRequest(fields: URLSearchParams): ActionRequest | str
   const bad = ids.find((id) => !shape.test(id));
   if (bad !== undefined)
     return action === "redrive" ? "a message id is malformed" : "an event id is not a UUID";
-  if (ids.length > 0) return { action, targets: { kind: "ids", ids: [...new Set(ids)] } };
+  const options = {
+    includeSkipped: fields.get("skipped") === "1",
+    outOfOrder: fields.get("out_of_order") === "1",
+  };
+  if (ids.length > 0) return { action, targets: { kind: "ids", ids: [...new Set(ids)] }, ...options };
   if (fields.get("scope") === "selected") return "nothing selected: tick the rows to act on";
-  return { action, targets: { kind: "filter", filter: filterOf(fields) } };
+  return { action, targets: { kind: "filter", filter: filterOf(fields) }, ...options };
 }
