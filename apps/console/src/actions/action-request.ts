@@ -1,3 +1,4 @@
+import { DEAD_LETTER_ID } from "@outbox/consumer/operations";
 import type { DeadLetterFilter } from "../reads/dead-letters.js";
 import type { DeadRowFilter } from "../reads/dead-rows.js";
 import type { ActionName } from "../views/forms.js";
@@ -23,8 +24,6 @@ export interface ActionRequest {
 export const MAX_ACTION_ITEMS = 10_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** An SQS message id: a UUID too, but checked loosely (other SQS-compatible servers). */
-const MESSAGE_ID = /^[\w.:-]{1,128}$/;
 const AGES = new Set(["300", "3600", "86400"]);
 
 /** The request's filter fields, the same names as the lists' GET forms. */
@@ -52,7 +51,7 @@ export function parseActionRequest(fields: URLSearchParams): ActionRequest | str
     .map((id) => id.trim())
     .filter((id) => id !== "");
   if (ids.length > MAX_ACTION_ITEMS) return `at most ${MAX_ACTION_ITEMS} items in one action`;
-  const shape = action === "redrive" ? MESSAGE_ID : UUID;
+  const shape = action === "redrive" ? DEAD_LETTER_ID : UUID;
   const bad = ids.find((id) => !shape.test(id));
   if (bad !== undefined)
     return action === "redrive" ? "a message id is malformed" : "an event id is not a UUID";
