@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   enqueue,
   enqueuePg,
+  enqueueWith,
   migrateToLatest,
   type NewEvent,
   type OutboxTables,
@@ -156,5 +157,56 @@ describe("enqueuePg", () => {
     }
     const ids = [...rolledBack, ...refused].map((event) => event.id ?? "");
     expect(await storedRows(ids)).toEqual([]);
+  });
+
+  it("12 000 events in one call: written in several statements under Postgres's 65 535 parameters, in order", async () => {
+    // Six parameters an event: 72 000 in one statement, which pg's bind message cannot count (08P01).
+    const many = (tag: string): NewEvent[] =>
+      Array.from({ length: 12_000 }, (_, n) => ({
+        topic: "bulk",
+        eventType: `bulk.${tag}`,
+        orderingKey: `k-${n % 3}`,
+        payload: { n },
+        id: randomUUID(),
+      }));
+    const byKysely = many("kysely");
+    const byPg = many("pg");
+    await db.transaction().execute((trx) => enqueue(trx, byKysely));
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await enqueuePg(client, byPg);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    for (const given of [byKysely, byPg]) {
+      // Every event, and each key's in the order given (seq), across the statements.
+      const { rows } = await sql<{ ordering_key: string; n: number }>`
+        SELECT ordering_key, (payload->>'n')::int AS n FROM outbox
+        WHERE event_type = ${given[0]?.eventType ?? ""} ORDER BY seq`.execute(db);
+      expect(rows).toHaveLength(12_000);
+      for (const key of ["k-0", "k-1", "k-2"]) {
+        const order = rows.filter((row) => row.ordering_key === key).map((row) => row.n);
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }
+    }
+  });
+
+  it("enqueueWith's one statement cannot take them: an OutboxValidationError naming the limit, nothing written", async () => {
+    const events = Array.from({ length: 12_000 }, (_, n) => ({
+      topic: "bulk",
+      eventType: "bulk.with",
+      payload: { n },
+    }));
+    let written = 0;
+    const error = await enqueueWith(events, async (rows) => {
+      written += rows.length;
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OutboxValidationError);
+    expect((error as Error).message).toMatch(
+      /^event #\d+: 12000 events take more than Postgres's 65535 parameters in one statement/,
+    );
+    expect(written).toBe(0);
   });
 });

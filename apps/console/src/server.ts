@@ -275,6 +275,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
       ids,
       askedField(fields.get("asked")),
       request.who,
+      parsed.outOfOrder,
     );
     if (typeof outcome === "string") return problem(reply, 400, outcome);
     return page(reply, "Done", null, reportView(outcome, ids.length), false);

@@ -6,5 +6,5 @@ export { bounded, type DeadLetter, describeDeadLetter } from "./cli/dead-letters
 export { walkDeadLetters } from "./cli/dlq-list.js";
 export { type DlqQueues, queuesFor } from "./cli/open-queues.js";
 export { type RedriveSummary, redrive } from "./cli/redrive.js";
-export { matchesFilter } from "./cli/redrive-filter.js";
+export { DEAD_LETTER_ID, matchesFilter } from "./cli/redrive-filter.js";
 export { dlqCommandProblems, dlqCommandSettings } from "./settings.js";

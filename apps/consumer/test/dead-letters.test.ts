@@ -5,6 +5,7 @@ import exampleHandlers from "@outbox/example-handlers";
 import { sleep } from "@outbox/shared";
 import {
   drainQueue,
+  expectUsageError,
   hangLimit,
   queueDepth,
   runEntryPoint,
@@ -484,6 +485,14 @@ describe("consumer redrive", () => {
 });
 
 describe("the DLQ commands' configuration", () => {
+  it("redrive --id that is no id (../x) is a usage error at once, before the DLQ is walked", async () => {
+    const queue = await queueFor("dlq-bad-id");
+    // A DLQ nobody answers at: a walk would end in an SQS error, not a usage error.
+    const env = { ...commandEnv(queue), CONSUMER_DLQ_URL: "http://127.0.0.1:1/000000000000/nowhere" };
+    const run = await runEntryPoint("apps/consumer/src/main.ts", ["redrive", "--id", "../x"], env);
+    expectUsageError(run, '--id needs event ids or message ids, got "../x"', /^usage: consumer redrive/);
+  });
+
   it("without a DLQ, or with the queue as its own DLQ: one line each, exit 78", async () => {
     const queue = await queueFor("dlq-config");
     const env = commandEnv(queue);

@@ -310,10 +310,11 @@ function insertEffect(trx: Kysely<ExampleDatabase>, eventId: string) {
  * sent as a statement list, which pg sends as plain text whatever it starts with.
  */
 const breakOuts = [
-  { name: "ABORT, insert, throw", sent: "SELECT 1; ABORT", after: "throw", inboxKept: false },
-  { name: "ABORT, insert, return", sent: "SELECT 1; ABORT", after: "return", inboxKept: false },
-  { name: "SELECT 1; COMMIT, insert, throw", sent: "SELECT 1; COMMIT", after: "throw", inboxKept: true },
-  { name: "ABORT; BEGIN, insert, return", sent: "SELECT 1; ABORT; BEGIN", after: "return", inboxKept: false },
+  { name: "ABORT, insert, throw", sent: "SELECT 1; ABORT", after: "throw" },
+  { name: "ABORT, insert, return", sent: "SELECT 1; ABORT", after: "return" },
+  { name: "SELECT 1; COMMIT, insert, throw", sent: "SELECT 1; COMMIT", after: "throw" },
+  { name: "SELECT 1; COMMIT; BEGIN, insert, return", sent: "SELECT 1; COMMIT; BEGIN", after: "return" },
+  { name: "ABORT; BEGIN, insert, return", sent: "SELECT 1; ABORT; BEGIN", after: "return" },
 ] as const;
 
 /** Sends `sent` on its transaction, inserts its effect, then throws or returns (swallowing any refusal). */
@@ -347,12 +348,56 @@ describe("a handler that ends the inbox transaction itself", () => {
       await expect(process(message)).resolves.toEqual(poison("handler_left_transaction"));
 
       expect(await effectRowsOf(database, event.id)).toEqual([]);
-      // The handler's COMMIT took the inbox row with it: nothing the consumer can undo, and the reason says so.
-      expect(await inboxRowsOf(database, consumer)).toEqual(
-        breakOut.inboxKept ? [{ event_id: event.id }] : [],
-      );
+      // A COMMIT of the handler's took the inbox row with it; the consumer deleted it again: no row
+      // vouches for an effect that never ran.
+      expect(await inboxRowsOf(database, consumer)).toEqual([]);
     });
   }
+
+  it("SELECT 1; COMMIT: redriven once the handler is fixed, the message runs it, and its effect is there once", async () => {
+    let broken = true;
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      {
+        fallback: async (event, { trx }) => {
+          if (broken) await sql.raw("SELECT 1; COMMIT").execute(trx);
+          await insertEffect(trx, event.id);
+        },
+      },
+    );
+    const { process } = pipeline(handlers, { consumer: "escape-redrive" });
+    const event = exampleEvent("escape-redrive");
+    await expect(process(received(event))).resolves.toEqual(poison("handler_left_transaction"));
+    expect(await inboxRowsOf(database, "escape-redrive")).toEqual([]);
+
+    // The fix deployed, the DLQ's copy redriven (a new MessageId, the same event), and redriven twice.
+    broken = false;
+    await expect(process(received(event))).resolves.toEqual({ result: "processed" });
+    await expect(process(received(event))).resolves.toEqual({ result: "duplicate" });
+    expect(await effectRowsOf(database, event.id)).toHaveLength(1);
+    expect(await inboxRowsOf(database, "escape-redrive")).toEqual([{ event_id: event.id }]);
+  });
+
+  it("a ROLLBACK in the handler, then another delivery's commit: the consumer deletes no row it did not write", async () => {
+    const event = exampleEvent("escape-other");
+    const handlers = defineHandlers<object, ExampleDatabase>(
+      {},
+      {
+        // Left its transaction (its inbox row gone with the ROLLBACK), then wrote the event's inbox
+        // row on its own, as another delivery's commit would: not the transaction's row, not undone.
+        fallback: async (_, { trx }) => {
+          await sql
+            .raw(
+              `SELECT 1; ROLLBACK; INSERT INTO inbox (consumer, event_id, message_id) VALUES ('escape-other', '${event.id}', 'm-other')`,
+            )
+            .execute(trx);
+        },
+      },
+    );
+    const { process } = pipeline(handlers, { consumer: "escape-other" });
+    await expect(process(received(event))).resolves.toEqual(poison("handler_left_transaction"));
+    expect(await inboxRowsOf(database, "escape-other")).toEqual([{ event_id: event.id }]);
+  });
 
   it("without a DLQ: retried later like any failure, not deleted", async () => {
     const breakOutOf = breakingOut(breakOuts[1]);
@@ -390,6 +435,7 @@ describe("a handler that ends the inbox transaction itself", () => {
       const fate = poison("handler_left_transaction");
       await expect(processAll(messages)).resolves.toEqual([fate, fate, fate]);
       for (const event of events) expect(await effectRowsOf(database, event.id)).toEqual([]);
+      expect(await inboxRowsOf(database, consumer)).toEqual([]);
     });
   }
 

@@ -27,16 +27,33 @@ A blocked key is held by a dead row: its later events wait for requeue-dead or s
       },
     },
     "requeue-dead": {
-      synopsis: "[--id ID]",
+      synopsis: "[--id ID] [--include-skipped] [--out-of-order]",
       summary: "give dead rows (or one) a fresh set of attempts",
       details: `
-  --id ID  only the dead row with this event id (a UUID); exit 1 when there is none
-A claim-checked row older than RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS stays dead (its object may expire
-before a message is read), named on stderr. Prints {"requeued":N}.`,
-      options: { id: { type: "string" } },
+  --id ID            only the dead row with this event id (a UUID); exit 1 when it was not requeued
+  --include-skipped  every dead row includes the skipped ones (left out by default: skip-dead let
+                     their keys go on without them)
+  --out-of-order     requeue rows whose key already sent later events (they were skipped) too: each
+                     goes out after those events. Without it such a row stays dead, named on stderr
+                     with the later events
+A requeued row goes out before its key's waiting events. A claim-checked row older than
+RELAY_CLAIM_CHECK_SEND_WITHIN_HOURS stays dead (its object may expire before a message is read),
+named on stderr. Prints {"requeued":N}.`,
+      options: {
+        id: { type: "string" },
+        "include-skipped": { type: "boolean" },
+        "out-of-order": { type: "boolean" },
+      },
       settings: async () => (await import("./settings.js")).requeueDeadSettings,
       async run({ values }, usage) {
-        return (await import("./cli/requeue-dead.js")).runRequeueDead(values.id, usage);
+        return (await import("./cli/requeue-dead.js")).runRequeueDead(
+          {
+            id: values.id,
+            includeSkipped: values["include-skipped"] === true,
+            outOfOrder: values["out-of-order"] === true,
+          },
+          usage,
+        );
       },
     },
     "skip-dead": {

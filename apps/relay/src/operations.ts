@@ -10,7 +10,14 @@ export {
 } from "./cli/republish.js";
 export { type RepublishRequest, timestampWithZone } from "./cli/republish-options.js";
 export { listRuns, type RepublishRun, readRun, rowsLeft } from "./cli/republish-runs.js";
-export { requeueDeadRows } from "./cli/requeue-dead.js";
+export {
+  LATER_NAMED,
+  type RequeueCandidate,
+  type RequeueFate,
+  requeueCandidates,
+  requeueDeadRows,
+  requeueFate,
+} from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
 export { type BlockedKey, type RelayStatus, readBlockedKeys, readStatus } from "./cli/status.js";
 export { publishTimeoutMs, REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";

@@ -14,6 +14,7 @@ import {
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { commandSettings } from "../src/cli/open-database.js";
+import { claimBatch, markPublished } from "../src/outbox-store.js";
 import { requeueDeadSettings } from "../src/settings.js";
 import { enqueueAll, events, migratedDatabase } from "./harness.js";
 
@@ -172,7 +173,10 @@ describe("relay command line", () => {
     expectAnswer(h, programUsage);
     expectAnswer(run, /^usage: relay \[run\]\n\npublish the outbox to SNS until SIGTERM\n[\s\S]*exits 78/);
     expectAnswer(status, /^usage: relay status \[--json\]\n[\s\S]*--json +one JSON object/);
-    expectAnswer(requeue, /^usage: relay requeue-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
+    expectAnswer(
+      requeue,
+      /^usage: relay requeue-dead \[--id ID\] \[--include-skipped\] \[--out-of-order\]\n[\s\S]*--id ID +only the dead row/,
+    );
     expectAnswer(skip, /^usage: relay skip-dead \[--id ID\]\n[\s\S]*--id ID +only the dead row/);
   });
 
@@ -212,6 +216,22 @@ describe("relay command line", () => {
       relay("run", "now"),
       relay("requeue-dead", "--id", "42"),
     ]);
+    // Shaped like a UUID is not one: Postgres would refuse it (22P02) after the database was opened.
+    const [dashes, feb30] = await Promise.all([
+      relay("skip-dead", `--id=${"-".repeat(36)}`),
+      relay("republish", "--from", "2026-02-30T10:00:00Z", "--allow-reapply"),
+    ]);
+    expectUsageError(
+      dashes,
+      `--id needs an event id (a UUID), got "${"-".repeat(36)}"`,
+      /^usage: relay skip-dead/,
+    );
+    // Date.parse rolls it over to March 2nd; Postgres refuses it (22008).
+    expectUsageError(
+      feb30,
+      '--from needs a timestamp with its zone, e.g. 2026-12-01T10:00:00Z, got "2026-02-30T10:00:00Z"',
+      /^usage: relay republish/,
+    );
     expectUsageError(command, "unknown command: publish", programUsage);
     expectUsageError(flag, "Unknown option '--verbose'", programUsage);
     expectUsageError(statusFlag, "Unknown option '--csv'", /^usage: relay status \[--json\]\n/);
@@ -228,12 +248,16 @@ describe("relay CLI", () => {
   });
   afterAll(() => handle.close(5_000));
 
-  const cli = (args: string[]): Promise<{ code: number; stdout: string }> =>
+  const cli = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
     run(process.execPath, ["--import", "tsx", "--conditions=development", mainPath, ...args], {
       env: { ...process.env, DATABASE_URL: url },
     }).then(
-      ({ stdout }) => ({ code: 0, stdout }),
-      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        stdout: error.stdout,
+        stderr: error.stderr,
+      }),
     );
 
   it("status reports unsent, dead and the oldest unsent age per topic, as JSON or as a table", async () => {
@@ -292,6 +316,21 @@ describe("relay CLI", () => {
     expect(shown).not.toContain("x".repeat(100));
   });
 
+  it("status --json escapes C1 and bidi controls as the tables do (JSON.stringify escapes C0 only)", async () => {
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    const [hostile] = await enqueueAll(handle, events("orders", 1));
+    // A C1 CSI (U+009B) acts as ESC [ on many terminals; U+202E reverses what follows.
+    await sql`UPDATE outbox SET ordering_key = ${"\u009b2Jkey\u202e"}, last_error = ${"\u009b31m"},
+                dead_at = now()
+              WHERE id = ${hostile}`.execute(handle.db);
+    const json = (await cli(["status", "--json"])).stdout;
+    expect(json).not.toMatch(/[\u0080-\u009f\u202e]/);
+    const { blockedKeys } = JSON.parse(json) as { blockedKeys: unknown[] };
+    expect(blockedKeys).toEqual([
+      expect.objectContaining({ orderingKey: "\\x9b2Jkey\\u{202e}", lastError: "\\x9b31m" }),
+    ]);
+  });
+
   it("requeue-dead gives dead rows a fresh start, all or by --id", async () => {
     await sql`TRUNCATE outbox`.execute(handle.db);
     const ids = await enqueueAll(handle, events("orders", 3));
@@ -314,6 +353,51 @@ describe("relay CLI", () => {
       { attempts: 0, dead_at: null },
       { attempts: 0, dead_at: null },
     ]);
+  });
+
+  it("requeue-dead keeps a key's order: a skipped row whose key sent later events stays dead unless --out-of-order", async () => {
+    await sql`TRUNCATE outbox`.execute(handle.db);
+    const keyed = (key: string) => events("orders", 2).map((event) => ({ ...event, orderingKey: key }));
+    // K: e1 dead, e2 behind it. L: e3 dead, e4 behind it, never published.
+    const [e1 = "", e2 = "", e3 = "", e4 = ""] = await enqueueAll(handle, [...keyed("K"), ...keyed("L")]);
+    await sql`UPDATE outbox SET dead_at = now(), attempts = 5, last_error = 'x' WHERE id IN (${e1}, ${e3})`.execute(
+      handle.db,
+    );
+    // The relay's own claim: e2 waits behind e1 until the skip, then goes out.
+    expect(await claimBatch(handle.db, "test-relay", 10, 30_000)).toEqual([]);
+    expect(JSON.parse((await cli(["skip-dead", "--id", e1])).stdout)).toEqual({ skipped: 1 });
+    expect(JSON.parse((await cli(["skip-dead", "--id", e3])).stdout)).toEqual({ skipped: 1 });
+    const claimed = await claimBatch(handle.db, "test-relay", 10, 30_000);
+    expect(claimed.map((row) => row.id).sort()).toEqual([e2, e4].sort());
+    await markPublished(handle.db, [e2]);
+    // e4 is still leased (in flight): L's order is as much at stake as K's.
+    await sql`UPDATE outbox SET locked_until = NULL, locked_by = NULL WHERE id = ${e4}`.execute(handle.db);
+
+    // Every dead row: the skipped ones are left out unless asked.
+    const all = await cli(["requeue-dead"]);
+    expect({ code: all.code, out: JSON.parse(all.stdout) }).toEqual({ code: 0, out: { requeued: 0 } });
+    expect(all.stderr).toContain("2 skipped dead rows left out");
+    // Asked: e3 goes (nothing of L went out: it is sent before e4); e1 stays dead, e2 named.
+    const included = await cli(["requeue-dead", "--include-skipped"]);
+    expect(JSON.parse(included.stdout)).toEqual({ requeued: 1 });
+    expect(included.stderr).toContain(
+      `${e1} left dead: its key already sent later events while it was skipped (${e2})`,
+    );
+    expect(included.stderr).toContain("--out-of-order");
+    // Named alone: refused the same way, exit 1.
+    const named = await cli(["requeue-dead", "--id", e1]);
+    expect({ code: named.code, out: JSON.parse(named.stdout) }).toEqual({ code: 1, out: { requeued: 0 } });
+    expect(named.stderr).toContain(`(${e2})`);
+    const rows = await handle.db.selectFrom("outbox").select(["id", "dead_at", "skipped_at"]).execute();
+    expect(rows.find((row) => row.id === e1)).toMatchObject({ dead_at: expect.any(Date) });
+    expect(rows.find((row) => row.id === e3)).toMatchObject({ dead_at: null, skipped_at: null });
+    // L's order is kept: e3 comes before e4.
+    expect((await claimBatch(handle.db, "test-relay", 10, 30_000)).map((row) => row.id)).toEqual([e3, e4]);
+
+    // Accepted out of order: e1 goes, after e2.
+    const accepted = await cli(["requeue-dead", "--id", e1, "--out-of-order"]);
+    expect(JSON.parse(accepted.stdout)).toEqual({ requeued: 1 });
+    expect((await claimBatch(handle.db, "test-relay", 10, 30_000)).map((row) => row.id)).toEqual([e1]);
   });
 
   it("status shows the scheduled events not due yet, their count and the earliest due time", async () => {

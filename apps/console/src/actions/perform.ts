@@ -1,9 +1,16 @@
 import type { OutboxTables as Database } from "@outbox/client";
-import { requeueDeadRows, skipDeadRows } from "@outbox/relay/operations";
+import {
+  type RequeueCandidate,
+  type RequeueFate,
+  requeueCandidates,
+  requeueDeadRows,
+  requeueFate,
+  skipDeadRows,
+} from "@outbox/relay/operations";
 import type { Logger } from "@outbox/shared";
 import type { Kysely } from "kysely";
 import { type DeadLetterDesk, matchesLetter } from "../reads/dead-letters.js";
-import { deadRowIds } from "../reads/dead-rows.js";
+import { type DeadRowFilter, deadRowIds } from "../reads/dead-rows.js";
 import type { ActionName } from "../views/forms.js";
 import { type ActionRequest, MAX_ACTION_ITEMS } from "./action-request.js";
 
@@ -24,11 +31,29 @@ export interface ActionPreview {
   readonly capped: boolean;
   /** What was asked, for the log line: the filter's fields, or how many ids were named. */
   readonly asked: Readonly<Record<string, string | number>>;
+  /** A requeue's: what will happen to each row and its key (requeueFate). */
+  readonly requeue?: RequeuePreview;
+}
+
+/** What a requeue will do, row by row, and the ids each of its confirmations takes. */
+export interface RequeuePreview {
+  /** Every matched row with its fate, in seq order (the ids above are the "requeued" ones). */
+  readonly rows: readonly { readonly row: RequeueCandidate; readonly fate: RequeueFate }[];
+  /** What the out-of-order confirmation takes: the ids, and the rows whose key already sent later events. */
+  readonly outOfOrderIds: readonly string[];
+  /** The filter asked (a group), so that the preview can be asked again with its skipped rows. */
+  readonly filter: DeadRowFilter | null;
 }
 
 /** How an action ended, in the commands' own counts. */
 export type ActionOutcome =
-  | { readonly action: "requeue"; readonly requeued: number; readonly refused: readonly string[] }
+  | {
+      readonly action: "requeue";
+      readonly requeued: number;
+      readonly refused: readonly string[];
+      /** Left dead: their key sent later events meanwhile (no out-of-order confirmation). */
+      readonly overtaken: readonly string[];
+    }
   | { readonly action: "skip"; readonly skipped: number }
   | {
       readonly action: "redrive";
@@ -80,11 +105,35 @@ export async function previewAction(
     { ...filter, holdingKey: request.action === "skip" },
     MAX_ACTION_ITEMS + 1,
   );
+  const capped = ids.length > MAX_ACTION_ITEMS;
+  if (request.action === "skip")
+    return { action: "skip", ids: ids.slice(0, MAX_ACTION_ITEMS), capped, asked };
+  // A requeue: each row's fate as requeueDeadRows will decide it, named rows taken even if skipped.
+  const candidates = await requeueCandidates(
+    deps.db,
+    ids.slice(0, MAX_ACTION_ITEMS),
+    deps.claimCheckSendWithinHours,
+  );
+  const options = {
+    claimCheckSendWithinHours: deps.claimCheckSendWithinHours,
+    includeSkipped: request.includeSkipped,
+  };
+  const rows = candidates.map((row) => ({
+    row,
+    fate: requeueFate(row, request.targets.kind === "ids", options),
+  }));
+  const taken = (fates: readonly RequeueFate[]) =>
+    rows.filter(({ fate }) => fates.includes(fate)).map(({ row }) => row.id);
   return {
-    action: request.action,
-    ids: ids.slice(0, MAX_ACTION_ITEMS),
-    capped: ids.length > MAX_ACTION_ITEMS,
+    action: "requeue",
+    ids: taken(["requeued"]),
+    capped,
     asked,
+    requeue: {
+      rows,
+      outOfOrderIds: taken(["requeued", "overtaken"]),
+      filter: request.targets.kind === "filter" ? request.targets.filter : null,
+    },
   };
 }
 
@@ -99,11 +148,16 @@ export async function runAction(
   ids: readonly string[],
   asked: Readonly<Record<string, string | number>>,
   who: string,
+  /** The out-of-order confirmation (ActionRequest.outOfOrder): a requeue takes overtaken rows too. */
+  outOfOrder: boolean,
 ): Promise<ActionOutcome | string> {
   let outcome: ActionOutcome;
   if (action === "requeue") {
-    const { requeued, refused } = await requeueDeadRows(deps.db, ids, deps.claimCheckSendWithinHours);
-    outcome = { action, requeued, refused };
+    const { requeued, refused, overtaken } = await requeueDeadRows(deps.db, ids, {
+      claimCheckSendWithinHours: deps.claimCheckSendWithinHours,
+      outOfOrder,
+    });
+    outcome = { action, requeued, refused, overtaken: overtaken.map((row) => row.id) };
   } else if (action === "skip") {
     outcome = { action, skipped: await skipDeadRows(deps.db, ids) };
   } else {
@@ -119,7 +173,13 @@ export async function runAction(
     };
   }
   const { action: _, ...counts } = outcome;
-  const logged = "refused" in counts ? { ...counts, refused: counts.refused.length } : counts;
-  deps.log.info({ action, filter: asked, count: ids.length, outcome: logged, who }, "console action");
+  const logged =
+    "refused" in counts
+      ? { ...counts, refused: counts.refused.length, overtaken: counts.overtaken.length }
+      : counts;
+  deps.log.info(
+    { action, filter: asked, count: ids.length, outcome: logged, who, ...(outOfOrder ? { outOfOrder } : {}) },
+    "console action",
+  );
   return outcome;
 }

@@ -1,12 +1,8 @@
 import { age, type Html, html, PAYLOAD_SHOWN, REASON_DETAIL, REASON_SHOWN, shown } from "../html.js";
 import { DEAD_ROWS_LISTED, type DeadRow, type DeadRowFilter, type ReasonGroup } from "../reads/dead-rows.js";
-import { filterForm } from "./filters.js";
+import { deadRowFields, filterForm } from "./filters.js";
 import { type ActionContext, previewForm, selectionForm } from "./forms.js";
 import { groupsTable } from "./groups.js";
-
-function filterFields(filter: DeadRowFilter): Record<string, string | number | undefined> {
-  return { topic: filter.topic, type: filter.eventType, kind: filter.kind, older: filter.olderThanSeconds };
-}
 
 function rowDetails(row: DeadRow): Html {
   return html`<details id="details-${row.id}"><summary>Details<span class="visually-hidden"> of event ${row.id}</span></summary>
@@ -33,7 +29,7 @@ export function deadRowsView(
 ): Html {
   const total = groups.reduce((sum, group) => sum + group.count, 0);
   const groupActions = (group: ReasonGroup) =>
-    html`${previewForm(context, "requeue", "Requeue group", { ...filterFields(filter), kind: group.kind }, `Requeue the ${group.count} dead rows of kind ${shown(group.kind)}`)} ${previewForm(context, "skip", "Skip group", { ...filterFields(filter), kind: group.kind }, `Skip the ${group.count} dead rows of kind ${shown(group.kind)}`)}`;
+    html`${previewForm(context, "requeue", "Requeue group", { ...deadRowFields(filter), kind: group.kind }, `Requeue the dead rows of kind ${shown(group.kind)} (skipped ones left out unless asked)`)} ${previewForm(context, "skip", "Skip group", { ...deadRowFields(filter), kind: group.kind }, `Skip the ${group.count} dead rows of kind ${shown(group.kind)}`)}`;
   return html`${filterForm(
     "/dead-rows",
     filter,
@@ -42,7 +38,8 @@ export function deadRowsView(
   )}
 <div id="dead-rows" data-live>
 <p><span data-count="dead-rows">${total}</span> dead rows match${rows.length < total ? ` (the ${DEAD_ROWS_LISTED} newest are listed)` : ""}.
-A dead row was never published: <strong>requeue</strong> gives it a fresh set of attempts (sent again, before its key's later events);
+A dead row was never published: <strong>requeue</strong> gives it a fresh set of attempts (sent again, before its key's waiting events;
+a skipped row whose key has since sent later events stays dead unless you confirm it out of order, and a group leaves its skipped rows out unless asked);
 <strong>skip</strong> leaves it dead and lets its key's later events go without it.</p>
 ${groupsTable("dead-row-groups", "Dead rows by reason kind", groups, context.readOnly ? undefined : groupActions)}
 ${

@@ -15,6 +15,11 @@ export interface FilterFields {
   readonly olderThanSeconds?: number;
 }
 
+/** A dead-rows filter as the fields of its form (the names filterOf reads back). */
+export function deadRowFields(filter: FilterFields): Record<string, string | number | undefined> {
+  return { topic: filter.topic, type: filter.eventType, kind: filter.kind, older: filter.olderThanSeconds };
+}
+
 /** The filter of a list (a GET form: the URL says what is shown, and can be shared). */
 export function filterForm(
   path: string,

@@ -1,3 +1,4 @@
+import { forTerminal } from "@outbox/shared";
 import { durationOption, usageError } from "@outbox/shared/command-line";
 import type { DeadLetter } from "./dead-letters.js";
 
@@ -11,6 +12,12 @@ export interface RedriveFilter {
   /** Only messages younger than this, in ms. */
   readonly newerThanMs?: number;
 }
+
+/**
+ * The shape of a dead letter's id as `--id` takes it: an event id (a UUID) or an SQS MessageId (a
+ * UUID on AWS, checked loosely for other SQS-compatible servers). Anything else cannot match.
+ */
+export const DEAD_LETTER_ID = /^[\w.:-]{1,128}$/;
 
 /** The filter the options give; a bad value is a usage error (exit 64) before anything is received. */
 export function parseRedriveFilter(
@@ -29,8 +36,14 @@ export function parseRedriveFilter(
   if (olderThanMs !== undefined && newerThanMs !== undefined && newerThanMs <= olderThanMs) {
     return usageError(usage, "--newer-than must be longer than --older-than, or nothing can match");
   }
+  const ids = id === undefined ? undefined : id.split(",").map((part) => part.trim());
+  // Checked now: an id that cannot match anything would otherwise be found out after a walk of the DLQ.
+  const bad = ids?.find((part) => !DEAD_LETTER_ID.test(part));
+  if (bad !== undefined) {
+    return usageError(usage, `--id needs event ids or message ids, got "${forTerminal(bad, 80)}"`);
+  }
   return {
-    ids: id === undefined ? undefined : new Set(id.split(",").map((part) => part.trim())),
+    ids: ids === undefined ? undefined : new Set(ids),
     eventType,
     olderThanMs,
     newerThanMs,

@@ -33,6 +33,7 @@ export async function runBatchInboxTransaction<DB>(
     // event inside this same INSERT. RETURNING names the rows it did insert: the events to handle.
     claim: `INSERT INTO inbox (consumer, event_id, message_id) VALUES ${rows}
        ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+    claimedIds: events.map((event) => event.id),
     claimed: (result) => {
       const inserted = new Set(result.rows.map((row) => (row as { event_id: string }).event_id));
       // The first message of each inserted event id is the one handled; a later copy is a duplicate.

@@ -1,6 +1,11 @@
-import type { ConsumedEvent, Deadline, EventHandler, HandlerContext } from "@outbox/client";
-import { deadlineTransaction, type Logger } from "@outbox/shared";
-import type { PostgresPool, PostgresQueryResult } from "kysely";
+import { type ConsumedEvent, Deadline, type EventHandler, type HandlerContext } from "@outbox/client";
+import {
+  deadlineConnection,
+  deadlineTransaction,
+  type Logger,
+  TransactionEscapedError,
+} from "@outbox/shared";
+import { type PostgresPool, type PostgresQueryResult, sql } from "kysely";
 
 export type TransactionOutcome = "processed" | "duplicate";
 
@@ -43,6 +48,7 @@ export async function runInboxTransaction<DB>(options: InboxTransaction<DB>): Pr
        VALUES (${literal(consumer)}, ${literal(event.id)}, ${literal(event.messageId)})
        ON CONFLICT (consumer, event_id) DO NOTHING`,
     claimed: (result) => (result.rowCount === 0 ? undefined : true),
+    claimedIds: [event.id],
     handle: (_, context) => options.handle(event, context),
   });
   return claimed === undefined ? "duplicate" : "processed";
@@ -53,8 +59,12 @@ export interface ClaimedTransaction<DB, Claimed> {
   readonly deadline: Deadline;
   readonly statementTimeoutMs: number;
   readonly log: () => Logger;
+  /** The inbox key's first half, as in `claim`. */
+  readonly consumer: string;
   /** The INSERT of the inbox rows, ON CONFLICT DO NOTHING; sent behind BEGIN in one round trip. */
   readonly claim: string;
+  /** The event ids `claim` inserts (or finds already there). */
+  readonly claimedIds: readonly string[];
   /** What the claim's result leaves to handle; undefined when nothing (all duplicates). */
   readonly claimed: (result: PostgresQueryResult<unknown>) => Claimed | undefined;
   readonly handle: (claimed: Claimed, context: HandlerContext<DB>) => Promise<void>;
@@ -71,11 +81,65 @@ export interface ClaimedTransaction<DB, Claimed> {
  * deadline passes, the rollback removes the inbox rows too and a redelivery runs it again. It cannot
  * be stopped from outside: past the deadline its transaction is rolled back (the client destroyed)
  * and its later statements are refused; one that ends the transaction itself is caught
- * (TransactionEscapedError) instead of committed.
+ * (TransactionEscapedError) instead of committed, and the inbox rows its COMMIT kept are deleted
+ * (forgetEscapedClaim).
  */
 export async function runClaimedTransaction<DB, Claimed>(
   options: ClaimedTransaction<DB, Claimed>,
 ): Promise<Claimed | undefined> {
+  try {
+    return await claimAndHandle(options);
+  } catch (error) {
+    if (error instanceof TransactionEscapedError && error.xid !== undefined) {
+      await forgetEscapedClaim(options, error.xid);
+    }
+    throw error;
+  }
+}
+
+/**
+ * A handler that ended its transaction (a COMMIT in a statement list) may have committed the claim's
+ * inbox rows with it: rows vouching for an effect that never ran, which would make the message's
+ * redrive a duplicate, silently. The rows that transaction wrote are deleted, and only those: their
+ * `xmin` is its id, never that of a row another delivery committed since (after a ROLLBACK in the
+ * handler, say). A fresh bound of one statement: the message's own deadline may be spent. Whatever
+ * else the handler committed stays; its redrive runs the handler again.
+ */
+async function forgetEscapedClaim(
+  options: Pick<
+    ClaimedTransaction<unknown, unknown>,
+    "pool" | "consumer" | "claimedIds" | "statementTimeoutMs" | "log"
+  >,
+  xid: string,
+): Promise<void> {
+  try {
+    const result = await deadlineConnection<{ numAffectedRows?: bigint }, unknown>(
+      options.pool,
+      Deadline.after(options.statementTimeoutMs),
+      (db) =>
+        sql`
+        DELETE FROM inbox
+        WHERE consumer = ${options.consumer} AND event_id = ANY(${[...options.claimedIds]}::uuid[])
+          AND xmin = ${xid}::xid8::xid
+      `.execute(db),
+    );
+    options
+      .log()
+      .warn(
+        { forgotten: Number(result.numAffectedRows ?? 0) },
+        "a handler ended its transaction: the inbox rows its COMMIT kept are deleted, so a redrive runs it again",
+      );
+  } catch (error) {
+    options
+      .log()
+      .error(
+        { err: error, eventIds: options.claimedIds },
+        "a handler ended its transaction, and the inbox rows its COMMIT kept could not be deleted: a redrive of these events counts them duplicates; delete their inbox rows first",
+      );
+  }
+}
+
+function claimAndHandle<DB, Claimed>(options: ClaimedTransaction<DB, Claimed>): Promise<Claimed | undefined> {
   const { deadline } = options;
   return deadlineTransaction<Claimed | undefined, DB>(
     options.pool,

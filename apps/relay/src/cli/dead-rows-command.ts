@@ -9,20 +9,25 @@ import { openDatabase } from "./open-database.js";
  * row) or an event id (a UUID, anything else a usage error); one statement, `change`, that answers how
  * many rows it changed; `{"<counted>":N}` on stdout; exit 1 when `--id` named no row it could change.
  */
+/** A UUID as Postgres reads one: five groups of hex digits (36 dashes are not an id). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** `--id`'s event id, undefined when absent; anything but a UUID is a usage error (exit 64). */
 export function deadRowId(id: string | boolean | undefined, usage: string): string | undefined {
-  if (id !== undefined && (typeof id !== "string" || !/^[0-9a-f-]{36}$/i.test(id))) {
+  if (id !== undefined && (typeof id !== "string" || !UUID.test(id))) {
     return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
   }
   return id;
 }
 
 /**
- * The extra condition of a statement on dead rows: none (every row), or `id` among `ids` — checked
- * as UUIDs by Postgres, so a malformed one is refused by the statement, not matched by nothing.
+ * The extra condition of a statement on dead rows: none (every row), or the id of `row` (the alias of
+ * the outbox row tested, if any) among `ids` — checked as UUIDs by Postgres, so a malformed one is
+ * refused by the statement, not matched by nothing.
  */
-export function onlyRows(ids: readonly string[] | undefined): RawBuilder<unknown> {
-  return ids === undefined ? sql`` : sql`AND id = ANY(${[...ids]}::uuid[])`;
+export function onlyRows(ids: readonly string[] | undefined, row?: string): RawBuilder<unknown> {
+  if (ids === undefined) return sql``;
+  return sql`AND ${sql.ref(row === undefined ? "id" : `${row}.id`)} = ANY(${[...ids]}::uuid[])`;
 }
 
 export async function runDeadRowsCommand(

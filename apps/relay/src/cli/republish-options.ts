@@ -1,5 +1,6 @@
 import { usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { REPUBLISH_DEFAULT_RATE } from "../settings.js";
+import { UUID } from "./dead-rows-command.js";
 
 /**
  * How old a row a run may send: a replay of an event whose inbox row a consumer has since deleted
@@ -24,11 +25,16 @@ export type RepublishRequest = (
 
 /** A timestamp with its zone: without one, "10:00" would be the host's local time. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Whether `text` is a timestamp with its zone, as `--from` and `--to` take it (and the console's form). */
+/**
+ * Whether `text` is a timestamp with its zone, as `--from` and `--to` take it (and the console's
+ * form). Date.parse rolls a day past the month's end over (2026-02-30 is March 2nd) where Postgres
+ * refuses it (22008), so the date is checked against the calendar too.
+ */
 export function timestampWithZone(text: string): boolean {
-  return TIMESTAMP.test(text) && !Number.isNaN(Date.parse(text));
+  if (!TIMESTAMP.test(text) || Number.isNaN(Date.parse(text))) return false;
+  const [year, month, day] = text.slice(0, 10).split("-").map(Number) as [number, number, number];
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 function timestampOption(

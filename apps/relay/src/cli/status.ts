@@ -179,7 +179,7 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
     }));
     process.stdout.write(
       options.json
-        ? `${JSON.stringify({ total, topics, scheduled, blockedKeys })}\n`
+        ? `${JSON.stringify(jsonShown(total, topics, scheduled, blockedKeys))}\n`
         : renderTables(topics, total, scheduled, blockedKeys),
     );
     return EXIT_OK;
@@ -188,8 +188,34 @@ export async function runStatus(options: { readonly json: boolean }): Promise<nu
   }
 }
 
-/** The most characters of a topic, a key or an id a table row shows; `--json` has them whole. */
+/** The most characters of a topic, a key or an id a table row shows. */
 const TEXT_SHOWN = 60;
+/** The most characters of a text `--json` shows, as `consumer dlq list --json` (SHOWN_CHARS there). */
+const JSON_SHOWN = 1_000;
+
+/**
+ * `--json`'s object: its texts are a producer's or the bus's, escaped and capped (forTerminal) as in
+ * the tables, since JSON.stringify leaves C1 controls (U+009B is CSI) and bidi overrides raw.
+ */
+function jsonShown(
+  total: Omit<TopicStatus, "topic">,
+  topics: readonly TopicStatus[],
+  scheduled: ScheduledStatus,
+  blockedKeys: readonly Pick<BlockedKey, "topic" | "orderingKey" | "eventId" | "lastError" | "waiting">[],
+): object {
+  const shown = (text: string) => forTerminal(text, JSON_SHOWN);
+  return {
+    total,
+    topics: topics.map((topic) => ({ ...topic, topic: shown(topic.topic) })),
+    scheduled,
+    blockedKeys: blockedKeys.map((key) => ({
+      ...key,
+      topic: shown(key.topic),
+      orderingKey: shown(key.orderingKey),
+      lastError: key.lastError === null ? null : shown(key.lastError),
+    })),
+  };
+}
 /** The most characters of a dead row's last error a table row shows. */
 const ERROR_SHOWN = 80;
 

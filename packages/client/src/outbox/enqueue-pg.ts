@@ -1,6 +1,6 @@
-import { enqueueWith, type NewEvent } from "./enqueue.js";
+import { enqueueRows, type NewEvent } from "./enqueue.js";
 import type { EnqueueOptions } from "./enqueue-options.js";
-import { compiledOutboxInsert } from "./outbox-insert.js";
+import { compiledOutboxInsert, insertRuns } from "./outbox-insert.js";
 
 /**
  * A pg client as `enqueuePg` and the test kit's readers (`enqueuedEvents`, `outboxMark`) use it: one
@@ -23,12 +23,15 @@ export function enqueuePg(
   events: readonly NewEvent[],
   options?: EnqueueOptions,
 ): Promise<string[]> {
-  return enqueueWith(
+  return enqueueRows(
     events,
-    (rows) => {
-      const { sql, parameters } = compiledOutboxInsert(rows);
-      return client.query(sql, parameters);
+    async (rows) => {
+      for (const run of insertRuns(rows)) {
+        const { sql, parameters } = compiledOutboxInsert(run);
+        await client.query(sql, parameters);
+      }
     },
     options,
+    "runs",
   );
 }

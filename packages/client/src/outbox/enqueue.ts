@@ -13,7 +13,7 @@ import type { EnqueueOptions } from "./enqueue-options.js";
 import { type EnqueueSpan, enqueueTracing } from "./enqueue-span.js";
 import { type MessageLimit, messageLimit } from "./message-limit.js";
 import { inKeyLockOrder } from "./ordering-key-lock.js";
-import { outboxInsert } from "./outbox-insert.js";
+import { insertRuns, outboxInsert, POSTGRES_MAX_PARAMETERS, rowParameters } from "./outbox-insert.js";
 import { headersProblem, measureMessage, messageAttributes } from "./sns-message.js";
 import { uuidv7 } from "./uuidv7.js";
 
@@ -181,7 +181,8 @@ function checked(
 
 /**
  * Adds events to the outbox inside the caller's transaction, so they commit or roll back with the
- * business change that produced them. One multi-row INSERT whatever the count. Returns the event ids.
+ * business change that produced them. One multi-row INSERT, or several in a row when the events
+ * take more parameters than one Postgres statement can (about 9 000 events each). Returns the event ids.
  * Each event gets a PRODUCER span (a no-op unless `@opentelemetry/api` is installed and an SDK
  * registered), whose trace context is stored with the row for the relay and the consumer to carry on.
  * `trx` is the application's own `Transaction<DB>` (or `Kysely<DB>`, or `ControlledTransaction<DB>`),
@@ -198,7 +199,14 @@ export async function enqueue<Trx extends KyselyInstance>(
   // kysely's types are invariant in DB, so a generic DB cannot name the outbox's columns;
   // OutboxDatabase is what guarantees the table takes these rows, and only it is written.
   const outbox = trx as unknown as Kysely<OutboxTables>;
-  return enqueueWith(events, (rows) => outboxInsert(outbox, rows).execute(), options);
+  return enqueueRows(
+    events,
+    async (rows) => {
+      for (const run of insertRuns(rows)) await outboxInsert(outbox, run).execute();
+    },
+    options,
+    "runs",
+  );
 }
 
 /**
@@ -208,12 +216,38 @@ export async function enqueue<Trx extends KyselyInstance>(
  * The events are checked and their spans started before `write` runs; nothing is written when a
  * check fails. With `options.claimCheck`, the payloads over the limit are stored before `write` runs:
  * a row never commits without its object (an object whose row rolls back is garbage the bucket's
- * lifecycle expires).
+ * lifecycle expires). The caller's one statement must take every row: more than
+ * POSTGRES_MAX_PARAMETERS parameters of rows is an OutboxValidationError (`enqueue` splits them).
  */
-export async function enqueueWith(
+export function enqueueWith(
   events: readonly NewEvent[],
   write: (rows: NewOutboxRow[]) => Promise<unknown>,
   options?: EnqueueOptions,
+): Promise<string[]> {
+  return enqueueRows(events, write, options, "one statement");
+}
+
+/**
+ * The event, in the caller's order, at which `rows` no longer fit one statement's parameters; -1
+ * when they all do.
+ */
+function firstOverParameterLimit(rows: readonly NewOutboxRow[]): number {
+  let parameters = 0;
+  return rows.findIndex((row) => {
+    parameters += rowParameters(row);
+    return parameters > POSTGRES_MAX_PARAMETERS;
+  });
+}
+
+/**
+ * enqueueWith's work. `write` takes the rows in one statement ("one statement": refused beyond
+ * POSTGRES_MAX_PARAMETERS, before anything is stored or written) or in as many as it needs ("runs").
+ */
+export async function enqueueRows(
+  events: readonly NewEvent[],
+  write: (rows: NewOutboxRow[]) => Promise<unknown>,
+  options: EnqueueOptions | undefined,
+  statements: "one statement" | "runs",
 ): Promise<string[]> {
   const limit = messageLimit(options?.maxMessageBytes);
   if (events.length === 0) return [];
@@ -238,6 +272,13 @@ export async function enqueueWith(
         ...deliveryColumns(event),
       };
     });
+    const over = statements === "one statement" ? firstOverParameterLimit(rows) : -1;
+    if (over >= 0) {
+      throw new OutboxValidationError(
+        over,
+        `${events.length} events take more than Postgres's ${POSTGRES_MAX_PARAMETERS} parameters in one statement: write them in smaller calls of enqueueWith (enqueue and enqueuePg split them themselves)`,
+      );
+    }
     if (claimCheck !== undefined && claimed.length > 0) await storeClaimed(claimCheck, claimed);
     // Written in the order the insert trigger takes their keys' locks (migration 0014), so that two
     // transactions enqueuing overlapping keys cannot deadlock; the ids are returned as given.

@@ -50,7 +50,14 @@ export class TransactionFinishedError extends Error {
 export class TransactionEscapedError extends Error {
   override readonly name = "TransactionEscapedError";
 
-  constructor(how: string) {
+  constructor(
+    how: string,
+    /**
+     * The id (xid8, as text) of the transaction that was opened, once it wrote: rows it wrote that
+     * the work's COMMIT kept carry it as their `xmin`, so a caller can find and undo exactly those.
+     */
+    readonly xid?: string,
+  ) {
     super(
       `the transaction was ended from inside (${how}): what it held went with that statement, committed or rolled back (an inbox row too), and later writes ran outside it; a handler must not end the transaction it is given`,
     );
@@ -329,7 +336,7 @@ async function endTransaction(
 ): Promise<true> {
   const status = transactionStatus(connection.client);
   if (connection.left || status === "I")
-    throw new TransactionEscapedError("the connection was left outside it");
+    throw new TransactionEscapedError("the connection was left outside it", xid);
   if (status === "E") {
     // A statement failed in the transaction, and Postgres answers only ROLLBACK now. The work caught
     // its error if it returned: a COMMIT would have written nothing.
@@ -354,7 +361,7 @@ async function endTransaction(
     );
   } catch (error) {
     if ((error as { code?: unknown }).code === NOT_THE_TRANSACTION) {
-      throw new TransactionEscapedError("another transaction was open in its place");
+      throw new TransactionEscapedError("another transaction was open in its place", xid);
     }
     // pg rejects a failed statement at its error, before the "ready" message that says the
     // transaction has failed; a loaded machine can run the work's catch and its return in between,
