@@ -91,14 +91,14 @@ export async function previewAction(
 /**
  * Runs a confirmed action on exactly the ids its preview named, through the commands' own library
  * functions (requeueDeadRows, skipDeadRows, redrive), and logs one line: action, what was asked,
- * count, outcome, who.
+ * count, outcome, and who when an operator is authenticated.
  */
 export async function runAction(
   deps: ActionDeps,
   action: ActionName,
   ids: readonly string[],
   asked: Readonly<Record<string, string | number>>,
-  who: string,
+  who: string | undefined,
 ): Promise<ActionOutcome | string> {
   let outcome: ActionOutcome;
   if (action === "requeue") {
@@ -120,6 +120,9 @@ export async function runAction(
   }
   const { action: _, ...counts } = outcome;
   const logged = "refused" in counts ? { ...counts, refused: counts.refused.length } : counts;
-  deps.log.info({ action, filter: asked, count: ids.length, outcome: logged, who }, "console action");
+  deps.log.info(
+    { action, filter: asked, count: ids.length, outcome: logged, ...(who === undefined ? {} : { who }) },
+    "console action",
+  );
   return outcome;
 }

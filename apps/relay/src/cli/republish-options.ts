@@ -1,3 +1,4 @@
+import { isTimestampWithZone, isUuid } from "@outbox/shared";
 import { usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { REPUBLISH_DEFAULT_RATE } from "../settings.js";
 
@@ -22,22 +23,13 @@ export type RepublishRequest = (
   | { readonly kind: "resume"; readonly id: string; readonly rate: number | undefined }
 ) & { readonly reapply: ReapplyGuard };
 
-/** A timestamp with its zone: without one, "10:00" would be the host's local time. */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Whether `text` is a timestamp with its zone, as `--from` and `--to` take it (and the console's form). */
-export function timestampWithZone(text: string): boolean {
-  return TIMESTAMP.test(text) && !Number.isNaN(Date.parse(text));
-}
-
 function timestampOption(
   usage: string,
   name: string,
   value: string | boolean | undefined,
 ): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !timestampWithZone(value)) {
+  if (typeof value !== "string" || !isTimestampWithZone(value)) {
     return usageError(
       usage,
       `--${name} needs a timestamp with its zone, e.g. 2026-12-01T10:00:00Z, got "${String(value)}"`,
@@ -81,7 +73,7 @@ export function parseRepublishOptions(
   const rate = values.rate === undefined ? undefined : wholeNumberOption(usage, "rate", values.rate, 1, 1);
   const resume = values.resume;
   if (resume !== undefined) {
-    if (typeof resume !== "string" || !UUID.test(resume)) {
+    if (typeof resume !== "string" || !isUuid(resume)) {
       return usageError(usage, `--resume needs a run id (a UUID), got "${String(resume)}"`);
     }
     const given = ["from", "to", "topic", "key"].filter((name) => values[name] !== undefined);
