@@ -74,7 +74,7 @@ describe("pnpm console's command line", () => {
   it("refuses to listen off loopback without a token, or with a short one: exit 78, one line each", async () => {
     const lines = await configRefusal(ENTRY, { ...seeded.env, CONSOLE_HOST: "0.0.0.0", CONSOLE_TOKEN: "" });
     expect(lines).toEqual([
-      "console: config error: CONSOLE_TOKEN: is required when CONSOLE_HOST is not loopback (got 0.0.0.0): set a secret, or bind 127.0.0.1",
+      "console: config error: CONSOLE_TOKEN: is required when CONSOLE_HOST is not loopback (got 0.0.0.0): set a secret (or CONSOLE_USERS), or bind 127.0.0.1",
     ]);
     const short = await configRefusal(ENTRY, { ...seeded.env, CONSOLE_TOKEN: "short" });
     expect(short).toEqual(["console: config error: CONSOLE_TOKEN: must be at least 16 characters"]);
