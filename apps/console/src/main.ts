@@ -1,3 +1,6 @@
+#!/usr/bin/env node
+// `outbox-console` (the package's bin, dist/main.js) and `pnpm console` (this file, through tsx's loader
+// in the same process, so SIGTERM reaches it).
 import { parseCommandLine, settingsUsage, usageError } from "@outbox/shared/command-line";
 import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 

@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import http from "node:http";
+import readline from "node:readline";
 import {
   awsClients,
   configRefusal,
@@ -6,6 +8,7 @@ import {
   type DaemonProcess,
   expectAnswer,
   expectUsageError,
+  repoPath,
   runEntryPoint,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -90,6 +93,35 @@ describe("pnpm console's start and stop", { timeout: 120_000 }, () => {
         /^console: the database lacks \d+ migrations, 0001_outbox_and_inbox to 0015_outbox_operator_reads; apply them with `pnpm migrate`/,
       ),
     ]);
+  });
+
+  it("`pnpm console` stops at a SIGTERM sent to pnpm's pid: the signal reaches the console", async () => {
+    const child = spawn("pnpm", ["--silent", "console"], {
+      cwd: repoPath("."),
+      env: { ...process.env, ...seeded.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const lines: Record<string, unknown>[] = [];
+    const seen = new Promise<void>((resolve, reject) => {
+      readline.createInterface({ input: child.stdout }).on("line", (line) => {
+        if (!line.startsWith("{")) return;
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+        if (lines.at(-1)?.msg === "console listening") resolve();
+      });
+      void exited.then(() => reject(new Error("pnpm console exited before it listened")));
+    });
+    try {
+      await seen;
+      const url = String(lines.find((line) => line.msg === "console listening")?.url);
+      expect((await fetch(url)).status).toBe(200);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(lines.map((line) => line.msg)).toContain("console stopped");
+      await expect(fetch(url)).rejects.toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
   });
 
   it("stops at SIGTERM, exit 0", async () => {

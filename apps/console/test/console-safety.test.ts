@@ -172,9 +172,9 @@ describe("bad input is a 400 or a 413 with its reason", { timeout: 120_000 }, ()
     const impossible = await post("/replays/preview", { from: "2026-02-30T10:00:00Z", allowReapply: "on" });
     expect(impossible.status).toBe(400);
     expect(await impossible.text()).toContain("from needs a real timestamp with its zone");
-    expect((await post("/replays/run", { ...slowRun(randomUUID()), from: "2026-02-30T10:00:00Z" })).status).toBe(
-      400,
-    );
+    expect(
+      (await post("/replays/run", { ...slowRun(randomUUID()), from: "2026-02-30T10:00:00Z" })).status,
+    ).toBe(400);
     for (const path of ["/dead-rows?kind=%00", "/dead-letters?kind=%00", "/dead-rows?topic=a%00b"]) {
       const answer = await fetch(new URL(path, url));
       expect({ path, status: answer.status }).toEqual({ path, status: 400 });
