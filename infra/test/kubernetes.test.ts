@@ -75,6 +75,7 @@ interface EnvVar {
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
+  tcpSocket?: { port: string | number };
 }
 interface Container {
   name: string;
@@ -96,6 +97,7 @@ interface PodSpec {
 }
 interface DeploymentManifest {
   spec: {
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
   };
