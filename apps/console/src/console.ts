@@ -112,6 +112,7 @@ export async function startConsole(
   log.info(
     {
       url,
+      pid: process.pid,
       readOnly: config.readOnly,
       dlq: desk !== null,
       republish: replays !== null,
