@@ -493,8 +493,8 @@ describe("the console's Deployment", () => {
   const container = containerOf("console");
   const environment = environmentOf(container);
 
-  it("one pod, the console image, bound to every address with its operators from a Secret: it starts", () => {
-    expect(deployment.spec.replicas).toBe(1);
+  it("no pod between uses (at most one), the console image, bound to every address with its operators from a Secret: it starts", () => {
+    expect(deployment.spec.replicas).toBe(0);
     expect(container.image).toBe("outbox-console");
     expect(environment.CONSOLE_HOST).toBe("0.0.0.0");
     const users = (container.env ?? []).find((variable) => variable.name === "CONSOLE_USERS");

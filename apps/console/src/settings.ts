@@ -26,7 +26,7 @@ export const consoleSettings = {
     env: "CONSOLE_HOST",
     default: "127.0.0.1",
     description:
-      "Address the console binds to. Anything but a loopback address needs CONSOLE_TOKEN: the console reads the outbox and moves messages.",
+      "Address the console binds to. Anything but a loopback address needs CONSOLE_TOKEN or CONSOLE_USERS: the console reads the outbox and moves messages.",
   }),
   port: setting.integer({
     env: "CONSOLE_PORT",
