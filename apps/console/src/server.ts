@@ -79,7 +79,7 @@ const FORM_LIMIT_BYTES = 1_048_576;
  * The shortest time between two re-reads of the DLQ asked for (each receives every message of it):
  * more often is a 429. A page view walks only once its listing is older than LISTING_FRESH_MS.
  */
-export const REREAD_EVERY_MS = 10_000;
+const REREAD_EVERY_MS = 10_000;
 
 /** `who` for a log line: the operator's name when one is authenticated, no field otherwise. */
 function whoField(who: string | undefined): { who?: string } {
