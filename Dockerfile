@@ -1,8 +1,9 @@
-# Three images from one file, one target per daemon, for the tasks' CPU (x86_64 by default; linux/arm64
+# Four images from one file, one target per daemon (and the operator console), for the tasks' CPU (x86_64 by default; linux/arm64
 # with the stack's `-c cpuArchitecture=ARM64`): a plain `docker build` builds for the builder's own CPU.
 #   docker buildx build --platform linux/amd64 --target relay    -t outbox-relay .
 #   docker buildx build --platform linux/amd64 --target consumer -t outbox-consumer .
 #   docker buildx build --platform linux/amd64 --target api      -t outbox-api .
+#   docker buildx build --platform linux/amd64 --target console  -t outbox-console .
 # Node 22, inside package.json's engines (^20.19.0 || ^22.12.0; docs/deployment.md, "Images").
 # Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
 # its production dependencies, no dev dependencies, no workspace, no pnpm.
@@ -28,7 +29,7 @@ RUN pnpm install --frozen-lockfile --offline --ignore-scripts
 # and from the lockfile alone.
 RUN infra/scripts/package-daemons.sh /out
 
-# ── runtime: shared by both targets ─────────────────────────────────────────────────────────────────
+# ── runtime: shared by every target ─────────────────────────────────────────────────────────────────
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
@@ -63,4 +64,15 @@ COPY --from=build /out/api /app
 EXPOSE 8080
 # `node dist/main.js reconcile` runs one reconciliation pass (a scheduled task) instead of the service;
 # `node dist/main.js migrate` applies the outbox's migrations and the photo service's (the migration task).
+CMD ["node", "dist/main.js"]
+
+FROM runtime AS console
+COPY --from=build /out/console /app
+# Off loopback, so it refuses to start without CONSOLE_TOKEN or CONSOLE_USERS (exit 78): inject one
+# from a secret. It has no ops server: its health is its own port answering (401 without credentials).
+ENV CONSOLE_HOST=0.0.0.0 \
+    CONSOLE_PORT=4000
+EXPOSE 4000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.CONSOLE_PORT||4000)+'/',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.status<500?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/main.js"]

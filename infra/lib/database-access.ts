@@ -32,7 +32,7 @@ export function databaseUrlSecret(scope: Construct, props: OutboxWorkersStackPro
 export function allowServicesIntoDatabase(
   scope: Construct,
   props: OutboxWorkersStackProps,
-  services: readonly DaemonService[],
+  services: readonly Pick<DaemonService, "service" | "container">[],
 ): void {
   if (!props.databaseSecurityGroupId) return;
   if (!/^sg-[0-9a-f]{8,17}$/.test(props.databaseSecurityGroupId)) {
@@ -59,7 +59,7 @@ export function allowServicesIntoDatabase(
 export function allowSecretKeyDecrypt(
   scope: Construct,
   props: OutboxWorkersStackProps,
-  readsTheSecret: readonly (DaemonService | MigrationTask | undefined)[],
+  readsTheSecret: readonly (Pick<DaemonService, "taskDefinition"> | MigrationTask | undefined)[],
 ): void {
   if (!props.databaseUrlSecretKeyArn) return;
   const decrypt = () =>

@@ -10,6 +10,7 @@ import { apiService } from "./api-service.js";
 import type { ApiBudget, ConsumerBudget, RelayBudget } from "./budget.js";
 import type { SharedServiceProps } from "./checked-daemon-service.js";
 import { ClaimCheckBucket, claimCheckSendWithinHours } from "./claim-check-bucket.js";
+import { ConsoleService } from "./console-service.js";
 import { consumerService } from "./consumer-service.js";
 import { DEFAULT_CPU_ARCHITECTURE } from "./cpu-architecture.js";
 import { daemonImages } from "./daemon-images.js";
@@ -20,7 +21,7 @@ import { rollBackOnAlarms } from "./deployment-rollback.js";
 import { Messaging } from "./messaging.js";
 import { MigrationTask, migrationRunner } from "./migration-task.js";
 import type { ReconcileSchedule } from "./reconcile-schedule.js";
-import { relayService } from "./relay-service.js";
+import { relayService, relayTopicArns } from "./relay-service.js";
 import type { ServiceAlarms } from "./service-alarms.js";
 import { serviceBudgets } from "./service-budgets.js";
 import { stackAlarms } from "./stack-alarms.js";
@@ -58,6 +59,8 @@ export class OutboxWorkersStack extends Stack {
   readonly apiBudget: ApiBudget | undefined;
   readonly apiLoadBalancer: ApiLoadBalancer | undefined;
   readonly apiReconcile: ReconcileSchedule | undefined;
+  /** The operator console, with `console`; undefined without (the default). */
+  readonly console: ConsoleService | undefined;
 
   constructor(scope: Construct, id: string, props: OutboxWorkersStackProps = {}) {
     super(scope, id, props);
@@ -134,7 +137,29 @@ export class OutboxWorkersStack extends Stack {
     this.apiBudget = api?.budget;
     this.apiReconcile = api?.reconcile;
 
-    allowServicesIntoDatabase(this, props, [this.relay, this.consumer, ...(this.api ? [this.api] : [])]);
+    this.console = props.console
+      ? new ConsoleService(this, "Console", {
+          options: props.console,
+          cluster,
+          vpc,
+          taskSubnets,
+          ...(loadBalancerSubnets ? { loadBalancerSubnets } : {}),
+          databaseUrlSecret: secret,
+          ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
+          messaging: this.messaging,
+          claimCheck: this.claimCheck,
+          // The relay's own routing: a republish sends where the relay sent.
+          topicArns: relayTopicArns(props, this.messaging.topic),
+          ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+        })
+      : undefined;
+
+    allowServicesIntoDatabase(this, props, [
+      this.relay,
+      this.consumer,
+      ...(this.api ? [this.api] : []),
+      ...(this.console ? [this.console] : []),
+    ]);
     this.migration = new MigrationTask(this, "Migration", {
       runner: migrationRunner(
         { service: this.relay, image: images.relay },
@@ -144,7 +169,7 @@ export class OutboxWorkersStack extends Stack {
       ...(props.databaseUrlSecretField ? { databaseUrlSecretField: props.databaseUrlSecretField } : {}),
       vpcSubnets: taskSubnets,
     });
-    allowSecretKeyDecrypt(this, props, [this.relay, this.consumer, this.api, this.migration]);
+    allowSecretKeyDecrypt(this, props, [this.relay, this.consumer, this.api, this.console, this.migration]);
 
     const alarms = stackAlarms(this, {
       stackProps: props,

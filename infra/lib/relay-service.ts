@@ -42,10 +42,7 @@ export function relayService(
     },
     computed: {
       RELAY_DRAIN_TIMEOUT_MS: String(budget.drainTimeoutMs),
-      RELAY_TOPIC_ARNS: [
-        `${relayOptions.logicalTopic ?? "events"}=${topic.topicArn}`,
-        ...(stackProps.api ? [`${stackProps.api.photoTopic ?? "photos"}=${topic.topicArn}`] : []),
-      ].join(","),
+      RELAY_TOPIC_ARNS: relayTopicArns(stackProps, topic),
     },
     // Several relays claim side by side (FOR UPDATE SKIP LOCKED, per-key heads): two for availability.
     desiredCount: startServices ? (relayOptions.desiredCount ?? 2) : 0,
@@ -63,4 +60,12 @@ export function relayService(
   // The lag alarms need the gauges in CloudWatch: a traces-only sidecar does not count.
   const metrics = telemetry && telemetry.metrics.length > 0 ? sidecar : undefined;
   return { daemon, metrics };
+}
+
+/** The relay's RELAY_TOPIC_ARNS: its logical topic (and the photo service's) to the stack's topic. The console republishes by it too. */
+export function relayTopicArns(stackProps: OutboxWorkersStackProps, topic: sns.ITopic): string {
+  return [
+    `${stackProps.relay?.logicalTopic ?? "events"}=${topic.topicArn}`,
+    ...(stackProps.api ? [`${stackProps.api.photoTopic ?? "photos"}=${topic.topicArn}`] : []),
+  ].join(",");
 }

@@ -2,6 +2,7 @@ import type { Duration, StackProps } from "aws-cdk-lib";
 import type * as ec2 from "aws-cdk-lib/aws-ec2";
 import type * as ecs from "aws-cdk-lib/aws-ecs";
 import type * as logs from "aws-cdk-lib/aws-logs";
+import type { ConsoleServiceOptions } from "./console-service.js";
 import type { CpuArchitectureName } from "./cpu-architecture.js";
 import type { DaemonImagesProps } from "./daemon-images.js";
 import type { ExistingNetworkProps } from "./worker-vpc.js";
@@ -157,6 +158,8 @@ export interface OutboxWorkersStackProps extends StackProps {
   readonly consumer?: ConsumerServiceOptions;
   /** The photo service (apps/api) behind an ALB; not deployed without it. */
   readonly api?: ApiServiceOptions;
+  /** The operator console (apps/console) behind an internal ALB of its own; not deployed without it (the default). */
+  readonly console?: ConsoleServiceOptions;
   /** Metrics and traces of every daemon; both on by default. */
   readonly telemetry?: TelemetryOptions;
   readonly alarmEmail?: string;

@@ -3,6 +3,8 @@ import { dirname, join, posix } from "node:path";
 import { parseArgs } from "node:util";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
+import { consoleProblems, consoleSettings } from "@outbox/console";
+import { resolveConfig } from "@outbox/shared";
 import { durationOption } from "@outbox/shared/command-line";
 import { describeSettings, plan } from "@outbox/termination-race";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
@@ -73,6 +75,7 @@ interface EnvVar {
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
+  tcpSocket?: { port: string | number };
 }
 interface Container {
   name: string;
@@ -94,6 +97,7 @@ interface PodSpec {
 }
 interface DeploymentManifest {
   spec: {
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
   };
@@ -178,10 +182,10 @@ const stopOf: Readonly<
   }),
 };
 
-function deploymentOf(daemon: Daemon): DeploymentManifest & Manifest {
+function deploymentOf(daemon: Daemon | "console"): DeploymentManifest & Manifest {
   return named<DeploymentManifest>("Deployment", `outbox-${daemon}`);
 }
-function containerOf(daemon: Daemon): Container {
+function containerOf(daemon: Daemon | "console"): Container {
   const containers = deploymentOf(daemon).spec.template.spec.containers;
   expect(containers.map((container) => container.name)).toEqual([daemon]);
   return containers[0] as Container;
@@ -387,6 +391,7 @@ describe("the pods' Kubernetes API tokens", () => {
   it("are mounted into no pod: no daemon and no migration calls the Kubernetes API", () => {
     expect(workloads.map((workload) => workload.metadata.name).sort()).toEqual([
       "outbox-api",
+      "outbox-console",
       "outbox-consumer",
       "outbox-migrate",
       "outbox-relay",
@@ -431,7 +436,7 @@ describe("the NetworkPolicies", () => {
   }
   const policies = ofKind<PolicyManifest>("NetworkPolicy");
   /** Who may open a connection to each port of the daemon's pods: "anyone", or the peers allowed. */
-  function allowedIngress(daemon: Daemon): Map<string, Peer[] | "anyone"> {
+  function allowedIngress(daemon: Daemon | "console"): Map<string, Peer[] | "anyone"> {
     const labels = deploymentOf(daemon).spec.template.metadata.labels;
     const selecting = policies.filter((policy) => selects(policy.spec.podSelector.matchLabels ?? {}, labels));
     // Selected by an Ingress policy, a pod refuses whatever no rule allows.
@@ -464,6 +469,10 @@ describe("the NetworkPolicies", () => {
     });
   }
 
+  it("let no pod reach the console: it is reached by a port-forward (through the kubelet)", () => {
+    expect(allowedIngress("console")).toEqual(new Map([["ops", [prometheus]]]));
+  });
+
   it("catch a rule that opens the ops port to every pod (the check is not vacuous)", () => {
     const policy = structuredClone(named<PolicyManifest>("NetworkPolicy", "outbox-ops"));
     const rule = policy.spec.ingress?.[0];
@@ -476,6 +485,42 @@ describe("the NetworkPolicies", () => {
     } finally {
       policies[index] = named<PolicyManifest>("NetworkPolicy", "outbox-ops");
     }
+  });
+});
+
+describe("the console's Deployment", () => {
+  const deployment = deploymentOf("console");
+  const container = containerOf("console");
+  const environment = environmentOf(container);
+
+  it("no pod between uses (at most one), the console image, bound to every address with its operators from a Secret: it starts", () => {
+    expect(deployment.spec.replicas).toBe(0);
+    expect(container.image).toBe("outbox-console");
+    expect(environment.CONSOLE_HOST).toBe("0.0.0.0");
+    const users = (container.env ?? []).find((variable) => variable.name === "CONSOLE_USERS");
+    expect(users?.valueFrom?.secretKeyRef).toEqual({ name: "outbox-console", key: "users" });
+    // Every variable is the console's; its checks pass with the secrets it is given.
+    const own = new Set(Object.values(consoleSettings).map((each) => each.env));
+    for (const variable of container.env ?? []) expect(own).toContain(variable.name);
+    const config = resolveConfig(consoleSettings, consoleProblems, {
+      ...environment,
+      DATABASE_URL: "postgres://console@db.internal/outbox?sslmode=require",
+      CONSOLE_USERS: "ana:read-write:a-password-of-length",
+    });
+    expect(config.port).toBe(container.ports?.find((port) => port.name === "http")?.containerPort);
+    // Without its secret it would refuse to start (exit 78): off loopback it needs credentials.
+    expect(() =>
+      resolveConfig(consoleSettings, consoleProblems, {
+        ...environment,
+        DATABASE_URL: "postgres://x@y/z?sslmode=require",
+      }),
+    ).toThrow(/CONSOLE_TOKEN: is required when CONSOLE_HOST is not loopback/);
+  });
+
+  it("is probed on its own port (it has no ops server), and reached through its Service", () => {
+    expect(container.livenessProbe?.tcpSocket?.port).toBe("http");
+    const service = named<{ spec: { selector: Record<string, string> } }>("Service", "outbox-console");
+    expect(selects(service.spec.selector, deployment.spec.template.metadata.labels)).toBe(true);
   });
 });
 

@@ -127,7 +127,14 @@ describe("Dockerfile", () => {
   }));
 
   it("builds with the pnpm that packageManager names and packages the daemons with the tested script", () => {
-    expect(stages.map((stage) => stage.name)).toEqual(["build", "runtime", "relay", "consumer", "api"]);
+    expect(stages.map((stage) => stage.name)).toEqual([
+      "build",
+      "runtime",
+      "relay",
+      "consumer",
+      "api",
+      "console",
+    ]);
     expect(dockerfile).toContain(`npm install -g "$(node -p 'require("./package.json").packageManager')"`);
     expect(JSON.parse(read("package.json")).packageManager).toMatch(/^pnpm@\d+\.\d+\.\d+$/);
     // The very script infra/test/packaged-daemons.test.ts runs and checks.
@@ -149,6 +156,7 @@ describe("Dockerfile", () => {
       ["node", "dist/main.js"],
       ["node", "dist/main.js"],
       ["node", "dist/main.js"],
+      ["node", "dist/main.js"],
     ]);
   });
 
@@ -160,6 +168,16 @@ describe("Dockerfile", () => {
     expect(bundle?.[1]).toBe("/etc/ssl/certs/rds-global-bundle.pem");
     for (const settings of [relaySettings, consumerSettings, apiSettings])
       expect(settings.dbSslCaFile.default).toBe(bundle?.[1]);
+  });
+
+  it("the console's image binds every address, so it refuses to start without its credentials; its health is its own port", () => {
+    const stage = dockerfile.slice(dockerfile.indexOf(" AS console\n"));
+    expect(stage).toMatch(/^COPY --from=build \/out\/console \/app$/m);
+    expect(stage).toMatch(/^ENV CONSOLE_HOST=0\.0\.0\.0 /m);
+    expect(stage).toMatch(/^EXPOSE 4000$/m);
+    expect(stage).toContain("process.env.CONSOLE_PORT||4000");
+    expect(JSON.parse(read("apps/console/package.json")).bin).toEqual({ "outbox-console": "./dist/main.js" });
+    expect(read("apps/console/src/main.ts").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 
   it("keeps the build context small", () => {

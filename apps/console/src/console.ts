@@ -15,7 +15,7 @@ import { ReplayDesk } from "./actions/replay-desk.js";
 import { loadAssets } from "./assets/load-assets.js";
 import { DeadLetterDesk } from "./reads/dead-letters.js";
 import { createConsoleServer } from "./server.js";
-import { type ConsoleConfig, republishes } from "./settings.js";
+import { type ConsoleConfig, operatorsOf, republishes } from "./settings.js";
 
 /** Seconds between a page's live refreshes: SQS's own counts move about once a minute, the outbox's at once. */
 export const REFRESH_SECONDS = 5;
@@ -28,6 +28,7 @@ export interface RunningConsole {
 
 /**
  * Starts the console on `config`: a small pool on the database (a person's page views, not traffic),
+ * another for the republish runs (CONSOLE_REPUBLISH_RUNS connections),
  * the DLQ desk when a DLQ is configured, the assets bundled, the server listening. Resolves with its
  * URL once it listens. A database that lacks migrations: the line naming them (for stderr), nothing started.
  */
@@ -43,8 +44,8 @@ export async function startConsole(
   const database = createDatabase({
     ...configuredConnection(config),
     service: "console",
-    // Page views, and one connection per republish run in hand (its lock is its session's).
-    poolMax: 6,
+    // Page views only: republish runs have a pool of their own.
+    poolMax: 4,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
   });
   const missing = await missingSchemaLine(database.db, "console");
@@ -67,26 +68,40 @@ export async function startConsole(
     sns === null
       ? null
       : createS3Client({ ...aws, endpoint: endpointFor(config.awsEndpointUrlS3, config.awsEndpointUrl) });
-  const replays =
-    sns === null || s3 === null
+  // One connection per run in hand (its lock is its session's), CONSOLE_REPUBLISH_RUNS at most.
+  const runsDatabase =
+    sns === null
       ? null
-      : new ReplayDesk(database.db, {
-          publisher: createSnsPublisher(sns),
-          resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
-          publishTimeoutMs: publishTimeoutMs(config),
-          claimCheckSendWithinHours: config.claimCheckSendWithinHours,
-          s3,
-          log,
-          stopping,
-          warn: (text) => log.warn({}, `republish: ${text}`),
+      : createDatabase({
+          ...configuredConnection(config),
+          service: "console-republish",
+          poolMax: config.republishRuns,
+          idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
         });
+  const replays =
+    sns === null || s3 === null || runsDatabase === null
+      ? null
+      : new ReplayDesk(
+          runsDatabase.db,
+          {
+            publisher: createSnsPublisher(sns),
+            resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+            publishTimeoutMs: publishTimeoutMs(config),
+            claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+            s3,
+            log,
+            stopping,
+            warn: (text) => log.warn({}, `republish: ${text}`),
+          },
+          config.republishRuns,
+        );
   const server = createConsoleServer({
     db: database.db,
     desk,
     replays,
     log,
     assets: await loadAssets(),
-    token: config.token,
+    credentials: { token: config.token, operators: operatorsOf(config) },
     readOnly: config.readOnly,
     claimCheckSendWithinHours: config.claimCheckSendWithinHours,
     refreshSeconds: REFRESH_SECONDS,
@@ -97,10 +112,12 @@ export async function startConsole(
   log.info(
     {
       url,
+      pid: process.pid,
       readOnly: config.readOnly,
       dlq: desk !== null,
       republish: replays !== null,
-      authenticated: config.token !== "",
+      authenticated: config.token !== "" || config.users !== "",
+      republishRuns: config.republishRuns,
     },
     "console listening",
   );
@@ -113,6 +130,7 @@ export async function startConsole(
       queues?.close();
       sns?.destroy();
       s3?.destroy();
+      await runsDatabase?.close(config.dbStatementTimeoutMs);
       await database.close(config.dbStatementTimeoutMs);
     },
   };

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Operator } from "./operators.js";
 
 /**
  * Every response's security headers. The Content-Security-Policy allows the console's own script,
@@ -30,27 +31,81 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-/** Who a request is, when it may come in; undefined: answer 401. */
-export type Who = string;
+/**
+ * The operator whose name and password these are; undefined otherwise. Every listed password is
+ * compared (in constant time), so the answer's time does not tell whether the name exists.
+ */
+export function operatorFor(
+  operators: readonly Operator[],
+  name: string,
+  password: string,
+): Operator | undefined {
+  let found: Operator | undefined;
+  for (const operator of operators) {
+    const matches = sameSecret(password, operator.password);
+    if (matches && operator.name === name) found = operator;
+  }
+  return found;
+}
 
 /**
- * Who the request's credentials name, or undefined when they do not carry the token. With no token
- * configured (a console on loopback) everyone is `local`. A browser gives the token as basic auth's
- * password (its user name is who acted, for the log); a script as `Authorization: Bearer TOKEN`.
+ * Who a request is, when it may come in (undefined: answer 401). `who` is a name only an operator
+ * of CONSOLE_USERS has (their password proved it): the token is one secret for everyone, and a
+ * loopback console asks for nothing, so neither names anyone.
  */
-export function authenticate(authorization: string | undefined, token: string): Who | undefined {
-  if (token === "") return "local";
+export interface Identity {
+  readonly who: string | undefined;
+  /** A read-only operator: the console is read-only for them. */
+  readonly readOnly: boolean;
+}
+
+/** What a request may show to come in: the token, the operators, or neither (a loopback console). */
+export interface Credentials {
+  /** CONSOLE_TOKEN; "" for none. */
+  readonly token: string;
+  /** CONSOLE_USERS; empty for none. */
+  readonly operators: readonly Operator[];
+}
+
+/** Whether the console asks for anything: without, it answers on a loopback name only. */
+export function asksCredentials(credentials: Credentials): boolean {
+  return credentials.token !== "" || credentials.operators.length > 0;
+}
+
+/**
+ * Who the request's credentials name, or undefined when they prove nothing asked for. A browser
+ * gives basic auth: an operator's name and password, or (any name) the token as the password; a
+ * script gives `Authorization: Bearer TOKEN`.
+ */
+export function authenticate(
+  authorization: string | undefined,
+  credentials: Credentials,
+): Identity | undefined {
+  const { token, operators } = credentials;
+  if (!asksCredentials(credentials)) return { who: undefined, readOnly: false };
   if (authorization === undefined) return undefined;
-  const [scheme = "", credentials = ""] = authorization.split(" ", 2);
-  if (scheme.toLowerCase() === "bearer") return sameSecret(credentials, token) ? "bearer" : undefined;
+  const [scheme = "", given = ""] = authorization.split(" ", 2);
+  if (scheme.toLowerCase() === "bearer") {
+    return token !== "" && sameSecret(given, token) ? { who: undefined, readOnly: false } : undefined;
+  }
   if (scheme.toLowerCase() !== "basic") return undefined;
-  const decoded = Buffer.from(credentials, "base64").toString("utf8");
+  const decoded = Buffer.from(given, "base64").toString("utf8");
   const colon = decoded.indexOf(":");
   if (colon < 0) return undefined;
-  const user = decoded.slice(0, colon);
-  if (!sameSecret(decoded.slice(colon + 1), token)) return undefined;
-  // Capped and plain: it goes into log lines.
-  return user.replace(/[^\w.@-]/g, "_").slice(0, 64) || "basic";
+  const password = decoded.slice(colon + 1);
+  const operator = operatorFor(operators, decoded.slice(0, colon), password);
+  if (operator !== undefined) return { who: operator.name, readOnly: operator.access === "read-only" };
+  return token !== "" && sameSecret(password, token) ? { who: undefined, readOnly: false } : undefined;
+}
+
+/**
+ * Whether a browser says the request comes from another site's page (Sec-Fetch-Site: cross-site or
+ * same-site): a link, an image, a form of someone else's. Only the console's own pages
+ * (same-origin) and what the person typed or bookmarked (none) come in; a client that does not
+ * send the header (curl, a script) is not a browser led by another page.
+ */
+export function fromAnotherSite(secFetchSite: string | undefined): boolean {
+  return secFetchSite !== undefined && secFetchSite !== "same-origin" && secFetchSite !== "none";
 }
 
 /** A fresh CSRF token: 32 random bytes. */

@@ -1,3 +1,6 @@
+#!/usr/bin/env node
+// `outbox-console` (the package's bin, dist/main.js) and `pnpm console` (this file, with tsx's loader in
+// the same process: no tsx child that a signal would have to reach).
 import { parseCommandLine, settingsUsage, usageError } from "@outbox/shared/command-line";
 import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 

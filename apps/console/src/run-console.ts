@@ -10,10 +10,12 @@ import {
 } from "@outbox/shared";
 import { startConsole } from "./console.js";
 import { consoleProblems, consoleSettings } from "./settings.js";
+import { stopWithParent } from "./stop-with-parent.js";
 
 /**
  * `pnpm console`: the settings checked (every problem listed, exit 78), the console started, then
- * served until SIGTERM or Ctrl-C (exit 0). `--read-only` turns actions off whatever the environment says.
+ * served until SIGTERM or Ctrl-C (exit 0), or until the `pnpm` that started it is gone (stopWithParent).
+ * `--read-only` turns actions off whatever the environment says.
  */
 export async function runConsole(options: { readonly readOnly: boolean }): Promise<number> {
   const config = reportConfigErrors("console", () =>
@@ -26,6 +28,7 @@ export async function runConsole(options: { readonly readOnly: boolean }): Promi
     level: config.logLevel,
   });
   const stops = listenForStopRequests(log, () => {});
+  const unwatch = stopWithParent();
   try {
     const running = await startConsole(
       { ...config, readOnly: config.readOnly || options.readOnly },
@@ -44,6 +47,7 @@ export async function runConsole(options: { readonly readOnly: boolean }): Promi
     log.error({ err: error }, "console: could not start");
     return EXIT_CRASH;
   } finally {
+    unwatch();
     stops.dispose();
   }
 }

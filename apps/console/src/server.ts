@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
 import { type RepublishRequest, readBlockedKeys, readStatus, rowsLeft } from "@outbox/relay/operations";
-import type { Logger } from "@outbox/shared";
+import { isUuid, type Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { filterOf, parseActionRequest } from "./actions/action-request.js";
@@ -11,9 +12,12 @@ import type { ReplayDesk } from "./actions/replay-desk.js";
 import { parseReplayRequest } from "./actions/replay-request.js";
 import type { Asset } from "./assets/load-assets.js";
 import {
+  asksCredentials,
   authenticate,
+  type Credentials,
   CSRF_COOKIE,
   csrfCookie,
+  fromAnotherSite,
   loopbackHost,
   newCsrfToken,
   SECURITY_HEADERS,
@@ -33,13 +37,15 @@ import { deadRowsView } from "./views/dead-rows.js";
 import { flowView } from "./views/flow.js";
 import type { ActionContext, ActionName } from "./views/forms.js";
 import { layout, type ViewPath } from "./views/layout.js";
-import { replayPreviewView, replayReportView } from "./views/replay-forms.js";
+import { replayPreviewView, replayReportView, replayStopView } from "./views/replay-forms.js";
 import { replaysView } from "./views/replays.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** Who the credentials name (`local` without a token); set by the auth hook before any route. */
-    who: string;
+    /** The operator the credentials name (CONSOLE_USERS), else undefined; set by the auth hook before any route. */
+    who: string | undefined;
+    /** The console is read-only for this request: CONSOLE_READ_ONLY, or a read-only operator. */
+    readOnly: boolean;
     /** The CSRF token this request's forms carry: its cookie's, or a fresh one set on the response. */
     csrf: string;
   }
@@ -52,8 +58,8 @@ export interface ConsoleServerDeps {
   readonly replays: ReplayDesk | null;
   readonly log: Logger;
   readonly assets: ReadonlyMap<string, Asset>;
-  /** CONSOLE_TOKEN; "" on loopback without one. */
-  readonly token: string;
+  /** CONSOLE_TOKEN and CONSOLE_USERS; neither on loopback. */
+  readonly credentials: Credentials;
   readonly readOnly: boolean;
   readonly claimCheckSendWithinHours: number;
   /** Seconds between a page's live refreshes. */
@@ -66,8 +72,25 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-/** A form's body: parsed as URL-encoded fields, at most this many bytes (10 000 ids fit). */
+/** A form's body: parsed as URL-encoded fields, at most this many bytes (10 000 ids fit); more is a 413. */
 const FORM_LIMIT_BYTES = 1_048_576;
+
+/**
+ * The shortest time between two re-reads of the DLQ asked for (each receives every message of it):
+ * more often is a 429. A page view walks only once its listing is older than LISTING_FRESH_MS.
+ */
+const REREAD_EVERY_MS = 10_000;
+
+/** `who` for a log line: the operator's name when one is authenticated, no field otherwise. */
+function whoField(who: string | undefined): { who?: string } {
+  return who === undefined ? {} : { who };
+}
+
+/** Postgres's class 22, data exception: a value it refuses, which is the input's fault, not an outage. */
+function dataException(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("22");
+}
 
 async function depthOrError(desk: DeadLetterDesk, url: string): Promise<QueueDepth | { error: string }> {
   try {
@@ -107,7 +130,8 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     log: deps.log,
   };
   const replayRuns = new ReplayRuns(deps.db);
-  app.decorateRequest("who", "");
+  app.decorateRequest("who", undefined);
+  app.decorateRequest("readOnly", false);
   app.decorateRequest("csrf", "");
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
@@ -117,18 +141,28 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
 
   app.addHook("onRequest", async (request, reply) => {
     reply.headers(SECURITY_HEADERS);
-    if (deps.token === "" && !loopbackHost(request.headers.host)) {
+    if (!asksCredentials(deps.credentials) && !loopbackHost(request.headers.host)) {
       return reply.code(403).type("text/plain").send("this console answers on a loopback name only\n");
     }
-    const who = authenticate(request.headers.authorization, deps.token);
-    if (who === undefined) {
+    // Another site's link, image or script gets nothing, not even a page view (which may walk the DLQ).
+    if (fromAnotherSite(request.headers["sec-fetch-site"] as string | undefined)) {
+      return reply
+        .code(403)
+        .type("text/plain")
+        .send("this console answers its own pages only: open it by its address, not from another site\n");
+    }
+    const identity = authenticate(request.headers.authorization, deps.credentials);
+    if (identity === undefined) {
       return reply
         .code(401)
         .header("www-authenticate", 'Basic realm="outbox console", charset="UTF-8"')
         .type("text/plain")
-        .send("the console needs its token (CONSOLE_TOKEN) as the password\n");
+        .send(
+          "the console needs an operator's name and password (CONSOLE_USERS), or its token (CONSOLE_TOKEN) as the password\n",
+        );
     }
-    request.who = who;
+    request.who = identity.who;
+    request.readOnly = deps.readOnly || identity.readOnly;
     const cookie = csrfCookie(request.headers.cookie);
     request.csrf = cookie ?? newCsrfToken();
     if (cookie === undefined) {
@@ -138,24 +172,27 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
 
   const context = (request: FastifyRequest): ActionContext => ({
     csrf: request.csrf,
-    readOnly: deps.readOnly,
+    readOnly: request.readOnly,
   });
   const page = (reply: FastifyReply, title: string, view: ViewPath | null, content: Html, refresh = true) =>
-    reply
-      .type("text/html; charset=utf-8")
-      .send(
-        layout(
-          { title, view, readOnly: deps.readOnly, refreshSeconds: refresh ? deps.refreshSeconds : 0 },
-          content,
-        ).markup,
-      );
+    reply.type("text/html; charset=utf-8").send(
+      layout(
+        {
+          title,
+          view,
+          readOnly: reply.request.readOnly,
+          refreshSeconds: refresh ? deps.refreshSeconds : 0,
+        },
+        content,
+      ).markup,
+    );
   const problem = (reply: FastifyReply, status: number, text: string) =>
     reply
       .code(status)
       .type("text/html; charset=utf-8")
       .send(
         layout(
-          { title: "Not done", view: null, readOnly: deps.readOnly, refreshSeconds: 0 },
+          { title: "Not done", view: null, readOnly: reply.request.readOnly, refreshSeconds: 0 },
           html`<p role="alert" class="alert">${text}</p><p><a href="/">Back to the flow</a></p>`,
         ).markup,
       );
@@ -186,6 +223,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
 
   app.get("/dead-rows", async (request, reply) => {
     const filter = filterOf(new URLSearchParams(request.query as Record<string, string>));
+    if (typeof filter === "string") return problem(reply, 400, filter);
     // The groups ignore the kind chosen: they are the choice.
     const [rows, groups] = await Promise.all([
       listDeadRows(deps.db, filter),
@@ -203,11 +241,12 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
         html`<p>No DLQ configured (CONSUMER_QUEUE_URL, CONSUMER_DLQ_URL).</p>`,
       );
     }
-    const query = new URLSearchParams(request.query as Record<string, string>);
-    const filter = filterOf(query);
+    const filter = filterOf(new URLSearchParams(request.query as Record<string, string>));
+    if (typeof filter === "string") return problem(reply, 400, filter);
     const refreshing = request.headers["x-console-refresh"] === "1";
+    // A GET never asks for a walk: the re-read is a POST (below).
     const [listing, dlq] = await Promise.all([
-      refreshing ? deps.desk.lastListing() : deps.desk.listing(query.get("fresh") === "1"),
+      refreshing ? deps.desk.lastListing() : deps.desk.listing(),
       depthOrError(deps.desk, deps.desk.queues.dlqUrl),
     ]);
     const byKind = new Map<string, number>();
@@ -229,20 +268,32 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
 
   app.get("/replays", async (request, reply) => {
     const runs = await replayRuns.latest();
-    return page(reply, "Replays", "/replays", replaysView(runs, context(request), deps.replays !== null));
+    return page(
+      reply,
+      "Replays",
+      "/replays",
+      replaysView(runs, context(request), deps.replays !== null, deps.replays?.running() ?? new Set()),
+    );
   });
 
-  // Every POST: the console's own form (CSRF), and not in read-only mode.
+  // Every POST: the console's own form (CSRF), and not in read-only mode (a re-read of the DLQ
+  // aside: it shows, it changes nothing an operator acts on).
   app.addHook("preHandler", async (request, reply) => {
     if (request.method !== "POST") return;
-    if (deps.readOnly) return problem(reply, 403, "Read-only console: actions are off (CONSOLE_READ_ONLY).");
+    if (request.readOnly && request.routeOptions.url !== "/dead-letters/read") {
+      return problem(
+        reply,
+        403,
+        "Read-only console: actions are off (CONSOLE_READ_ONLY, or a read-only operator).",
+      );
+    }
     const fields = request.body instanceof URLSearchParams ? request.body : undefined;
     if (
       fields === undefined ||
       !sameOriginPost(request.headers as Record<string, string>, fields.get("csrf"))
     ) {
       deps.log.warn(
-        { who: request.who, route: request.routeOptions.url, origin: request.headers.origin ?? null },
+        { ...whoField(request.who), route: request.routeOptions.url, origin: request.headers.origin ?? null },
         "console: refused a POST that did not come from its own page (CSRF check)",
       );
       return problem(
@@ -251,6 +302,26 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
         "Refused: this form did not come from this console's page (CSRF check). Reload the page and try again.",
       );
     }
+  });
+
+  // The DLQ read again now (every message received once, handed back at once), at most every
+  // REREAD_EVERY_MS; then the listing, by its GET.
+  let rereadAt = Number.NEGATIVE_INFINITY;
+  app.post("/dead-letters/read", async (_request, reply) => {
+    if (deps.desk === null)
+      return problem(reply, 400, "no DLQ configured (CONSUMER_DLQ_URL): nothing to read");
+    const since = performance.now() - rereadAt;
+    if (since < REREAD_EVERY_MS) {
+      const wait = Math.ceil((REREAD_EVERY_MS - since) / 1_000);
+      return problem(
+        reply.header("retry-after", String(wait)),
+        429,
+        `The DLQ was read again ${Math.floor(since / 1_000)} s ago: at most one re-read every ${REREAD_EVERY_MS / 1_000} s (each receives every message). Try again in ${wait} s.`,
+      );
+    }
+    rereadAt = performance.now();
+    await deps.desk.listing(true);
+    return reply.code(303).header("location", "/dead-letters").send();
   });
 
   app.post("/actions/preview", async (request, reply) => {
@@ -305,23 +376,25 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
       return problem(reply, 400, "no topic routing (RELAY_TOPIC_ARNS): this console starts no republish");
     const parsed = parseReplayRequest(request.body as URLSearchParams);
     if (typeof parsed === "string") return problem(reply, 400, parsed);
+    const rows = await replayRows(parsed);
+    if (rows === null) return problem(reply, 404, "No such run: nothing to resume.");
     const title = parsed.kind === "new" ? "Republish: confirm" : "Resume: confirm";
-    return page(
-      reply,
-      title,
-      null,
-      replayPreviewView(parsed, await replayRows(parsed), context(request)),
-      false,
-    );
+    // The request's key: the confirmation posted twice starts one run.
+    return page(reply, title, null, replayPreviewView(parsed, rows, randomUUID(), context(request)), false);
   });
 
   app.post("/replays/run", async (request, reply) => {
     if (deps.replays === null)
       return problem(reply, 400, "no topic routing (RELAY_TOPIC_ARNS): this console starts no republish");
-    const parsed = parseReplayRequest(request.body as URLSearchParams);
+    const fields = request.body as URLSearchParams;
+    const parsed = parseReplayRequest(fields);
     if (typeof parsed === "string") return problem(reply, 400, parsed);
+    const key = fields.get("request") ?? "";
+    if (!isUuid(key))
+      return problem(reply, 400, "a confirmation carries its request's key: preview the republish first");
     const rows = await replayRows(parsed);
-    const outcome = await deps.replays.start(parsed);
+    if (rows === null) return problem(reply, 404, "No such run: nothing to resume.");
+    const outcome = await deps.replays.start(parsed, key);
     const { reapply, ...asked } = parsed;
     deps.log.info(
       {
@@ -331,11 +404,17 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
           reapply: reapply === "allow-reapply" ? reapply : `inbox retention ${reapply.inboxRetentionHours} h`,
         },
         count: rows,
-        outcome: "refused" in outcome ? { refused: outcome.refused } : { run: outcome.run.id, started: true },
-        who: request.who,
+        outcome:
+          "busy" in outcome
+            ? { refused: outcome.busy }
+            : "refused" in outcome
+              ? { refused: outcome.refused }
+              : { run: outcome.run.id, started: !outcome.again },
+        ...whoField(request.who),
       },
       "console action",
     );
+    if ("busy" in outcome) return problem(reply, 429, outcome.busy);
     return page(
       reply,
       "refused" in outcome ? "Not started" : "Started",
@@ -345,8 +424,40 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     );
   });
 
+  app.post("/replays/stop", async (request, reply) => {
+    if (deps.replays === null)
+      return problem(reply, 400, "no topic routing: this console works no republish run");
+    const run = (request.body as URLSearchParams).get("run") ?? "";
+    if (!isUuid(run)) return problem(reply, 400, "the run to stop is not a run id");
+    const stopped = deps.replays.stop(run.toLowerCase());
+    deps.log.info(
+      { action: "stop-republish", filter: { run }, outcome: { stopped }, ...whoField(request.who) },
+      "console action",
+    );
+    if (!stopped)
+      return problem(
+        reply,
+        404,
+        "This console works no such run now (it ended, or another process works it).",
+      );
+    return page(reply, "Stopping", null, replayStopView(run), false);
+  });
+
   app.setNotFoundHandler((request, reply) => problem(reply, 404, `No page ${shown(request.url, 200)} here.`));
   app.setErrorHandler((error, request, reply) => {
+    // The request's own fault (a body over the limit, a malformed one): its status, with the reason.
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      return problem(reply, status, `Refused: ${shown(describeError(error), 300)}`);
+    }
+    if (dataException(error)) {
+      deps.log.warn({ err: error, route: request.routeOptions.url }, "console: a value the database refused");
+      return problem(
+        reply,
+        400,
+        `The database refused a value of this request: ${shown(describeError(error), 300)}`,
+      );
+    }
     deps.log.error(
       { err: error, method: request.method, route: request.routeOptions.url },
       "console request failed",

@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import http from "node:http";
+import readline from "node:readline";
 import {
   awsClients,
   configRefusal,
@@ -6,6 +8,7 @@ import {
   type DaemonProcess,
   expectAnswer,
   expectUsageError,
+  repoPath,
   runEntryPoint,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -74,7 +77,7 @@ describe("pnpm console's command line", () => {
   it("refuses to listen off loopback without a token, or with a short one: exit 78, one line each", async () => {
     const lines = await configRefusal(ENTRY, { ...seeded.env, CONSOLE_HOST: "0.0.0.0", CONSOLE_TOKEN: "" });
     expect(lines).toEqual([
-      "console: config error: CONSOLE_TOKEN: is required when CONSOLE_HOST is not loopback (got 0.0.0.0): set a secret, or bind 127.0.0.1",
+      "console: config error: CONSOLE_TOKEN: is required when CONSOLE_HOST is not loopback (got 0.0.0.0): set a secret (or CONSOLE_USERS), or bind 127.0.0.1",
     ]);
     const short = await configRefusal(ENTRY, { ...seeded.env, CONSOLE_TOKEN: "short" });
     expect(short).toEqual(["console: config error: CONSOLE_TOKEN: must be at least 16 characters"]);
@@ -90,6 +93,49 @@ describe("pnpm console's start and stop", { timeout: 120_000 }, () => {
         /^console: the database lacks \d+ migrations, 0001_outbox_and_inbox to 0015_outbox_operator_reads; apply them with `pnpm migrate`/,
       ),
     ]);
+  });
+
+  it("`pnpm console` stops at a SIGTERM sent to pnpm's pid, which does not pass it on", async () => {
+    const child = spawn("pnpm", ["--silent", "console"], {
+      cwd: repoPath("."),
+      env: { ...process.env, ...seeded.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const lines: Record<string, unknown>[] = [];
+    const wakes = new Set<() => void>();
+    // The console's stdout is pnpm's: read after pnpm is gone too, until the console closes it.
+    const closed = new Promise<void>((resolve) => child.stdout.on("close", resolve));
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const wake of wakes) wake();
+    });
+    const logged = (msg: string) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "${msg}" within 60 s`)), 60_000);
+        const check = () => {
+          const found = lines.find((line) => line.msg === msg);
+          if (found === undefined) return;
+          clearTimeout(timer);
+          wakes.delete(check);
+          resolve(found);
+        };
+        wakes.add(check);
+        check();
+      });
+    const listening = await logged("console listening");
+    try {
+      const url = String(listening.url);
+      expect((await fetch(url)).status).toBe(200);
+      child.kill("SIGTERM");
+      await logged("console stopped");
+      await closed;
+      await expect(fetch(url)).rejects.toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      // Left serving (the failure this test is for): the console's own pid, which it logged.
+      if (!lines.some((line) => line.msg === "console stopped"))
+        process.kill(Number(listening.pid), "SIGKILL");
+    }
   });
 
   it("stops at SIGTERM, exit 0", async () => {

@@ -8,7 +8,7 @@ export {
   type WorkRunDeps,
   workRepublish,
 } from "./cli/republish.js";
-export { type RepublishRequest, timestampWithZone } from "./cli/republish-options.js";
+export type { RepublishRequest } from "./cli/republish-options.js";
 export { listRuns, type RepublishRun, readRun, rowsLeft } from "./cli/republish-runs.js";
 export {
   LATER_NAMED,

@@ -7,6 +7,7 @@ export {
 } from "./aws/aws-clients.js";
 export { missingObjectCode, objectExists, type S3Client } from "./aws/object-exists.js";
 export { isTopicArn } from "./aws/topic-arn.js";
+export { hasControlCharacter, isTimestampWithZone, isUuid } from "./cli/input-checks.js";
 export { renderTable } from "./cli/render-table.js";
 export { forTerminal } from "./cli/terminal-text.js";
 export {

@@ -1,4 +1,5 @@
 import { DEAD_LETTER_ID } from "@outbox/consumer/operations";
+import { hasControlCharacter, isUuid } from "@outbox/shared";
 import type { DeadLetterFilter } from "../reads/dead-letters.js";
 import type { DeadRowFilter } from "../reads/dead-rows.js";
 import type { ActionName } from "../views/forms.js";
@@ -23,15 +24,22 @@ export interface ActionRequest {
 /** The most items one action changes: a preview beyond it says so, and the rest wait for the next one. */
 export const MAX_ACTION_ITEMS = 10_000;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const AGES = new Set(["300", "3600", "86400"]);
 
-/** The request's filter fields, the same names as the lists' GET forms. */
-export function filterOf(fields: URLSearchParams): DeadRowFilter & DeadLetterFilter {
+/**
+ * The request's filter fields, the same names as the lists' GET forms; a string saying which one
+ * cannot be a filter (answered 400): a control character, which no topic, type or kind holds
+ * (and NUL, which Postgres's text cannot).
+ */
+export function filterOf(fields: URLSearchParams): (DeadRowFilter & DeadLetterFilter) | string {
   const text = (name: string) => {
     const value = fields.get(name)?.trim();
     return value === undefined || value === "" ? undefined : value.slice(0, 1_000);
   };
+  const named = { topic: "topic", type: "event type", kind: "reason kind" } as const;
+  for (const [name, label] of Object.entries(named)) {
+    if (hasControlCharacter(fields.get(name) ?? "")) return `the ${label} filter holds a control character`;
+  }
   const older = fields.get("older") ?? "";
   return {
     topic: text("topic"),
@@ -51,8 +59,8 @@ export function parseActionRequest(fields: URLSearchParams): ActionRequest | str
     .map((id) => id.trim())
     .filter((id) => id !== "");
   if (ids.length > MAX_ACTION_ITEMS) return `at most ${MAX_ACTION_ITEMS} items in one action`;
-  const shape = action === "redrive" ? DEAD_LETTER_ID : UUID;
-  const bad = ids.find((id) => !shape.test(id));
+  const shape = action === "redrive" ? (id: string) => DEAD_LETTER_ID.test(id) : isUuid;
+  const bad = ids.find((id) => !shape(id));
   if (bad !== undefined)
     return action === "redrive" ? "a message id is malformed" : "an event id is not a UUID";
   const options = {
@@ -61,5 +69,6 @@ export function parseActionRequest(fields: URLSearchParams): ActionRequest | str
   };
   if (ids.length > 0) return { action, targets: { kind: "ids", ids: [...new Set(ids)] }, ...options };
   if (fields.get("scope") === "selected") return "nothing selected: tick the rows to act on";
-  return { action, targets: { kind: "filter", filter: filterOf(fields) }, ...options };
+  const filter = filterOf(fields);
+  return typeof filter === "string" ? filter : { action, targets: { kind: "filter", filter }, ...options };
 }

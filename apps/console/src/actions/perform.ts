@@ -140,14 +140,14 @@ export async function previewAction(
 /**
  * Runs a confirmed action on exactly the ids its preview named, through the commands' own library
  * functions (requeueDeadRows, skipDeadRows, redrive), and logs one line: action, what was asked,
- * count, outcome, who.
+ * count, outcome, and who when an operator is authenticated.
  */
 export async function runAction(
   deps: ActionDeps,
   action: ActionName,
   ids: readonly string[],
   asked: Readonly<Record<string, string | number>>,
-  who: string,
+  who: string | undefined,
   /** The out-of-order confirmation (ActionRequest.outOfOrder): a requeue takes overtaken rows too. */
   outOfOrder: boolean,
 ): Promise<ActionOutcome | string> {
@@ -178,7 +178,14 @@ export async function runAction(
       ? { ...counts, refused: counts.refused.length, overtaken: counts.overtaken.length }
       : counts;
   deps.log.info(
-    { action, filter: asked, count: ids.length, outcome: logged, who, ...(outOfOrder ? { outOfOrder } : {}) },
+    {
+      action,
+      filter: asked,
+      count: ids.length,
+      outcome: logged,
+      ...(who === undefined ? {} : { who }),
+      ...(outOfOrder ? { outOfOrder } : {}),
+    },
     "console action",
   );
   return outcome;

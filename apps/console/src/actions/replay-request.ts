@@ -1,6 +1,5 @@
-import { REPUBLISH_DEFAULT_RATE, type RepublishRequest, timestampWithZone } from "@outbox/relay/operations";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { REPUBLISH_DEFAULT_RATE, type RepublishRequest } from "@outbox/relay/operations";
+import { hasControlCharacter, isTimestampWithZone, isUuid } from "@outbox/shared";
 
 function wholeNumber(text: string | null, name: string): number | string | undefined {
   if (text === null || text.trim() === "") return undefined;
@@ -28,16 +27,19 @@ export function parseReplayRequest(fields: URLSearchParams): RepublishRequest | 
   const reapply = allow ? ("allow-reapply" as const) : { inboxRetentionHours: hours ?? 1 };
   const run = fields.get("run");
   if (run !== null && run !== "") {
-    if (!UUID.test(run)) return "the run to resume is not a run id";
+    if (!isUuid(run)) return "the run to resume is not a run id";
     return { kind: "resume", id: run.toLowerCase(), rate, reapply };
   }
   const from = fields.get("from")?.trim() ?? "";
   const to = fields.get("to")?.trim() || undefined;
-  if (!timestampWithZone(from)) return "from needs a timestamp with its zone, e.g. 2026-12-01T10:00:00Z";
-  if (to !== undefined && !timestampWithZone(to))
-    return "to needs a timestamp with its zone, or nothing (now)";
+  if (!isTimestampWithZone(from))
+    return "from needs a real timestamp with its zone, e.g. 2026-12-01T10:00:00Z";
+  if (to !== undefined && !isTimestampWithZone(to))
+    return "to needs a real timestamp with its zone, or nothing (now)";
   if (to !== undefined && Date.parse(to) <= Date.parse(from)) return "to must be later than from";
   const text = (name: string) => fields.get(name)?.trim().slice(0, 1_000) || undefined;
+  if (hasControlCharacter(`${text("topic") ?? ""}${text("key") ?? ""}`))
+    return "the topic or the ordering key holds a control character";
   return {
     kind: "new",
     from,

@@ -3,7 +3,7 @@ import type { DeadLetterFilter, DeadLetterListing, ListedLetter } from "../reads
 import type { ReasonGroup } from "../reads/dead-rows.js";
 import type { QueueDepth } from "../reads/queue-depths.js";
 import { filterForm } from "./filters.js";
-import { type ActionContext, previewForm, selectionForm } from "./forms.js";
+import { type ActionContext, csrfField, previewForm, selectionForm } from "./forms.js";
 import { groupsTable } from "./groups.js";
 
 /** The most dead letters a page lists; the groups count them all. */
@@ -67,7 +67,11 @@ ${filterForm(
       ? ""
       : html` <strong class="alert">(partial: the walk did not cover the DLQ; re-read it)</strong>`
   }, <span data-count="matching">${matching.length}</span> match the filter.
-<a href="/dead-letters?fresh=1">Re-read the DLQ</a> (reading receives every message once and hands it back at once).</p>
+</p>
+<form method="post" action="/dead-letters/read" class="filters" aria-label="Re-read the DLQ">${csrfField(context)}<button type="submit">Re-read the DLQ</button></form>
+<p>Reading the DLQ receives every message once and hands it back at once: SQS counts each read as a receive, so a
+letter the queue's redrive policy moved (no reason) shows its receives since, the console's reads included, as its
+attempts. One the consumer moved carries its own count.</p>
 <p>A <strong>redrive</strong> sends a message back to the consumer's queue, then deletes it from the DLQ (a stop in between leaves a copy in both, which the inbox makes a duplicate).</p>
 ${groupsTable("dead-letter-groups", "Dead letters by reason kind (the DLQ by reason)", data.groups, context.readOnly ? undefined : groupActions)}
 ${

@@ -33,10 +33,11 @@ ${guardFields(`resume-${run.id}`)}
 </form>`;
 }
 
-/** What a republish will send; the confirmation carries the same request back. */
+/** What a republish will send; the confirmation carries the same request back, and its key (`key`: one run however often it is posted). */
 export function replayPreviewView(
   request: RepublishRequest,
-  rows: number | null,
+  rows: number,
+  key: string,
   context: ActionContext,
 ): Html {
   const guard =
@@ -45,9 +46,9 @@ export function replayPreviewView(
       : `refused if the range holds rows published more than ${request.reapply.inboxRetentionHours} h ago (the consumers' inbox retention)`;
   const what =
     request.kind === "new"
-      ? html`re-send <strong id="preview-count" data-count="${rows ?? 0}">${rows ?? 0}</strong> events published from ${request.from} to ${request.to ?? "now"}
+      ? html`re-send <strong id="preview-count" data-count="${rows}">${rows}</strong> events published from ${request.from} to ${request.to ?? "now"}
 (topic ${request.topic === undefined ? "all" : shown(request.topic)}, key ${request.orderingKey === undefined ? "all" : shown(request.orderingKey)}), at ${request.rate} per second`
-      : html`resume run <code>${request.id}</code>: <strong id="preview-count" data-count="${rows ?? 0}">${rows ?? "its remaining"}</strong> events left${request.rate === undefined ? "" : `, at ${request.rate} per second`}`;
+      : html`resume run <code>${request.id}</code>: <strong id="preview-count" data-count="${rows}">${rows}</strong> events left${request.rate === undefined ? "" : `, at ${request.rate} per second`}`;
   const fields: Record<string, string | undefined> =
     request.kind === "new"
       ? {
@@ -61,7 +62,7 @@ export function replayPreviewView(
   return html`<p>This will ${what}, marked <code>replay=true</code>; ${guard}.</p>
 <p>Progress is kept after each batch: a stop of the console (or of this run) leaves it resumable from the Replays view or with <code>relay republish --resume</code>.</p>
 <form method="post" action="/replays/run">
-${csrfField(context)}
+${csrfField(context)}<input type="hidden" name="request" value="${key}">
 ${Object.entries(fields).map(([name, value]) => (value === undefined ? "" : html`<input type="hidden" name="${name}" value="${value}">`))}
 ${request.reapply === "allow-reapply" ? html`<input type="hidden" name="allowReapply" value="on">` : html`<input type="hidden" name="retention" value="${request.reapply.inboxRetentionHours}">`}
 <button type="submit" id="confirm">${request.kind === "new" ? "Start the republish" : "Resume the run"}</button>
@@ -71,11 +72,30 @@ ${request.reapply === "allow-reapply" ? html`<input type="hidden" name="allowRea
 
 /** The run started (it goes on: the Replays view shows its progress), or why it was refused. */
 export function replayReportView(
-  outcome: { readonly run: RepublishRun } | { readonly refused: string },
+  outcome: { readonly run: RepublishRun; readonly again: boolean } | { readonly refused: string },
 ): Html {
   if ("refused" in outcome) {
     return html`<p role="alert" class="alert" id="report">Not started: ${outcome.refused}</p><p><a href="/replays" id="back">Back to the replays</a></p>`;
   }
-  return html`<p id="report">Run <code>${outcome.run.id}</code> ${outcome.run.cursor === null ? "started" : "resumed"}; it goes on in the console, its progress on the Replays view.</p>
+  const done = outcome.again
+    ? "was already started by this confirmation (sent twice): nothing more started"
+    : outcome.run.cursor === null
+      ? "started"
+      : "resumed";
+  return html`<p id="report">Run <code>${outcome.run.id}</code> ${done}; it goes on in the console, its progress on the Replays view.</p>
+<p><a href="/replays" id="back">Back to the replays</a></p>`;
+}
+
+/** "Stop" for a run this console works: it ends after its page in hand, resumable. */
+export function stopReplayForm(context: ActionContext, id: string): Html {
+  return html`<form method="post" action="/replays/stop" class="filters stop" aria-label="Stop run ${id}">
+${csrfField(context)}<input type="hidden" name="run" value="${id}">
+<button type="submit">Stop</button>
+</form>`;
+}
+
+/** A stop asked: the run ends after its page in hand. */
+export function replayStopView(id: string): Html {
+  return html`<p id="report">Run <code>${id}</code> stops after the page in hand; its cursor is kept, so a resume sends the rest with no gap.</p>
 <p><a href="/replays" id="back">Back to the replays</a></p>`;
 }

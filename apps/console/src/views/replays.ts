@@ -1,13 +1,18 @@
 import { type Html, html, shown } from "../html.js";
 import type { ReplayRun } from "../reads/replays.js";
 import type { ActionContext } from "./forms.js";
-import { resumeReplayForm, startReplayForm } from "./replay-forms.js";
+import { resumeReplayForm, startReplayForm, stopReplayForm } from "./replay-forms.js";
 
 /**
  * `relay republish` runs: their range, how far they got; resume one, or start one (when the console
- * has the relay's topic routing and may act).
+ * has the relay's topic routing and may act); stop one this console works (`running`).
  */
-export function replaysView(runs: readonly ReplayRun[], context: ActionContext, republishes: boolean): Html {
+export function replaysView(
+  runs: readonly ReplayRun[],
+  context: ActionContext,
+  republishes: boolean,
+  running: ReadonlySet<string>,
+): Html {
   const acts = republishes && !context.readOnly;
   const start = acts
     ? html`<section aria-labelledby="start-heading"><h2 id="start-heading">Start a republish</h2>${startReplayForm(context)}</section>`
@@ -28,7 +33,13 @@ ${runs.map((run) => {
 <td>${run.topic === null ? "all" : shown(run.topic)}</td><td>${run.orderingKey === null ? "all" : shown(run.orderingKey)}</td>
 <td class="num">${run.rate}</td><td class="num" data-count="sent">${run.sent}</td><td class="num">${run.skipped}</td><td class="num" data-count="left">${run.left}</td>
 <td><progress max="${Math.max(total, 1)}" value="${run.sent + run.skipped}" aria-label="run ${run.id}: ${run.sent + run.skipped} of ${total}">${run.sent + run.skipped} of ${total}</progress></td>
-<td>${run.finished ? "finished" : html`<span class="alert">not finished</span> (running, or stopped): <code>relay republish --resume ${run.id}</code>${acts ? resumeReplayForm(context, run) : ""}`}</td></tr>`;
+<td>${
+    run.finished
+      ? "finished"
+      : running.has(run.id)
+        ? html`running in this console${acts ? stopReplayForm(context, run.id) : ""}`
+        : html`<span class="alert">not finished</span> (stopped, or worked elsewhere): <code>relay republish --resume ${run.id}</code>${acts ? resumeReplayForm(context, run) : ""}`
+  }</td></tr>`;
 })}
 </tbody></table></div>${start}`;
 }

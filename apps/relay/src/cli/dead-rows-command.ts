@@ -1,5 +1,5 @@
 import type { OutboxTables as Database } from "@outbox/client";
-import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK } from "@outbox/shared";
+import { EXIT_CONFIG, EXIT_CRASH, EXIT_OK, isUuid } from "@outbox/shared";
 import { usageError } from "@outbox/shared/command-line";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { openDatabase } from "./open-database.js";
@@ -9,12 +9,10 @@ import { openDatabase } from "./open-database.js";
  * row) or an event id (a UUID, anything else a usage error); one statement, `change`, that answers how
  * many rows it changed; `{"<counted>":N}` on stdout; exit 1 when `--id` named no row it could change.
  */
-/** A UUID as Postgres reads one: five groups of hex digits (36 dashes are not an id). */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `--id`'s event id, undefined when absent; anything but a UUID is a usage error (exit 64). */
 export function deadRowId(id: string | boolean | undefined, usage: string): string | undefined {
-  if (id !== undefined && (typeof id !== "string" || !UUID.test(id))) {
+  if (id !== undefined && (typeof id !== "string" || !isUuid(id))) {
     return usageError(usage, `--id needs an event id (a UUID), got "${String(id)}"`);
   }
   return id;

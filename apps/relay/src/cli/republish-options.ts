@@ -1,6 +1,6 @@
+import { isTimestampWithZone, isUuid } from "@outbox/shared";
 import { usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { REPUBLISH_DEFAULT_RATE } from "../settings.js";
-import { UUID } from "./dead-rows-command.js";
 
 /**
  * How old a row a run may send: a replay of an event whose inbox row a consumer has since deleted
@@ -23,27 +23,13 @@ export type RepublishRequest = (
   | { readonly kind: "resume"; readonly id: string; readonly rate: number | undefined }
 ) & { readonly reapply: ReapplyGuard };
 
-/** A timestamp with its zone: without one, "10:00" would be the host's local time. */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
-
-/**
- * Whether `text` is a timestamp with its zone, as `--from` and `--to` take it (and the console's
- * form). Date.parse rolls a day past the month's end over (2026-02-30 is March 2nd) where Postgres
- * refuses it (22008), so the date is checked against the calendar too.
- */
-export function timestampWithZone(text: string): boolean {
-  if (!TIMESTAMP.test(text) || Number.isNaN(Date.parse(text))) return false;
-  const [year, month, day] = text.slice(0, 10).split("-").map(Number) as [number, number, number];
-  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
 function timestampOption(
   usage: string,
   name: string,
   value: string | boolean | undefined,
 ): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !timestampWithZone(value)) {
+  if (typeof value !== "string" || !isTimestampWithZone(value)) {
     return usageError(
       usage,
       `--${name} needs a timestamp with its zone, e.g. 2026-12-01T10:00:00Z, got "${String(value)}"`,
@@ -87,7 +73,7 @@ export function parseRepublishOptions(
   const rate = values.rate === undefined ? undefined : wholeNumberOption(usage, "rate", values.rate, 1, 1);
   const resume = values.resume;
   if (resume !== undefined) {
-    if (typeof resume !== "string" || !UUID.test(resume)) {
+    if (typeof resume !== "string" || !isUuid(resume)) {
       return usageError(usage, `--resume needs a run id (a UUID), got "${String(resume)}"`);
     }
     const given = ["from", "to", "topic", "key"].filter((name) => values[name] !== undefined);

@@ -181,9 +181,9 @@ export async function oldestBeyond(
 
 /**
  * Takes run `id` for this connection, or says it is taken: false when another process works it. A
- * session-level advisory lock, held as long as the connection (the whole run: republish works on
- * one connection) and let go by Postgres when it closes, so a killed run never leaves its run
- * locked. Its two-int key space does not overlap the single-bigint one (the docs say so), and the
+ * session-level advisory lock, held for the whole run (republish works on one connection), let go
+ * by unlockRun when the run ends and by Postgres when the connection closes, so a killed run never
+ * leaves its run locked. Its two-int key space does not overlap the single-bigint one (the docs say so), and the
  * first key names the table, so no other lock of ours shares it.
  */
 export async function lockRun(db: Kysely<Database>, id: string): Promise<boolean> {
@@ -191,6 +191,18 @@ export async function lockRun(db: Kysely<Database>, id: string): Promise<boolean
     SELECT pg_try_advisory_lock(hashtext('relay_republish'), hashtext(${id}::uuid::text)) AS locked
   `.execute(db);
   return rows[0]?.locked === true;
+}
+
+/**
+ * Lets go of run `id`'s lock (lockRun) on this connection. A connection already broken holds
+ * nothing any more (Postgres let the lock go with it): that failure is not the run's outcome.
+ */
+export async function unlockRun(db: Kysely<Database>, id: string): Promise<void> {
+  await sql`
+    SELECT pg_advisory_unlock(hashtext('relay_republish'), hashtext(${id}::uuid::text))
+  `
+    .execute(db)
+    .catch(() => {});
 }
 
 /**

@@ -39,6 +39,7 @@ import {
   type RepublishRun,
   readRange,
   resumeRun,
+  unlockRun,
 } from "./republish-runs.js";
 
 /** How often a long run says how far it got (a log line on stderr, the counts as fields). */
@@ -221,8 +222,9 @@ export interface WorkRunDeps extends Omit<RepublishDeps, "db"> {
  * connection, whose session holds the run's lock (lockRun), so a second process working the same
  * run is refused. The safety rules of a replay are checked first: the inbox retention (or
  * allow-reapply), one process per run. `started` is told the run once it is recorded and locked,
- * before the first page. The one home of a republish: `relay republish` and the operator console
- * call it.
+ * before the first page. The lock is let go however the run ends (refused, done, stopped, failed):
+ * a pooled connection outlives the run, and would keep it locked for its whole lifetime. The one
+ * home of a republish: `relay republish` and the operator console call it.
  */
 export async function workRepublish(
   db: Kysely<Database>,
@@ -235,38 +237,41 @@ export async function workRepublish(
     const range = { ...request, topic: request.topic ?? null, orderingKey: request.orderingKey ?? null };
     const refused = await reapplyRefusal(db, guard, range, null);
     if (refused !== undefined) return { refused, code: EXIT_USAGE };
-  } else if (!(await lockRun(db, request.id))) {
+  }
+  const id = request.kind === "new" ? uuidv7() : request.id;
+  // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
+  if (!(await lockRun(db, id))) {
     return {
-      refused: `run ${request.id} is being worked by another process; nothing sent (try again once it has stopped)`,
+      refused: `run ${id} is being worked by another process; nothing sent (try again once it has stopped)`,
       code: EXIT_CRASH,
     };
   }
-  const run =
-    request.kind === "new"
-      ? await createRun(db, { ...request, id: uuidv7() })
-      : await resumeRun(db, request.id, request.rate);
-  if (run === undefined) {
-    return { refused: `no run ${request.kind === "resume" ? request.id : ""}`, code: EXIT_CRASH };
-  }
-  // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
-  if (request.kind === "new") await lockRun(db, run.id);
-  if (request.kind === "resume" && !run.finished) {
-    const refused = await reapplyRefusal(db, guard, run, run.cursor);
-    if (refused !== undefined) return { refused, code: EXIT_USAGE };
-  }
-  if (guard === "allow-reapply") {
-    deps.warn(
-      "--allow-reapply: consumers whose inbox no longer holds these events will apply their effects again",
+  try {
+    const run =
+      request.kind === "new"
+        ? await createRun(db, { ...request, id })
+        : await resumeRun(db, request.id, request.rate);
+    if (run === undefined) return { refused: `no run ${id}`, code: EXIT_CRASH };
+    if (request.kind === "resume" && !run.finished) {
+      const refused = await reapplyRefusal(db, guard, run, run.cursor);
+      if (refused !== undefined) return { refused, code: EXIT_USAGE };
+    }
+    if (guard === "allow-reapply") {
+      deps.warn(
+        "--allow-reapply: consumers whose inbox no longer holds these events will apply their effects again",
+      );
+    }
+    deps.log.info(
+      { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
+      `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
     );
+    started(run);
+    return run.finished
+      ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
+      : await republishRange({ ...deps, db }, run);
+  } finally {
+    await unlockRun(db, id);
   }
-  deps.log.info(
-    { run: run.id, from: run.from, to: run.to, topic: run.topic, key: run.orderingKey, rate: run.rate },
-    `republish ${run.cursor === null ? "started" : "resumed"}; after a kill: relay republish --resume ${run.id}`,
-  );
-  started(run);
-  return run.finished
-    ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
-    : await republishRange({ ...deps, db }, run);
 }
 
 /** The daemon's topic routing, refused like the daemon's when it can route nothing (exit 78). */
