@@ -26,6 +26,7 @@ import { deadRowGroups, listDeadRows } from "./reads/dead-rows.js";
 import { readMinuteSeries } from "./reads/flow.js";
 import { type QueueDepth, queueDepth } from "./reads/queue-depths.js";
 import { ReplayRuns } from "./reads/replays.js";
+import { SharedReads } from "./reads/shared-reads.js";
 import { previewView, reportView } from "./views/action.js";
 import { BLOCKED_KEYS_LISTED, blockedKeysView } from "./views/blocked-keys.js";
 import { deadLettersView } from "./views/dead-letters.js";
@@ -107,6 +108,12 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     log: deps.log,
   };
   const replayRuns = new ReplayRuns(deps.db);
+  // Every view's reads, shared by the tabs for one refresh period (the Replays view too: its counts
+  // are ReplayRuns's); a POST's answer forgets them, so the next view shows what it changed.
+  const shared = new SharedReads(deps.refreshSeconds * 1_000);
+  app.addHook("onResponse", async (request) => {
+    if (request.method === "POST") shared.forget();
+  });
   app.decorateRequest("who", "");
   app.decorateRequest("csrf", "");
   app.addContentTypeParser(
@@ -168,34 +175,39 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   });
 
   app.get("/", async (_request, reply) => {
-    const [status, series] = await Promise.all([readStatus(deps.db), readMinuteSeries(deps.db)]);
-    const queues =
-      deps.desk === null
-        ? null
-        : await Promise.all([
-            depthOrError(deps.desk, deps.desk.queues.queueUrl),
-            depthOrError(deps.desk, deps.desk.queues.dlqUrl),
-          ]).then(([queue, dlq]) => ("error" in queue ? queue : "error" in dlq ? dlq : { queue, dlq }));
-    return page(reply, "Flow", "/", flowView({ status, series, queues }));
+    const flow = await shared.read("/", async () => {
+      const [status, series] = await Promise.all([readStatus(deps.db), readMinuteSeries(deps.db)]);
+      const queues =
+        deps.desk === null
+          ? null
+          : await Promise.all([
+              depthOrError(deps.desk, deps.desk.queues.queueUrl),
+              depthOrError(deps.desk, deps.desk.queues.dlqUrl),
+            ]).then(([queue, dlq]) => ("error" in queue ? queue : "error" in dlq ? dlq : { queue, dlq }));
+      return { status, series, queues };
+    });
+    return page(reply, "Flow", "/", flowView(flow));
   });
 
   app.get("/blocked-keys", async (request, reply) => {
-    const { keys, blocked } = await readBlockedKeys(deps.db, BLOCKED_KEYS_LISTED);
+    const { keys, blocked } = await shared.read("/blocked-keys", () =>
+      readBlockedKeys(deps.db, BLOCKED_KEYS_LISTED),
+    );
     return page(reply, "Blocked keys", "/blocked-keys", blockedKeysView(keys, blocked, context(request)));
   });
 
   app.get("/dead-rows", async (request, reply) => {
     const filter = filterOf(new URLSearchParams(request.query as Record<string, string>));
     // The groups ignore the kind chosen: they are the choice.
-    const [rows, groups] = await Promise.all([
-      listDeadRows(deps.db, filter),
-      deadRowGroups(deps.db, { ...filter, kind: undefined }),
-    ]);
+    const [rows, groups] = await shared.read(`/dead-rows ${JSON.stringify(filter)}`, () =>
+      Promise.all([listDeadRows(deps.db, filter), deadRowGroups(deps.db, { ...filter, kind: undefined })]),
+    );
     return page(reply, "Dead rows", "/dead-rows", deadRowsView(rows, groups, filter, context(request)));
   });
 
   app.get("/dead-letters", async (request, reply) => {
-    if (deps.desk === null) {
+    const desk = deps.desk;
+    if (desk === null) {
       return page(
         reply,
         "Dead letters",
@@ -207,8 +219,8 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     const filter = filterOf(query);
     const refreshing = request.headers["x-console-refresh"] === "1";
     const [listing, dlq] = await Promise.all([
-      refreshing ? deps.desk.lastListing() : deps.desk.listing(query.get("fresh") === "1"),
-      depthOrError(deps.desk, deps.desk.queues.dlqUrl),
+      refreshing ? desk.lastListing() : desk.listing(query.get("fresh") === "1"),
+      shared.read("dlq depth", () => depthOrError(desk, desk.queues.dlqUrl)),
     ]);
     const byKind = new Map<string, number>();
     for (const letter of listing.letters) {
@@ -228,7 +240,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   });
 
   app.get("/replays", async (request, reply) => {
-    const runs = await replayRuns.latest();
+    const runs = await shared.read("/replays", () => replayRuns.latest());
     return page(reply, "Replays", "/replays", replaysView(runs, context(request), deps.replays !== null));
   });
 
