@@ -29,7 +29,7 @@ import { ReplayRuns } from "./reads/replays.js";
 import { SharedReads } from "./reads/shared-reads.js";
 import { previewView, reportView } from "./views/action.js";
 import { BLOCKED_KEYS_LISTED, blockedKeysView } from "./views/blocked-keys.js";
-import { deadLettersView } from "./views/dead-letters.js";
+import { deadLettersView, letterPage } from "./views/dead-letters.js";
 import { deadRowsView } from "./views/dead-rows.js";
 import { flowView } from "./views/flow.js";
 import type { ActionContext, ActionName } from "./views/forms.js";
@@ -235,7 +235,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
       reply,
       "Dead letters",
       "/dead-letters",
-      deadLettersView({ listing, matching, groups, dlq }, filter, context(request)),
+      deadLettersView({ listing, matching, groups, dlq, page: letterPage(query) }, filter, context(request)),
     );
   });
 

@@ -133,6 +133,36 @@ export function describeDeadLetter(message: Message, now = Date.now()): DeadLett
 const SHOWN_CHARS = 1_000;
 
 /**
+ * The first `maxChars` characters of `text`, as a string of its own. V8 makes a slice of a long
+ * string a view that keeps the whole string alive: a preview sliced from a 256 KiB body would hold
+ * the body. The JSON round trip builds a new string (lossless: lone surrogates too).
+ */
+export function keptText(text: string, maxChars: number): string {
+  // Not between the halves of a surrogate pair.
+  const lastCode = text.charCodeAt(maxChars - 1);
+  const end = lastCode >= 0xd800 && lastCode <= 0xdbff ? maxChars - 1 : maxChars;
+  return JSON.parse(JSON.stringify(text.slice(0, end))) as string;
+}
+
+/**
+ * describeDeadLetter for a listing that keeps it past its batch: each text capped at what `--json`
+ * shows (SHOWN_CHARS, before its escape) and copied (keptText), so a kept letter holds at most a few
+ * thousand characters whatever its message carries, and nothing of the message itself.
+ */
+export function keptDeadLetter(message: Message, now = Date.now()): DeadLetter {
+  const letter = describeDeadLetter(message, now);
+  const kept = (text: string | null) => (text === null ? null : keptText(text, SHOWN_CHARS));
+  return {
+    ...letter,
+    messageId: keptText(letter.messageId, SHOWN_CHARS),
+    eventId: kept(letter.eventId),
+    eventType: kept(letter.eventType),
+    reason: kept(letter.reason),
+    sentAt: kept(letter.sentAt),
+  };
+}
+
+/**
  * A dead letter as an operator is shown it: its texts come from the message, so each is escaped and
  * capped (forTerminal). What is moved is the message itself, untouched.
  */
