@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { type RepublishRequest, readBlockedKeys, readStatus, rowsLeft } from "@outbox/relay/operations";
+import { type RepublishRequest, readBlockedKeys, rowsLeft } from "@outbox/relay/operations";
 import type { Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -20,6 +20,7 @@ import {
   sameOriginPost,
 } from "./guard.js";
 import { type Html, html, shown } from "./html.js";
+import { readBacklog } from "./reads/backlog.js";
 import type { DeadLetterDesk } from "./reads/dead-letters.js";
 import { matchesLetter } from "./reads/dead-letters.js";
 import { deadRowGroups, listDeadRows } from "./reads/dead-rows.js";
@@ -176,7 +177,7 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
 
   app.get("/", async (_request, reply) => {
     const flow = await shared.read("/", async () => {
-      const [status, series] = await Promise.all([readStatus(deps.db), readMinuteSeries(deps.db)]);
+      const [status, series] = await Promise.all([readBacklog(deps.db), readMinuteSeries(deps.db)]);
       const queues =
         deps.desk === null
           ? null

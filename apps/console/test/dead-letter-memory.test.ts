@@ -71,11 +71,9 @@ async function keptBy(list: () => Promise<unknown>): Promise<{ bytes: number; ke
 }
 
 beforeAll(async () => {
-  [small, large] = await Promise.all(
-    ["dlq-mem-small", "dlq-mem-large"].map((label) =>
-      bootstrapResources(stack().aws, { name: uniqueName(label), fifo: false, rawDelivery: true }),
-    ),
-  );
+  const queue = (label: string) =>
+    bootstrapResources(stack().aws, { name: uniqueName(label), fifo: false, rawDelivery: true });
+  [small, large] = await Promise.all([queue("dlq-mem-small"), queue("dlq-mem-large")]);
   await fill(small, SMALL);
   await fill(large, LARGE);
 }, 300_000);

@@ -12,7 +12,7 @@ export { type RepublishRequest, timestampWithZone } from "./cli/republish-option
 export { listRuns, type RepublishRun, readRun, rowsLeft } from "./cli/republish-runs.js";
 export { requeueDeadRows } from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
-export { type BlockedKey, type RelayStatus, readBlockedKeys, readStatus } from "./cli/status.js";
+export { type BlockedKey, readBlockedKeys } from "./cli/status.js";
 export { publishTimeoutMs, REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";
 export { createSnsPublisher } from "./sns/publisher.js";
 export { topicRoutingProblems } from "./topic-routing.js";
