@@ -5,7 +5,7 @@ import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readBacklog } from "../src/reads/backlog.js";
+import { COUNT_CAP, readBacklog } from "../src/reads/backlog.js";
 import { deadRowGroups, deadRowIds, listDeadRows } from "../src/reads/dead-rows.js";
 import { readMinuteSeries } from "../src/reads/flow.js";
 import { LEFT_CAP, ReplayRuns } from "../src/reads/replays.js";
@@ -164,7 +164,8 @@ describe("the console's reads, on a million-row outbox", () => {
   });
 
   it("a backlog past the cap is not read past it: counts capped (N+), the total Postgres's estimate", async () => {
-    const cap = 10_000;
+    const cap = COUNT_CAP;
+    expect(cap).toBeLessThan(40_000);
     const statements = await statementsOf((db) => readBacklog(db, cap));
     for (const statement of statements) {
       expect(await mostRowsOfOutbox(statement), statement.sql).toBeLessThanOrEqual(cap + 1);
@@ -181,8 +182,8 @@ describe("the console's reads, on a million-row outbox", () => {
   });
 
   it("each view reads what it shows, once: the flow no blocked-key list, the blocked keys one statement", async () => {
-    // The pending rows, the dead, the scheduled: the estimate only past the cap.
-    expect(await statementsOf(readBacklog)).toHaveLength(3);
+    // The pending rows, the dead, the scheduled; under the cap, no estimate.
+    expect(await statementsOf((db) => readBacklog(db, 100_000))).toHaveLength(3);
     // The heads listed and their count, from one reading of the heads.
     expect(await statementsOf((db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED))).toHaveLength(1);
   });
@@ -208,23 +209,41 @@ describe("the console's reads, on a million-row outbox", () => {
     // The seeded ranges hold a day of history each (some 320 000 rows): more than LEFT_CAP.
     expect(first.map((run) => [run.left, run.leftCapped])).toEqual(first.map(() => [LEFT_CAP, true]));
     expect((await sent()).statements).toBe(1);
-    // A run that moves (a batch sent), counted exactly once under the cap: what it passed since is taken off.
+    // The run moves a batch: what it passed is taken off, nothing counted.
     await pool.query(`
-      UPDATE relay_republish SET cursor_published = to_published - interval '10 minutes',
-             cursor_seq = 0, sent = sent + 1 WHERE sent = 20
+      UPDATE relay_republish SET cursor_published = from_published + interval '1 minute', cursor_seq = 0,
+             sent = sent + 100 WHERE sent = 20
     `);
-    const counted = (await sent()).latest.find((run) => run.sent === 21);
-    expect(counted?.leftCapped).toBe(false);
-    const exact = await sent();
-    expect(exact.statements).toBe(1);
-    await pool.query(`UPDATE relay_republish SET sent = sent + 100 WHERE sent = 21`);
     const moved = await sent();
     expect(moved.statements).toBe(1);
-    expect(moved.latest.find((run) => run.sent === 121)?.left).toBe((counted?.left ?? 0) - 100);
+    expect(moved.latest.find((run) => run.sent === 120)).toMatchObject({
+      left: LEFT_CAP - 100,
+      leftCapped: true,
+    });
+    // Past half the capped count: counted again, exactly now (the cursor near the range's end).
+    await pool.query(`
+      UPDATE relay_republish SET cursor_published = to_published - interval '10 minutes', cursor_seq = 0,
+             sent = sent + ${LEFT_CAP} WHERE sent = 120
+    `);
+    const recounted = await sent();
+    expect(recounted.statements).toBe(2);
+    const near = recounted.latest.find((run) => run.sent === LEFT_CAP + 120);
+    expect(near?.leftCapped).toBe(false);
+    const { rows } = await pool.query<{ left: string }>(`
+      SELECT count(*) AS left FROM outbox o, relay_republish r
+      WHERE r.sent = ${LEFT_CAP + 120} AND o.published_at IS NOT NULL
+        AND (o.published_at, o.seq) > (r.cursor_published, r.cursor_seq) AND o.published_at < r.to_published
+    `);
+    expect(near?.left).toBe(Number(rows[0]?.left));
+    await pool.query(`UPDATE relay_republish SET sent = sent + 10 WHERE sent = ${LEFT_CAP + 120}`);
+    const after = await sent();
+    expect(after.statements).toBe(1);
+    expect(after.latest.find((run) => run.sent === LEFT_CAP + 130)?.left).toBe((near?.left ?? 0) - 10);
   });
 
   it("the counts are the seeded ones: the plans were judged on real data", async () => {
-    const status = await readBacklog(handle.db);
+    // A cap above the seeded backlog: counted exactly.
+    const status = await readBacklog(handle.db, 100_000);
     expect(status.capped).toBe(false);
     expect(status.total.unsent).toEqual({ value: 39_000 + 1_000, kind: "exact" });
     expect(status.total.dead).toBe(2_000);

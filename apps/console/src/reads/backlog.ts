@@ -7,7 +7,7 @@ import { type Kysely, sql } from "kysely";
  * costs the backlog (0.7 s of database time at 1 M pending rows, 3 s at 4 M); this one costs at
  * most COUNT_CAP index entries, whatever the backlog.
  */
-export const COUNT_CAP = 50_000;
+export const COUNT_CAP = 10_000;
 
 /** A count the page shows: exact, at least `value` (capped), or about `value` (the planner's estimate). */
 export interface Count {
