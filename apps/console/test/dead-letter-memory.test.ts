@@ -2,10 +2,11 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
-import { keptDeadLetter, walkDeadLetters } from "@outbox/consumer/operations";
+import { walkDeadLetters } from "@outbox/consumer/operations";
 import { type BootstrappedResources, bootstrapResources, s3Client } from "@outbox/devstack";
 import { awsClients, capturingLogger, stack, uniqueName } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keptDeadLetter } from "../../consumer/src/cli/dead-letters.js";
 import { DeadLetterDesk } from "../src/reads/dead-letters.js";
 
 /*
@@ -87,6 +88,7 @@ const stopping = new AbortController().signal;
 const LISTINGS = {
   "the console's listing (DeadLetterDesk)": (queue: BootstrappedResources) => () =>
     new DeadLetterDesk(queuesOf(queue), stopping).listing(),
+  // What `consumer dlq list` keeps (keptDeadLetter, the consumer's own code), through the same walk.
   "consumer dlq list's walk (keptDeadLetter)": (queue: BootstrappedResources) => () =>
     walkDeadLetters(queuesOf(queue), stopping, (message) => keptDeadLetter(message)),
 };

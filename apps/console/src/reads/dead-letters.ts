@@ -2,7 +2,7 @@ import type { Message } from "@aws-sdk/client-sqs";
 import {
   type DeadLetter,
   type DlqQueues,
-  keptDeadLetter,
+  describeDeadLetter,
   keptText,
   matchesFilter,
   type RedriveSummary,
@@ -41,11 +41,13 @@ export interface DeadLetterFilter {
 
 /** The most characters of a body kept from a walk: what the page shows (PAYLOAD_SHOWN). */
 const BODY_HEAD = 1_000;
+/** The most characters of an id, a type or a reason kept: what the page shows at most (REASON_DETAIL). */
+const TEXT_KEPT = 1_000;
 /** The most characters of an attribute's name or value kept (the page shows fewer). */
 const ATTRIBUTE_KEPT = 200;
 /**
  * The most letters a listing keeps. With each letter capped (at most some 6 000 characters, whatever
- * its body: BODY_HEAD, ATTRIBUTE_KEPT, keptDeadLetter), the listing's memory is bounded whatever the
+ * its body: BODY_HEAD, ATTRIBUTE_KEPT, TEXT_KEPT), the listing's memory is bounded whatever the
  * DLQ holds; past it the walk counts messages without keeping them.
  */
 export const LETTERS_KEPT = 10_000;
@@ -58,7 +60,15 @@ export const LISTING_FRESH_MS = 30_000;
 
 /** What a listing keeps of a message: capped copies of its texts, never the message (keptText). */
 function listed(message: Message): ListedLetter {
-  const letter = keptDeadLetter(message);
+  const described = describeDeadLetter(message);
+  const kept = (text: string | null) => (text === null ? null : keptText(text, TEXT_KEPT));
+  const letter = {
+    ...described,
+    messageId: keptText(described.messageId, TEXT_KEPT),
+    eventId: kept(described.eventId),
+    eventType: kept(described.eventType),
+    reason: kept(described.reason),
+  };
   const attributes: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
     if (value.StringValue !== undefined)

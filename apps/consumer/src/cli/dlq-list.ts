@@ -7,7 +7,6 @@ import {
   deadLetterBatches,
   keptDeadLetter,
   releaseHeld,
-  shownDeadLetter,
   WalkOutlastedHoldError,
 } from "./dead-letters.js";
 import { type DlqQueues, openQueues } from "./open-queues.js";
@@ -91,7 +90,7 @@ export async function runDlqList(options: { readonly json: boolean }): Promise<n
   const letters = walk.kept;
   process.stdout.write(
     options.json
-      ? `${JSON.stringify({ total: letters.length, complete: walk.complete, messages: letters.map(shownDeadLetter) })}\n`
+      ? `${JSON.stringify({ total: letters.length, complete: walk.complete, messages: letters })}\n`
       : renderDeadLetters(letters),
   );
   return walk.complete ? EXIT_OK : EXIT_CRASH;
