@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { OutboxTables as Database } from "@outbox/client";
 import { describeError } from "@outbox/client/internal";
-import { type RepublishRequest, readBlockedKeys, readStatus, rowsLeft } from "@outbox/relay/operations";
+import { type RepublishRequest, readBlockedKeys, rowsLeft } from "@outbox/relay/operations";
 import { isUuid, type Logger } from "@outbox/shared";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
@@ -24,15 +24,17 @@ import {
   sameOriginPost,
 } from "./guard.js";
 import { type Html, html, shown } from "./html.js";
+import { readBacklog } from "./reads/backlog.js";
 import type { DeadLetterDesk } from "./reads/dead-letters.js";
 import { matchesLetter } from "./reads/dead-letters.js";
 import { deadRowGroups, listDeadRows } from "./reads/dead-rows.js";
 import { readMinuteSeries } from "./reads/flow.js";
 import { type QueueDepth, queueDepth } from "./reads/queue-depths.js";
 import { ReplayRuns } from "./reads/replays.js";
+import { SharedReads } from "./reads/shared-reads.js";
 import { previewView, reportView } from "./views/action.js";
 import { BLOCKED_KEYS_LISTED, blockedKeysView } from "./views/blocked-keys.js";
-import { deadLettersView } from "./views/dead-letters.js";
+import { deadLettersView, letterPage } from "./views/dead-letters.js";
 import { deadRowsView } from "./views/dead-rows.js";
 import { flowView } from "./views/flow.js";
 import type { ActionContext, ActionName } from "./views/forms.js";
@@ -130,6 +132,12 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     log: deps.log,
   };
   const replayRuns = new ReplayRuns(deps.db);
+  // Every view's reads, shared by the tabs for one refresh period (the Replays view too: its counts
+  // are ReplayRuns's); a POST's answer forgets them, so the next view shows what it changed.
+  const shared = new SharedReads(deps.refreshSeconds * 1_000);
+  app.addHook("onResponse", async (request) => {
+    if (request.method === "POST") shared.forget();
+  });
   app.decorateRequest("who", undefined);
   app.decorateRequest("readOnly", false);
   app.decorateRequest("csrf", "");
@@ -205,19 +213,24 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
   });
 
   app.get("/", async (_request, reply) => {
-    const [status, series] = await Promise.all([readStatus(deps.db), readMinuteSeries(deps.db)]);
-    const queues =
-      deps.desk === null
-        ? null
-        : await Promise.all([
-            depthOrError(deps.desk, deps.desk.queues.queueUrl),
-            depthOrError(deps.desk, deps.desk.queues.dlqUrl),
-          ]).then(([queue, dlq]) => ("error" in queue ? queue : "error" in dlq ? dlq : { queue, dlq }));
-    return page(reply, "Flow", "/", flowView({ status, series, queues }));
+    const flow = await shared.read("/", async () => {
+      const [status, series] = await Promise.all([readBacklog(deps.db), readMinuteSeries(deps.db)]);
+      const queues =
+        deps.desk === null
+          ? null
+          : await Promise.all([
+              depthOrError(deps.desk, deps.desk.queues.queueUrl),
+              depthOrError(deps.desk, deps.desk.queues.dlqUrl),
+            ]).then(([queue, dlq]) => ("error" in queue ? queue : "error" in dlq ? dlq : { queue, dlq }));
+      return { status, series, queues };
+    });
+    return page(reply, "Flow", "/", flowView(flow));
   });
 
   app.get("/blocked-keys", async (request, reply) => {
-    const { keys, blocked } = await readBlockedKeys(deps.db, BLOCKED_KEYS_LISTED);
+    const { keys, blocked } = await shared.read("/blocked-keys", () =>
+      readBlockedKeys(deps.db, BLOCKED_KEYS_LISTED),
+    );
     return page(reply, "Blocked keys", "/blocked-keys", blockedKeysView(keys, blocked, context(request)));
   });
 
@@ -225,15 +238,15 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
     const filter = filterOf(new URLSearchParams(request.query as Record<string, string>));
     if (typeof filter === "string") return problem(reply, 400, filter);
     // The groups ignore the kind chosen: they are the choice.
-    const [rows, groups] = await Promise.all([
-      listDeadRows(deps.db, filter),
-      deadRowGroups(deps.db, { ...filter, kind: undefined }),
-    ]);
+    const [rows, groups] = await shared.read(`/dead-rows ${JSON.stringify(filter)}`, () =>
+      Promise.all([listDeadRows(deps.db, filter), deadRowGroups(deps.db, { ...filter, kind: undefined })]),
+    );
     return page(reply, "Dead rows", "/dead-rows", deadRowsView(rows, groups, filter, context(request)));
   });
 
   app.get("/dead-letters", async (request, reply) => {
-    if (deps.desk === null) {
+    const desk = deps.desk;
+    if (desk === null) {
       return page(
         reply,
         "Dead letters",
@@ -241,13 +254,14 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
         html`<p>No DLQ configured (CONSUMER_QUEUE_URL, CONSUMER_DLQ_URL).</p>`,
       );
     }
-    const filter = filterOf(new URLSearchParams(request.query as Record<string, string>));
+    const query = new URLSearchParams(request.query as Record<string, string>);
+    const filter = filterOf(query);
     if (typeof filter === "string") return problem(reply, 400, filter);
     const refreshing = request.headers["x-console-refresh"] === "1";
     // A GET never asks for a walk: the re-read is a POST (below).
     const [listing, dlq] = await Promise.all([
-      refreshing ? deps.desk.lastListing() : deps.desk.listing(),
-      depthOrError(deps.desk, deps.desk.queues.dlqUrl),
+      refreshing ? desk.lastListing() : desk.listing(),
+      shared.read("dlq depth", () => depthOrError(desk, desk.queues.dlqUrl)),
     ]);
     const byKind = new Map<string, number>();
     for (const letter of listing.letters) {
@@ -262,12 +276,12 @@ export function createConsoleServer(deps: ConsoleServerDeps): ConsoleServer {
       reply,
       "Dead letters",
       "/dead-letters",
-      deadLettersView({ listing, matching, groups, dlq }, filter, context(request)),
+      deadLettersView({ listing, matching, groups, dlq, page: letterPage(query) }, filter, context(request)),
     );
   });
 
   app.get("/replays", async (request, reply) => {
-    const runs = await replayRuns.latest();
+    const runs = await shared.read("/replays", () => replayRuns.latest());
     return page(
       reply,
       "Replays",

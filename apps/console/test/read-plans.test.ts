@@ -1,13 +1,14 @@
 import type { OutboxTables } from "@outbox/client";
-import { readBlockedKeys, readStatus } from "@outbox/relay/operations";
+import { readBlockedKeys } from "@outbox/relay/operations";
 import type { DatabaseHandle } from "@outbox/shared";
 import { createMigratedTestDatabase } from "@outbox/test-kit";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COUNT_CAP, readBacklog } from "../src/reads/backlog.js";
 import { deadRowGroups, deadRowIds, listDeadRows } from "../src/reads/dead-rows.js";
 import { readMinuteSeries } from "../src/reads/flow.js";
-import { ReplayRuns } from "../src/reads/replays.js";
+import { LEFT_CAP, ReplayRuns } from "../src/reads/replays.js";
 import { BLOCKED_KEYS_LISTED } from "../src/views/blocked-keys.js";
 
 /*
@@ -88,6 +89,8 @@ interface PlanNode {
   readonly "Node Type": string;
   readonly "Relation Name"?: string;
   readonly "Index Name"?: string;
+  readonly "Actual Rows"?: number;
+  readonly "Actual Loops"?: number;
   readonly Plans?: readonly PlanNode[];
 }
 
@@ -105,8 +108,24 @@ async function planOf(query: CompiledQuery): Promise<PlanNode[]> {
   return nodesOf(plan);
 }
 
+/** The most rows any node of `query`'s plan, run, got from the outbox (EXPLAIN ANALYZE; reads change nothing). */
+async function mostRowsOfOutbox(query: CompiledQuery): Promise<number> {
+  const { rows } = await pool.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+    `EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${query.sql}`,
+    [...query.parameters],
+  );
+  const plan = rows[0]?.["QUERY PLAN"][0]?.Plan;
+  if (plan === undefined) throw new Error("EXPLAIN returned no plan");
+  return Math.max(
+    0,
+    ...nodesOf(plan)
+      .filter((node) => node["Relation Name"] === "outbox")
+      .map((node) => (node["Actual Rows"] ?? 0) * (node["Actual Loops"] ?? 1)),
+  );
+}
+
 const READS: Readonly<Record<string, (db: Kysely<OutboxTables>) => Promise<unknown>>> = {
-  "the flow's backlog per topic (relay status's readStatus)": readStatus,
+  "the flow's backlog per topic (readBacklog)": readBacklog,
   "the flow's last hour per minute": readMinuteSeries,
   "the blocked keys (relay status's readBlockedKeys)": (db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED),
   "the dead rows, unfiltered": (db) => listDeadRows(db, {}),
@@ -137,22 +156,39 @@ describe("the console's reads, on a million-row outbox", () => {
     });
   }
 
-  it("the backlog per topic counts the pending rows on outbox_pending_by_seq, the dead on outbox_dead (0015)", async () => {
-    const [byTopic] = await statementsOf(readStatus);
-    if (byTopic === undefined) throw new Error("readStatus sent nothing");
-    const indexes = (await planOf(byTopic)).map((node) => node["Index Name"]);
-    expect(indexes).toContain("outbox_pending_by_seq");
-    expect(indexes).toContain("outbox_dead");
+  it("the backlog reads the pending rows on outbox_pending_by_seq, the dead on outbox_dead (0015)", async () => {
+    const [pending, dead] = await statementsOf(readBacklog);
+    if (pending === undefined || dead === undefined) throw new Error("readBacklog sent nothing");
+    expect((await planOf(pending)).map((node) => node["Index Name"])).toContain("outbox_pending_by_seq");
+    expect((await planOf(dead)).map((node) => node["Index Name"])).toContain("outbox_dead");
+  });
+
+  it("a backlog past the cap is not read past it: counts capped (N+), the total Postgres's estimate", async () => {
+    const cap = COUNT_CAP;
+    expect(cap).toBeLessThan(40_000);
+    const statements = await statementsOf((db) => readBacklog(db, cap));
+    for (const statement of statements) {
+      expect(await mostRowsOfOutbox(statement), statement.sql).toBeLessThanOrEqual(cap + 1);
+    }
+    const backlog = await readBacklog(handle.db, cap);
+    expect(backlog.capped).toBe(true);
+    expect(backlog.total.unsent.kind).toBe("estimate");
+    // reltuples of the pending index after the VACUUM ANALYZE above: the backlog's 40 000, about.
+    expect(backlog.total.unsent.value).toBeGreaterThan(30_000);
+    expect(backlog.total.unsent.value).toBeLessThan(50_000);
+    expect(new Set(backlog.topics.map((topic) => topic.unsent.kind))).toEqual(new Set(["at least"]));
+    expect(backlog.topics.reduce((sum, topic) => sum + topic.unsent.value, 0)).toBe(cap + 1);
+    expect(backlog.scheduled.events).toEqual({ value: 1_000, kind: "exact" });
   });
 
   it("each view reads what it shows, once: the flow no blocked-key list, the blocked keys one statement", async () => {
-    // The backlog per topic and the scheduled rows; the blocked keys' list is readBlockedKeys's alone.
-    expect(await statementsOf(readStatus)).toHaveLength(2);
+    // The pending rows, the dead, the scheduled; under the cap, no estimate.
+    expect(await statementsOf((db) => readBacklog(db, 100_000))).toHaveLength(3);
     // The heads listed and their count, from one reading of the heads.
     expect(await statementsOf((db) => readBlockedKeys(db, BLOCKED_KEYS_LISTED))).toHaveLength(1);
   });
 
-  it("the Replays view counts a run's rows again only once its cursor moved, not at every refresh", async () => {
+  it("the Replays view counts a run once, capped, and not again as its cursor moves", async () => {
     const sentNow: CompiledQuery[] = [];
     const logged = new Kysely<OutboxTables>({
       dialect: new PostgresDialect({ pool }),
@@ -162,23 +198,54 @@ describe("the console's reads, on a million-row outbox", () => {
     });
     const runs = new ReplayRuns(logged);
     const first = await runs.latest();
+    for (const statement of sentNow) {
+      expect(await mostRowsOfOutbox(statement), statement.sql).toBeLessThanOrEqual(LEFT_CAP + 1);
+    }
     const sent = async () => {
       sentNow.length = 0;
-      await runs.latest();
-      return sentNow.length;
+      const latest = await runs.latest();
+      return { statements: sentNow.length, latest };
     };
-    expect(first.map((run) => run.left).every((left) => left > 0)).toBe(true);
-    expect(await sent()).toBe(1);
+    // The seeded ranges hold a day of history each (some 320 000 rows): more than LEFT_CAP.
+    expect(first.map((run) => [run.left, run.leftCapped])).toEqual(first.map(() => [LEFT_CAP, true]));
+    expect((await sent()).statements).toBe(1);
+    // The run moves a batch: what it passed is taken off, nothing counted.
     await pool.query(`
-      UPDATE relay_republish SET cursor_published = now() - interval '40 hours', cursor_seq = 1 WHERE sent = 20
+      UPDATE relay_republish SET cursor_published = from_published + interval '1 minute', cursor_seq = 0,
+             sent = sent + 100 WHERE sent = 20
     `);
-    expect(await sent()).toBe(2);
-    expect(await sent()).toBe(1);
+    const moved = await sent();
+    expect(moved.statements).toBe(1);
+    expect(moved.latest.find((run) => run.sent === 120)).toMatchObject({
+      left: LEFT_CAP - 100,
+      leftCapped: true,
+    });
+    // Past half the capped count: counted again, exactly now (the cursor near the range's end).
+    await pool.query(`
+      UPDATE relay_republish SET cursor_published = to_published - interval '10 minutes', cursor_seq = 0,
+             sent = sent + ${LEFT_CAP} WHERE sent = 120
+    `);
+    const recounted = await sent();
+    expect(recounted.statements).toBe(2);
+    const near = recounted.latest.find((run) => run.sent === LEFT_CAP + 120);
+    expect(near?.leftCapped).toBe(false);
+    const { rows } = await pool.query<{ left: string }>(`
+      SELECT count(*) AS left FROM outbox o, relay_republish r
+      WHERE r.sent = ${LEFT_CAP + 120} AND o.published_at IS NOT NULL
+        AND (o.published_at, o.seq) > (r.cursor_published, r.cursor_seq) AND o.published_at < r.to_published
+    `);
+    expect(near?.left).toBe(Number(rows[0]?.left));
+    await pool.query(`UPDATE relay_republish SET sent = sent + 10 WHERE sent = ${LEFT_CAP + 120}`);
+    const after = await sent();
+    expect(after.statements).toBe(1);
+    expect(after.latest.find((run) => run.sent === LEFT_CAP + 130)?.left).toBe((near?.left ?? 0) - 10);
   });
 
   it("the counts are the seeded ones: the plans were judged on real data", async () => {
-    const status = await readStatus(handle.db);
-    expect(status.total.unsent).toBe(39_000 + 1_000);
+    // A cap above the seeded backlog: counted exactly.
+    const status = await readBacklog(handle.db, 100_000);
+    expect(status.capped).toBe(false);
+    expect(status.total.unsent).toEqual({ value: 39_000 + 1_000, kind: "exact" });
     expect(status.total.dead).toBe(2_000);
     expect(status.total.blockedKeys).toBe(1_500);
     const blocked = await readBlockedKeys(handle.db, BLOCKED_KEYS_LISTED);
@@ -188,7 +255,7 @@ describe("the console's reads, on a million-row outbox", () => {
     });
     // Held longest first: the seeded heads died n seconds ago, key dead-key-(n % 1500), n = 1..1500.
     expect(blocked.keys[0]?.orderingKey).toBe("dead-key-0");
-    expect(status.scheduled.events).toBe(1_000);
+    expect(status.scheduled.events).toEqual({ value: 1_000, kind: "exact" });
     const groups = await deadRowGroups(handle.db, {});
     expect(Object.fromEntries(groups.map((group) => [group.kind, group.count]))).toEqual({
       InvalidParameter: 666,

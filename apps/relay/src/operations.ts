@@ -19,7 +19,7 @@ export {
   requeueFate,
 } from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
-export { type BlockedKey, type RelayStatus, readBlockedKeys, readStatus } from "./cli/status.js";
+export { type BlockedKey, readBlockedKeys } from "./cli/status.js";
 export { publishTimeoutMs, REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";
 export { createSnsPublisher } from "./sns/publisher.js";
 export { topicRoutingProblems } from "./topic-routing.js";

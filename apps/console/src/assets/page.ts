@@ -3,6 +3,7 @@
 // The console's only script, bundled with uPlot by the build (page-script.ts, served from /assets): the page
 // is whole without it (server-rendered, forms that post); it adds the live refresh and the charts.
 import uPlot from "uplot";
+import { liveRefresh } from "./live-refresh.js";
 
 interface MinuteSeries {
   readonly minutes: number[];
@@ -87,8 +88,8 @@ function keepState(from: Element, to: Element): void {
 
 const status = document.getElementById("live-status");
 
-async function refresh(): Promise<void> {
-  if (document.hidden) return;
+/** One refresh: whether it succeeded. Its failure is said on the page; nothing is retried here. */
+async function refresh(): Promise<boolean> {
   const url = new URL(location.href);
   // A refresh never asks for a new walk of the DLQ: it shows SQS's counts live, the listing as read.
   url.searchParams.delete("fresh");
@@ -96,12 +97,12 @@ async function refresh(): Promise<void> {
   try {
     response = await fetch(url, { headers: { accept: "text/html", "x-console-refresh": "1" } });
   } catch {
-    if (status) status.textContent = "Refresh failed: the console did not answer. Retrying.";
-    return;
+    if (status) status.textContent = "Refresh failed: the console did not answer. Retrying later.";
+    return false;
   }
   if (!response.ok) {
-    if (status) status.textContent = `Refresh failed: HTTP ${response.status}. Retrying.`;
-    return;
+    if (status) status.textContent = `Refresh failed: HTTP ${response.status}. Retrying later.`;
+    return false;
   }
   const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
   for (const live of document.querySelectorAll("[data-live]")) {
@@ -114,8 +115,16 @@ async function refresh(): Promise<void> {
   }
   drawCharts();
   if (status) status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+  return true;
 }
 
 drawCharts();
 const seconds = Number(document.body.dataset.refreshSeconds ?? "0");
-if (seconds > 0) setInterval(() => void refresh(), seconds * 1_000);
+if (seconds > 0) {
+  liveRefresh(refresh, seconds * 1_000, {
+    get hidden() {
+      return document.hidden;
+    },
+    onVisibilityChange: (listener) => document.addEventListener("visibilitychange", listener),
+  });
+}

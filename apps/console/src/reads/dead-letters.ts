@@ -3,6 +3,7 @@ import {
   type DeadLetter,
   type DlqQueues,
   describeDeadLetter,
+  keptText,
   matchesFilter,
   type RedriveSummary,
   redrive,
@@ -13,15 +14,18 @@ import { deadLetterKind } from "./reason-kind.js";
 /** A dead letter as the console lists it: what `consumer dlq list` shows, its kind, attributes and body. */
 export interface ListedLetter extends DeadLetter {
   readonly kind: string;
-  /** Its message attributes (string and number ones), as they came. */
+  /** Its message attributes (string and number ones), each name and value capped at ATTRIBUTE_KEPT. */
   readonly attributes: Readonly<Record<string, string>>;
-  /** The body's first BODY_HEAD characters; `bodyChars` is its whole length. */
+  /** The body's first BODY_HEAD characters, copied (keptText); `bodyChars` is its whole length. */
   readonly bodyHead: string;
   readonly bodyChars: number;
 }
 
 export interface DeadLetterListing {
+  /** The first LETTERS_KEPT letters the walk received. */
   readonly letters: readonly ListedLetter[];
+  /** Messages the walk received: `letters` and those past LETTERS_KEPT, counted only. */
+  readonly received: number;
   /** Every message of the DLQ is listed (the walk ended on an empty receive). */
   readonly complete: boolean;
   /** When the walk ended (ISO). */
@@ -35,8 +39,18 @@ export interface DeadLetterFilter {
   readonly olderThanSeconds?: number;
 }
 
-/** The most characters of a body kept from a walk (the page caps what it shows further). */
-const BODY_HEAD = 2_000;
+/** The most characters of a body kept from a walk: what the page shows (PAYLOAD_SHOWN). */
+const BODY_HEAD = 1_000;
+/** The most characters of an id, a type or a reason kept: what the page shows at most (REASON_DETAIL). */
+const TEXT_KEPT = 1_000;
+/** The most characters of an attribute's name or value kept (the page shows fewer). */
+const ATTRIBUTE_KEPT = 200;
+/**
+ * The most letters a listing keeps. With each letter capped (at most some 6 000 characters, whatever
+ * its body: BODY_HEAD, ATTRIBUTE_KEPT, TEXT_KEPT), the listing's memory is bounded whatever the
+ * DLQ holds; past it the walk counts messages without keeping them.
+ */
+export const LETTERS_KEPT = 10_000;
 /**
  * How long a walk's listing is shown before the next page view walks again. A walk receives every
  * message of the DLQ (1 000 receives for 10 000 messages), so live refreshes show SQS's counts
@@ -44,18 +58,28 @@ const BODY_HEAD = 2_000;
  */
 export const LISTING_FRESH_MS = 30_000;
 
+/** What a listing keeps of a message: capped copies of its texts, never the message (keptText). */
 function listed(message: Message): ListedLetter {
-  const letter = describeDeadLetter(message);
+  const described = describeDeadLetter(message);
+  const kept = (text: string | null) => (text === null ? null : keptText(text, TEXT_KEPT));
+  const letter = {
+    ...described,
+    messageId: keptText(described.messageId, TEXT_KEPT),
+    eventId: kept(described.eventId),
+    eventType: kept(described.eventType),
+    reason: kept(described.reason),
+  };
   const attributes: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    if (value.StringValue !== undefined) attributes[name] = value.StringValue;
+    if (value.StringValue !== undefined)
+      attributes[keptText(name, ATTRIBUTE_KEPT)] = keptText(value.StringValue, ATTRIBUTE_KEPT);
   }
   const body = message.Body ?? "";
   return {
     ...letter,
     kind: deadLetterKind(letter.reason),
     attributes,
-    bodyHead: body.slice(0, BODY_HEAD),
+    bodyHead: keptText(body, BODY_HEAD),
     bodyChars: body.length,
   };
 }
@@ -94,9 +118,10 @@ export class DeadLetterDesk {
       if (!again && this.#listing !== undefined && performance.now() - this.#listedAt < LISTING_FRESH_MS) {
         return this.#listing;
       }
-      const walk = await walkDeadLetters(this.queues, this.stopping);
+      const walk = await walkDeadLetters(this.queues, this.stopping, listed, LETTERS_KEPT);
       this.#listing = {
-        letters: walk.messages.map(listed),
+        letters: walk.kept,
+        received: walk.received,
         complete: walk.complete,
         readAt: new Date().toISOString(),
       };

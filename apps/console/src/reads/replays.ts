@@ -6,21 +6,33 @@ import type { Kysely } from "kysely";
 export interface ReplayRun extends RepublishRun {
   /** Rows of its range not sent yet (after its cursor); 0 once finished. */
   readonly left: number;
+  /** More rows than `left` are left: the count stopped at LEFT_CAP (the page says `left+`). */
+  readonly leftCapped: boolean;
 }
 
 /** The most runs a page lists, newest first. */
 export const REPLAYS_LISTED = 50;
 
+/** The most rows of a run's range counted (rowsLeft's cap): a range of millions is not read whole. */
+export const LEFT_CAP = 50_000;
+
+/** A run's last count: what was left, and how far the run was (sent + skipped) then. */
+interface Counted {
+  readonly left: number;
+  readonly capped: boolean;
+  readonly passed: number;
+}
+
 /**
  * The runs of `relay_republish` (migration 0013) with what each has left. What is left is a range
- * count of the outbox (rowsLeft); a run's range is fixed when it starts and only its cursor moves,
- * so a run is counted again only once its cursor moved (or it finished), not at every refresh of the
- * Replays view: a stopped run is counted once. (Rows the retention deletes from a stopped run's
- * range stay counted until it moves: it would skip them.)
+ * count of the outbox (rowsLeft), made once per run: a run's range is fixed when it starts and its
+ * cursor passes each row of it once, sent or skipped, so what is left later is that count less what
+ * the run passed since. A moving run is not counted again at each refresh of the Replays view, nor
+ * after each batch. A count past LEFT_CAP stops there (`left+`), and is made again only once the run
+ * passed half of it. (Rows the retention deletes from a range stay counted: the run skips them.)
  */
 export class ReplayRuns {
-  /** The last count of each listed run, and the cursor it was counted at. */
-  readonly #counted = new Map<string, { readonly at: string; readonly left: number }>();
+  readonly #counted = new Map<string, Counted>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -32,22 +44,27 @@ export class ReplayRuns {
     return Promise.all(runs.map((run) => this.#withLeft(run)));
   }
 
-  /** The run `id` (a resume's preview); undefined when there is none. */
+  /** The run `id` with what it has left counted exactly (a resume's preview); undefined when there is none. */
   async one(id: string): Promise<ReplayRun | undefined> {
     const run = await readRun(this.db, id);
-    return run === undefined ? undefined : this.#withLeft(run);
+    return run === undefined ? undefined : { ...run, left: await rowsLeft(this.db, run), leftCapped: false };
   }
 
   async #withLeft(run: RepublishRun): Promise<ReplayRun> {
-    const at = run.finished
-      ? "finished"
-      : run.cursor === null
-        ? "start"
-        : `${run.cursor.published}/${run.cursor.seq}`;
+    if (run.finished) return { ...run, left: 0, leftCapped: false };
+    const passed = run.sent + run.skipped;
     const counted = this.#counted.get(run.id);
-    if (counted?.at === at) return { ...run, left: counted.left };
-    const left = await rowsLeft(this.db, run);
-    this.#counted.set(run.id, { at, left });
-    return { ...run, left };
+    if (counted !== undefined && (!counted.capped || passed - counted.passed < LEFT_CAP / 2)) {
+      return {
+        ...run,
+        left: Math.max(0, counted.left - (passed - counted.passed)),
+        leftCapped: counted.capped,
+      };
+    }
+    const read = await rowsLeft(this.db, run, LEFT_CAP);
+    const capped = read > LEFT_CAP;
+    const left = capped ? LEFT_CAP : read;
+    this.#counted.set(run.id, { left, capped, passed });
+    return { ...run, left, leftCapped: capped };
   }
 }

@@ -6,8 +6,14 @@ import { filterForm } from "./filters.js";
 import { type ActionContext, csrfField, previewForm, selectionForm } from "./forms.js";
 import { groupsTable } from "./groups.js";
 
-/** The most dead letters a page lists; the groups count them all. */
+/** The most dead letters a page lists (`?page=N` the next ones); the groups count them all. */
 export const LETTERS_LISTED = 200;
+
+/** The page of a listing a query asks for (`page`, from 1); 1 for anything else. */
+export function letterPage(query: URLSearchParams): number {
+  const page = Number(query.get("page") ?? "1");
+  return Number.isSafeInteger(page) && page >= 1 ? page : 1;
+}
 
 function letterDetails(letter: ListedLetter, index: number): Html {
   return html`<details id="letter-${index}"><summary>Details<span class="visually-hidden"> of message ${shown(letter.messageId)}</span></summary>
@@ -32,6 +38,22 @@ export interface DeadLettersData {
   /** All the listing's letters by kind (the filter's kind aside), for the chart and the group actions. */
   readonly groups: readonly ReasonGroup[];
   readonly dlq: QueueDepth | { readonly error: string };
+  /** Which LETTERS_LISTED of `matching` are shown: letterPage. */
+  readonly page: number;
+}
+
+/** The links to the pages before and after `page` of `matching`, keeping the filter. */
+function pageLinks(filter: DeadLetterFilter, page: number, pages: number): Html {
+  if (pages <= 1) return html``;
+  const link = (to: number, label: string) => {
+    const query = new URLSearchParams({ page: String(to) });
+    for (const [name, value] of Object.entries(filterFields(filter)))
+      if (value !== undefined) query.set(name, String(value));
+    return html`<a href="/dead-letters?${query.toString()}">${label}</a>`;
+  };
+  return html`<nav aria-label="Pages of the listing"><p>Page ${page} of ${pages}. ${
+    page > 1 ? link(page - 1, "Previous page") : ""
+  } ${page < pages ? link(page + 1, "Next page") : ""}</p></nav>`;
 }
 
 /** The DLQ: its depth live, a listing by reason kind, each letter expandable; redrive one, some, a group, a filter. */
@@ -41,7 +63,10 @@ export function deadLettersView(
   context: ActionContext,
 ): Html {
   const { listing, matching } = data;
-  const shownLetters = matching.slice(0, LETTERS_LISTED);
+  const pages = Math.max(1, Math.ceil(matching.length / LETTERS_LISTED));
+  const page = Math.min(data.page, pages);
+  const first = (page - 1) * LETTERS_LISTED;
+  const shownLetters = matching.slice(first, first + LETTERS_LISTED);
   const depth =
     "error" in data.dlq
       ? html`<p class="alert" role="alert">SQS did not answer: ${shown(data.dlq.error, 300)}</p>`
@@ -66,6 +91,10 @@ ${filterForm(
     listing.complete
       ? ""
       : html` <strong class="alert">(partial: the walk did not cover the DLQ; re-read it)</strong>`
+  }${
+    listing.received > listing.letters.length
+      ? html` <strong class="alert">(the first ${listing.letters.length} of the <span data-count="received">${listing.received}</span> received are kept: the groups and the filter count those)</strong>`
+      : ""
   }, <span data-count="matching">${matching.length}</span> match the filter.
 </p>
 <form method="post" action="/dead-letters/read" class="filters" aria-label="Re-read the DLQ">${csrfField(context)}<button type="submit">Re-read the DLQ</button></form>
@@ -82,7 +111,7 @@ ${selectionForm(
   context,
   "dead-letters-selection",
   html`<table id="dead-letters-table">
-<caption>Dead letters${matching.length > shownLetters.length ? `, the first ${shownLetters.length}` : ""}</caption>
+<caption>Dead letters${matching.length > shownLetters.length ? `, ${first + 1} to ${first + shownLetters.length} of ${matching.length}` : ""}</caption>
 <thead><tr>${context.readOnly ? "" : html`<th scope="col">Select</th>`}<th scope="col">Event</th><th scope="col">Type</th><th scope="col">Reason kind</th><th scope="col">Reason</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">In the DLQ for</th><th scope="col">More</th></tr></thead>
 <tbody>
 ${shownLetters.map(
@@ -94,7 +123,8 @@ ${context.readOnly ? "" : html`<td><input type="checkbox" name="id" value="${let
 )}
 </tbody></table>`,
   [{ action: "redrive", label: "Redrive selected" }],
-)}`
+)}
+${pageLinks(filter, page, pages)}`
 }
 </div>`;
 }

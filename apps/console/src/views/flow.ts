@@ -1,10 +1,10 @@
-import type { RelayStatus } from "@outbox/relay/operations";
 import { age, type Html, html, jsonBlock, shown } from "../html.js";
+import { type Backlog, COUNT_CAP, type Count } from "../reads/backlog.js";
 import type { MinuteSeries } from "../reads/flow.js";
 import type { QueueDepth } from "../reads/queue-depths.js";
 
 export interface FlowData {
-  readonly status: RelayStatus;
+  readonly status: Backlog;
   readonly series: MinuteSeries;
   /** The consumer's queue and DLQ; null when the console has no queue configured. */
   readonly queues:
@@ -13,11 +13,17 @@ export interface FlowData {
     | null;
 }
 
+/** A count as the page says it: `1234`, `50000+` (capped), `≈ 4000000` (an estimate). */
+function counted(count: Count): string {
+  if (count.kind === "at least") return `${count.value}+`;
+  return count.kind === "estimate" ? `≈ ${count.value}` : String(count.value);
+}
+
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 /** The last complete minute's count: the current one is still filling. */
 const lastMinute = (values: readonly number[]) => values.at(-2) ?? 0;
 
-function topicsTable(status: RelayStatus, series: MinuteSeries): Html {
+function topicsTable(status: Backlog, series: MinuteSeries): Html {
   const topics = new Set([...status.topics.map((topic) => topic.topic), ...Object.keys(series.published)]);
   if (topics.size === 0)
     return html`<p>The outbox is empty: nothing unsent, nothing published in the last hour.</p>`;
@@ -30,7 +36,7 @@ ${[...topics].sort().map((name) => {
   const topic = byTopic.get(name);
   const published = series.published[name] ?? [];
   return html`<tr data-topic="${shown(name)}"><th scope="row">${shown(name)}</th>
-<td class="num" data-count="unsent">${topic?.unsent ?? 0}</td>
+<td class="num" data-count="unsent">${topic === undefined ? (status.capped ? "0+" : "0") : counted(topic.unsent)}</td>
 <td class="num">${age(topic?.oldestUnsentAgeSeconds ?? null)}</td>
 <td class="num${(topic?.dead ?? 0) > 0 ? " alert" : ""}" data-count="dead">${topic?.dead ?? 0}${(topic?.dead ?? 0) > 0 ? html` <span class="flag">needs a decision</span>` : ""}</td>
 <td class="num${(topic?.blockedKeys ?? 0) > 0 ? " alert" : ""}" data-count="blocked">${topic?.blockedKeys ?? 0}</td>
@@ -38,7 +44,7 @@ ${[...topics].sort().map((name) => {
 <td class="num">${lastMinute(published)}</td></tr>`;
 })}
 </tbody>
-<tfoot><tr><th scope="row">All topics</th><td class="num" data-count="total-unsent">${status.total.unsent}</td><td class="num">${age(status.total.oldestUnsentAgeSeconds)}</td><td class="num" data-count="total-dead">${status.total.dead}</td><td class="num" data-count="total-blocked">${status.total.blockedKeys}</td><td class="num">${sum(Object.values(series.published).flat())}</td><td class="num">${sum(Object.values(series.published).map(lastMinute))}</td></tr></tfoot>
+<tfoot><tr><th scope="row">All topics</th><td class="num" data-count="total-unsent">${counted(status.total.unsent)}</td><td class="num">${age(status.total.oldestUnsentAgeSeconds)}</td><td class="num" data-count="total-dead">${status.total.dead}</td><td class="num" data-count="total-blocked">${status.total.blockedKeys}</td><td class="num">${sum(Object.values(series.published).flat())}</td><td class="num">${sum(Object.values(series.published).map(lastMinute))}</td></tr></tfoot>
 </table>`;
 }
 
@@ -74,13 +80,19 @@ function consumersTable(data: FlowData): Html {
 export function flowView(data: FlowData): Html {
   const { status } = data;
   const scheduled =
-    status.scheduled.events === 0
+    status.scheduled.events.value === 0
       ? "none"
-      : `${status.scheduled.events}, the next due at ${status.scheduled.earliestDueAt ?? "—"}`;
+      : `${counted(status.scheduled.events)}, the next due at ${status.scheduled.earliestDueAt ?? "—"}`;
+  const estimates =
+    status.capped || status.scheduled.events.kind !== "exact"
+      ? html`<p id="estimates">More than ${COUNT_CAP} rows wait: not counted one by one. <em>N+</em> counts the ${COUNT_CAP} oldest (the relay's next), so a topic has at least that many;
+<em>≈ N</em> is Postgres's estimate of the pending rows (their index's size at the last VACUUM or ANALYZE); oldest unsent among the ${COUNT_CAP} oldest.</p>`
+      : "";
   return html`<div id="flow" data-live>
 <section aria-labelledby="outbox-heading"><h2 id="outbox-heading">Outbox → SNS (the relay)</h2>
 ${topicsTable(status, data.series)}
 <p>Scheduled, not due yet: <span data-count="scheduled">${scheduled}</span>.</p>
+${estimates}
 </section>
 <section aria-labelledby="consumer-heading"><h2 id="consumer-heading">SQS → inbox (the consumers)</h2>
 ${consumersTable(data)}

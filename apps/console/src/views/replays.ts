@@ -31,7 +31,7 @@ ${runs.map((run) => {
   const total = run.sent + run.skipped + run.left;
   return html`<tr data-run="${run.id}"><th scope="row"><code>${run.id}</code></th><td>${run.from} → ${run.to}</td>
 <td>${run.topic === null ? "all" : shown(run.topic)}</td><td>${run.orderingKey === null ? "all" : shown(run.orderingKey)}</td>
-<td class="num">${run.rate}</td><td class="num" data-count="sent">${run.sent}</td><td class="num">${run.skipped}</td><td class="num" data-count="left">${run.left}</td>
+<td class="num">${run.rate}</td><td class="num" data-count="sent">${run.sent}</td><td class="num">${run.skipped}</td><td class="num" data-count="left">${run.left}${run.leftCapped ? "+" : ""}</td>
 <td><progress max="${Math.max(total, 1)}" value="${run.sent + run.skipped}" aria-label="run ${run.id}: ${run.sent + run.skipped} of ${total}">${run.sent + run.skipped} of ${total}</progress></td>
 <td>${
     run.finished

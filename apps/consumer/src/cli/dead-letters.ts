@@ -133,6 +133,18 @@ export function describeDeadLetter(message: Message, now = Date.now()): DeadLett
 const SHOWN_CHARS = 1_000;
 
 /**
+ * The first `maxChars` characters of `text` (all of them by default), as a string of its own. V8 makes a slice of a long
+ * string a view that keeps the whole string alive: a preview sliced from a 256 KiB body would hold
+ * the body. The JSON round trip builds a new string (lossless: lone surrogates too).
+ */
+export function keptText(text: string, maxChars = text.length): string {
+  // Not between the halves of a surrogate pair.
+  const lastCode = text.charCodeAt(maxChars - 1);
+  const end = lastCode >= 0xd800 && lastCode <= 0xdbff ? maxChars - 1 : maxChars;
+  return JSON.parse(JSON.stringify(text.slice(0, end))) as string;
+}
+
+/**
  * A dead letter as an operator is shown it: its texts come from the message, so each is escaped and
  * capped (forTerminal). What is moved is the message itself, untouched.
  */
@@ -144,6 +156,25 @@ export function shownDeadLetter(letter: DeadLetter): DeadLetter {
     eventId: shown(letter.eventId),
     eventType: shown(letter.eventType),
     reason: shown(letter.reason),
+  };
+}
+
+/**
+ * A dead letter as `--json` shows it (shownDeadLetter: escaped, each text capped at SHOWN_CHARS with
+ * its full length said), for a listing that keeps it past its batch: each text copied (keptText), so
+ * a kept letter holds a few thousand characters at most whatever its message carries, and nothing
+ * of the message itself.
+ */
+export function keptDeadLetter(message: Message, now = Date.now()): DeadLetter {
+  const letter = shownDeadLetter(describeDeadLetter(message, now));
+  const kept = (text: string | null) => (text === null ? null : keptText(text));
+  return {
+    ...letter,
+    messageId: keptText(letter.messageId),
+    eventId: kept(letter.eventId),
+    eventType: kept(letter.eventType),
+    reason: kept(letter.reason),
+    sentAt: kept(letter.sentAt),
   };
 }
 

@@ -253,12 +253,22 @@ export async function readRun(db: Kysely<Database>, id: string): Promise<Republi
 
 /**
  * How many rows of the run's range it has still to send (after its cursor): a range count on
- * `outbox_published_at`, the walk's own WHERE. 0 once it finished.
+ * `outbox_published_at`, the walk's own WHERE. 0 once it finished. With `cap`, the count stops
+ * after `cap + 1` rows (a range of millions costs as many index entries): more than `cap` left
+ * answers `cap + 1`.
  */
-export async function rowsLeft(db: Kysely<Database>, run: RepublishRun): Promise<number> {
+export async function rowsLeft(
+  db: Kysely<Database>,
+  run: RepublishRun,
+  cap = Number.POSITIVE_INFINITY,
+): Promise<number> {
   if (run.finished) return 0;
-  const { rows } = await sql<{ left: string }>`
-    SELECT count(*) AS left FROM outbox o WHERE ${inRange(run, run.cursor)}
-  `.execute(db);
+  const { rows } = Number.isFinite(cap)
+    ? await sql<{ left: string }>`
+        SELECT count(*) AS left FROM (SELECT 1 FROM outbox o WHERE ${inRange(run, run.cursor)} LIMIT ${cap + 1}) capped
+      `.execute(db)
+    : await sql<{ left: string }>`
+        SELECT count(*) AS left FROM outbox o WHERE ${inRange(run, run.cursor)}
+      `.execute(db);
   return Number(rows[0]?.left ?? 0);
 }
