@@ -11,7 +11,10 @@ import { missingSchemaLine } from "../../packages/shared/src/db/require-schema.j
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
-  ({ handle } = await createMigratedTestDatabase("postgres-version", { service: "version-test", poolMax: 1 }));
+  ({ handle } = await createMigratedTestDatabase("postgres-version", {
+    service: "version-test",
+    poolMax: 1,
+  }));
 });
 afterAll(async () => {
   await handle?.close(5_000);

@@ -9,7 +9,11 @@ import { type Kysely, sql } from "kysely";
 export const OLDEST_POSTGRES_MAJOR = 13;
 
 /** The line a program prints instead of starting on a Postgres older than 13; undefined on 13 or newer. */
-export function tooOldPostgresLine(program: string, serverVersionNum: number, serverVersion: string): string | undefined {
+export function tooOldPostgresLine(
+  program: string,
+  serverVersionNum: number,
+  serverVersion: string,
+): string | undefined {
   if (serverVersionNum >= OLDEST_POSTGRES_MAJOR * 10_000) return undefined;
   return `${program}: Postgres ${serverVersion} is older than ${OLDEST_POSTGRES_MAJOR}, the oldest supported (pg_current_xact_id and xid8 are ${OLDEST_POSTGRES_MAJOR}'s); upgrade the server, then start again\n`;
 }
