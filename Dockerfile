@@ -4,12 +4,12 @@
 #   docker buildx build --platform linux/amd64 --target consumer -t outbox-consumer .
 #   docker buildx build --platform linux/amd64 --target api      -t outbox-api .
 #   docker buildx build --platform linux/amd64 --target console  -t outbox-console .
-# Node 22, inside package.json's engines (^20.19.0 || ^22.12.0; docs/deployment.md, "Images").
+# Node 24, inside package.json's engines (^22.12.0 || >=24.0.0; docs/deployment.md, "Images").
 # Each runtime image holds one app as `pnpm deploy --prod` lays it out: its dist/ (with source maps),
 # its production dependencies, no dev dependencies, no workspace, no pnpm.
 # The base image by tag and digest (the multi-arch index), so a rebuild gets the same bytes; to move
-# it, `docker buildx imagetools inspect node:22-bookworm-slim` and replace both parts together.
-ARG NODE_IMAGE=node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c
+# it, `docker buildx imagetools inspect node:24-bookworm-slim` and replace both parts together.
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 # ── build: the whole workspace, compiled ────────────────────────────────────────────────────────────
 FROM ${NODE_IMAGE} AS build

@@ -53,9 +53,8 @@ function alive(child: ChildProcess | undefined): child is ChildProcess {
 }
 
 function spawnWorker(options: ChildOptions): ChildProcess {
-  const quiet = ["--disable-warning=NodeVersionSupportWarning"];
   const profile = options.cpuProfDir ? { [CPU_PROFILE_DIR_ENV]: options.cpuProfDir } : {};
-  return spawn(process.execPath, [...quiet, "--conditions=development", "--import", TSX_IMPORT, WORKER], {
+  return spawn(process.execPath, ["--conditions=development", "--import", TSX_IMPORT, WORKER], {
     env: { ...process.env, NODE_NO_WARNINGS: "1", ...options.env, ...profile },
     stdio: ["pipe", "pipe", "inherit"],
   });

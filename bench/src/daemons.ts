@@ -20,6 +20,6 @@ export function startBenchDaemon(
   return startDaemonProcess(
     entry,
     { NODE_NO_WARNINGS: "1", LOG_LEVEL: "info", ...env },
-    { nodeArgs: ["--disable-warning=NodeVersionSupportWarning", ...profile], stderr: "inherit" },
+    { nodeArgs: profile, stderr: "inherit" },
   );
 }

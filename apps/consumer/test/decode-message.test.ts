@@ -109,16 +109,17 @@ describe("decodeMessage", () => {
     for (const body of ["alice@example.com", `${"x".repeat(40)} alice@example.com ${"y".repeat(40)}`]) {
       const decoded = decodeMessage(rawMessage(body, attributes), raw);
       expect(decoded).toBeInstanceOf(PoisonReason);
-      expect(String(decoded)).toBe("body_not_json: Unexpected token: not valid JSON");
+      expect(String(decoded)).toBe("body_not_json: not valid JSON");
     }
     const inEnvelope = decodeMessage(
       { MessageId: "m", Body: envelopeBody({ id, type: "t", payload: 1 }, "alice@example.com") },
       envelope,
     );
-    expect(String(inEnvelope)).toBe("envelope_message_not_json: Unexpected token: not valid JSON");
-    // A position says where without saying what.
+    expect(String(inEnvelope)).toBe("envelope_message_not_json: not valid JSON");
+    // A position says where without saying what, in our words on every Node (24's V8 adds a line
+    // and column to 22's message).
     expect(String(decodeMessage(rawMessage('{"email":"alice@example.com"', attributes), raw))).toBe(
-      "body_not_json: Expected ',' or '}' after property value in JSON at position 28",
+      "body_not_json: not valid JSON at position 28",
     );
   });
 

@@ -206,6 +206,35 @@ describe("fetchClaimedPayload", () => {
     }
   });
 
+  it("calls an object that is not JSON poison in the same words on every Node, without quoting it", async () => {
+    const s3 = s3Client(stack().aws);
+    const bucket = stack().claimCheckBucket ?? "";
+    const reasons: string[] = [];
+    const deadline = Deadline.after(10_000);
+    try {
+      // V8 quotes the first (`Unexpected token 'a', "alice@example.com" is not valid JSON`); Node 24's
+      // adds "(line 1 column 29)" to the second's position.
+      for (const body of ["alice@example.com", '{"email":"alice@example.com"']) {
+        const key = `fetch/${randomUUID()}`;
+        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+        const refused = await fetchClaimedPayload(
+          { s3, bucket, fetchTimeoutMs: 5_000, maxPayloadBytes: MAX_BYTES },
+          claimed(bucket, key, body.length),
+          deadline,
+        );
+        expect(refused).toBeInstanceOf(PoisonReason);
+        reasons.push(String(refused).replace(key, "KEY"));
+      }
+      expect(reasons).toEqual([
+        `claimed_payload_not_json: s3://${bucket}/KEY: not valid JSON`,
+        `claimed_payload_not_json: s3://${bucket}/KEY: not valid JSON at position 28`,
+      ]);
+    } finally {
+      deadline.dispose();
+      s3.destroy();
+    }
+  });
+
   it("refuses a 64 MiB object declared as 1 000 bytes without reading it: poison naming both sizes, peak RSS growth far below the object", async () => {
     const s3 = s3Client(stack().aws);
     const bucket = stack().claimCheckBucket ?? "";

@@ -1,5 +1,3 @@
-// First: before any SDK client exists (see the module).
-import "./quiet-sdk-node-warning.js";
 import { parseCommandLine, usageError, wholeNumberOption } from "@outbox/shared/command-line";
 import { randomSeed } from "@outbox/test-kit/process";
 import { fullScale, testScale } from "../drill-context.js";

@@ -1,5 +1,3 @@
-// First: before any SDK client exists (see the module).
-import "./quiet-sdk-node-warning.js";
 import { awsEnvironment } from "@outbox/devstack";
 import { parseCommandLine, wholeNumberOption } from "@outbox/shared/command-line";
 import { DaemonFleet, randomSeed, startDaemonProcess } from "@outbox/test-kit/process";

@@ -41,7 +41,7 @@ export async function bundleHandlers(options: {
       "--bundle",
       "--platform=node",
       "--format=esm",
-      "--target=node20",
+      "--target=node22",
       "--external:@opentelemetry/api",
       `--outfile=${options.outfile}`,
       "--log-level=warning",

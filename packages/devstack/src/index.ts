@@ -20,6 +20,7 @@ export type {
 } from "./local-stack.js";
 export { type MotoServerOptions, type RunningMotoServer, startMotoServer } from "./moto/moto-server.js";
 export { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "./net/tcp-fault-proxy.js";
+export { DEFAULT_POSTGRES_MAJOR, postgresMajor } from "./postgres/binaries.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {
   type EmbeddedPostgresOptions,

@@ -5,8 +5,10 @@ import { dirname, join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import {
   binariesThePostgresUserCanRun,
+  DEFAULT_POSTGRES_MAJOR,
   type PostgresBinaries,
   platformBinaries,
+  postgresMajor,
 } from "../src/postgres/binaries.js";
 
 // A checkout inside a `mktemp -d` directory (0700, root's): as root, Postgres runs as the postgres
@@ -65,4 +67,19 @@ it("leaves the package's own binaries alone when the postgres user can reach the
   const open = await binariesUnder("open");
   expect(await binariesThePostgresUserCanRun(open)).toBeUndefined();
   if (root) expect(versionAsPostgresUser(open.initdb)).toEqual({ status: 0 });
+});
+
+it("runs the major POSTGRES_VERSION names, 18 unless set, and refuses one it has no binaries for in one line", async () => {
+  expect(postgresMajor({})).toBe(DEFAULT_POSTGRES_MAJOR);
+  expect(postgresMajor({ POSTGRES_VERSION: "13" })).toBe(13);
+  expect(() => postgresMajor({ POSTGRES_VERSION: "13.4" })).toThrow(
+    'POSTGRES_VERSION must be a major version such as 13, got "13.4"',
+  );
+  for (const major of [DEFAULT_POSTGRES_MAJOR, 13]) {
+    const { postgres } = await platformBinaries(major);
+    expect(execFileSync(postgres, ["--version"], { encoding: "utf8" })).toMatch(
+      new RegExp(`^postgres \\(PostgreSQL\\) ${major}\\.`),
+    );
+  }
+  await expect(platformBinaries(12)).rejects.toThrow(/^POSTGRES_VERSION=12: no Postgres 12 binaries for /);
 });

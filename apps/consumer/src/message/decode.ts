@@ -1,13 +1,9 @@
 import type { Message } from "@aws-sdk/client-sqs";
 import { EVENT_ID_ATTRIBUTE, EVENT_TYPE_ATTRIBUTE } from "@outbox/client";
-import {
-  decodePointer,
-  describeError,
-  PAYLOAD_SIZE_ATTRIBUTES,
-  type PayloadPointer,
-} from "@outbox/client/internal";
+import { decodePointer, PAYLOAD_SIZE_ATTRIBUTES, type PayloadPointer } from "@outbox/client/internal";
 import { PoisonReason } from "../errors.js";
 import type { MessageDelivery } from "./delivery.js";
+import { parseJson } from "./parse-json.js";
 
 /** A message whose body and attributes make sense; which handler takes it is decided later. */
 export interface DecodedMessage {
@@ -44,23 +40,6 @@ function rawAttributes(message: Message): Map<string, Attribute> {
     attributes.set(name, { type: attribute.DataType ?? "", value: attribute.StringValue });
   }
   return attributes;
-}
-
-// V8 quotes the text it could not parse, whole when it is short (`Unexpected token 'a',
-// "alice@example.com" is not valid JSON`): a body is the application's data, so the reason (a log
-// line, the DLQ's poison_reason) keeps V8's other messages, which say where, and drops this quote.
-const quotingJsonError = /^Unexpected token .*, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s;
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (error) {
-    const description = describeError(error);
-    return {
-      ok: false,
-      error: quotingJsonError.test(description) ? "Unexpected token: not valid JSON" : description,
-    };
-  }
 }
 
 /** Looks like an SNS notification: enough to say why a raw delivery without attributes is poison. */

