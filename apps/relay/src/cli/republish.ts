@@ -5,6 +5,7 @@ import {
   createLogger,
   createS3Client,
   createSnsClient,
+  type DatabaseHandle,
   EXIT_CONFIG,
   EXIT_CRASH,
   EXIT_OK,
@@ -34,6 +35,7 @@ import {
   advanceRun,
   createRun,
   finishRun,
+  type LockHeld,
   lockRun,
   oldestBeyond,
   type RepublishRun,
@@ -214,6 +216,8 @@ export interface RepublishRefusal {
 export interface WorkRunDeps extends Omit<RepublishDeps, "db"> {
   /** The --allow-reapply warning, for the operator (stderr for the command). */
   warn(text: string): void;
+  /** `db` is one session (default), or a transaction pooler's client connection: see lockRun. */
+  readonly lockHeld?: LockHeld;
 }
 
 /**
@@ -235,7 +239,7 @@ export async function workRepublish(
     const range = { ...request, topic: request.topic ?? null, orderingKey: request.orderingKey ?? null };
     const refused = await reapplyRefusal(db, guard, range, null);
     if (refused !== undefined) return { refused, code: EXIT_USAGE };
-  } else if (!(await lockRun(db, request.id))) {
+  } else if (!(await lockRun(db, request.id, deps.lockHeld))) {
     return {
       refused: `run ${request.id} is being worked by another process; nothing sent (try again once it has stopped)`,
       code: EXIT_CRASH,
@@ -249,7 +253,7 @@ export async function workRepublish(
     return { refused: `no run ${request.kind === "resume" ? request.id : ""}`, code: EXIT_CRASH };
   }
   // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
-  if (request.kind === "new") await lockRun(db, run.id);
+  if (request.kind === "new") await lockRun(db, run.id, deps.lockHeld);
   if (request.kind === "resume" && !run.finished) {
     const refused = await reapplyRefusal(db, guard, run, run.cursor);
     if (refused !== undefined) return { refused, code: EXIT_USAGE };
@@ -277,6 +281,24 @@ function resolveRepublishConfig(): RepublishConfig | undefined {
 }
 
 /**
+ * The run's database: one session, whose lock holds for the whole run. Behind a transaction pooler,
+ * DATABASE_SESSION_URL's (the run then works there); unset, the pooler's, with the run's lock held
+ * only per transaction (lockRun), said in one line.
+ */
+async function republishDatabase(config: RepublishConfig, log: Logger): Promise<DatabaseHandle | null> {
+  const database = await connectDatabase("republish", config, log);
+  if (!database?.transactionPooler) return database;
+  if (config.databaseSessionUrl === "") {
+    log.info(
+      "republish run locked per transaction behind a transaction pooler (a session lock needs a session; set DATABASE_SESSION_URL)",
+    );
+    return database;
+  }
+  await database.close(config.dbStatementTimeoutMs);
+  return connectDatabase("republish", { ...config, databaseUrl: config.databaseSessionUrl }, log);
+}
+
+/**
  * `relay republish`: a new run over a range, or `--resume RUN`. Prints the run's totals as one JSON
  * line, `{"run":…,"sent":N,"skipped":N,"failed":N,"finished":B}`; exit 1 when it stopped early (a
  * refused batch, a failed PublishBatch, SIGTERM or Ctrl-C: resume it) or `--resume` names no run.
@@ -284,14 +306,14 @@ function resolveRepublishConfig(): RepublishConfig | undefined {
 export async function runRepublish(request: RepublishRequest): Promise<number> {
   const config = resolveRepublishConfig();
   if (config === undefined) return EXIT_CONFIG;
-  const database = await connectDatabase("republish", config);
-  if (!database) return EXIT_CONFIG;
   const log = createLogger({
     service: "relay-republish",
     version: packageVersion(import.meta.url),
     level: config.logLevel,
     destination: process.stderr,
   });
+  const database = await republishDatabase(config, log);
+  if (!database) return EXIT_CONFIG;
   const sns = createSnsClient({
     region: config.awsRegion,
     endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl),
@@ -322,6 +344,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
           log,
           stopping: stops.stopping,
           warn: (text) => process.stderr.write(`relay republish: ${text}\n`),
+          lockHeld: database.transactionPooler ? "per-transaction" : "session",
         },
         request,
       ),
