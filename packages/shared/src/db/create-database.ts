@@ -132,6 +132,10 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     statement_timeout: settings.statementTimeoutMs,
     idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
   };
+  // Set by a statement once a connection is made, not as startup parameters: PgBouncer refuses
+  // those (`unsupported startup parameter`) in every pool mode. Behind a transaction pooler a
+  // session is not ours, so each transaction sets them instead (perTransaction).
+  const sessionSettings = `SET statement_timeout = ${timeouts.statement_timeout}; SET idle_in_transaction_session_timeout = ${timeouts.idle_in_transaction_session_timeout}; SET plan_cache_mode = ${settings.planCacheMode ?? "force_custom_plan"}`;
   const pool = new HealthCheckedPool(health, {
     ...clientConfig,
     Client: poolClient({
@@ -140,14 +144,11 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
       health,
       rotatingPassword: settings.password,
       explain,
-      ...(transactionPooler ? { perTransaction: timeouts } : {}),
+      ...(transactionPooler ? { perTransaction: timeouts } : { onConnect: sessionSettings }),
     }),
     ...poolBounds(settings),
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
-    ...(transactionPooler
-      ? {}
-      : { ...timeouts, options: `-c plan_cache_mode=${settings.planCacheMode ?? "force_custom_plan"}` }),
   });
   // A server restart or failover makes every connection emit 'error'. The pool re-emits it for idle
   // clients, and a checked-out client emits it on itself; unheard, either crashes the process. The

@@ -20,6 +20,8 @@ interface ConnectFailure {
   readonly rotatingPassword: RotatingPassword | undefined;
   /** Puts the setting to change in front of a connection error's message (resolveSsl's `explain`). */
   readonly explain: (error: Error) => Error;
+  /** Statements a new connection runs before it is used (the pool's session settings), if any. */
+  readonly onConnect?: string;
 }
 
 /**
@@ -45,11 +47,25 @@ class ConnectingClient extends pg.Client {
   override connect(): Promise<pg.Client>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.Client> | undefined {
-    const connecting = super.connect().catch((error: unknown) => {
-      if (!(error instanceof Error)) throw error;
-      if (isPasswordRefused(error)) this.#failure.rotatingPassword?.refused();
-      throw this.#failure.explain(error);
-    });
+    const { onConnect } = this.#failure;
+    const connecting = super
+      .connect()
+      .catch((error: unknown) => {
+        if (!(error instanceof Error)) throw error;
+        if (isPasswordRefused(error)) this.#failure.rotatingPassword?.refused();
+        throw this.#failure.explain(error);
+      })
+      .then(async () => {
+        if (onConnect === undefined) return this;
+        try {
+          await this.query(onConnect);
+        } catch (error) {
+          // A connection without its settings is not handed out.
+          this.end().catch(() => {});
+          throw error;
+        }
+        return this;
+      });
     if (callback === undefined) return connecting;
     // pg-pool connects this way.
     connecting.then(
