@@ -57,7 +57,8 @@ function exited(child: ChildProcess): Promise<void> {
 
 /**
  * The configuration: every database of the server (`*`), trust for clients (loopback only), the
- * server's own credentials from its URL. PgBouncer's defaults otherwise, as a user's would be: no
+ * server's own credentials from its URL, server connections enough for a few daemons' pools in
+ * session mode. PgBouncer's defaults otherwise, as a user's would be: no
  * `ignore_startup_parameters`, no `max_prepared_statements` (1.18 has none), LIFO server reuse.
  */
 function configText(server: URL, port: number, mode: PoolMode, dir: string): string {
@@ -73,7 +74,8 @@ auth_type = trust
 auth_file = ${join(dir, "users.txt")}
 pool_mode = ${mode}
 max_client_conn = 500
-default_pool_size = 20
+; Session mode holds a server connection per client connection: room for a test's daemons' pools.
+default_pool_size = 80
 `;
 }
 

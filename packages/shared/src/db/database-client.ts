@@ -57,12 +57,18 @@ class ConnectingClient extends pg.Client {
       })
       .then(async () => {
         if (onConnect === undefined) return this;
+        // Until the pool has it, nobody listens for its errors: a socket lost meanwhile (a pooler
+        // still queueing the connection when the pool's connect timeout ends it) rejects the query.
+        const unheard = () => {};
+        this.on("error", unheard);
         try {
           await this.query(onConnect);
         } catch (error) {
           // A connection without its settings is not handed out.
           this.end().catch(() => {});
           throw error;
+        } finally {
+          this.off("error", unheard);
         }
         return this;
       });
