@@ -165,7 +165,7 @@ describe.each(CASES)(
             ?.n,
         );
       await waitUntil("every effect", async () => (await effects()) >= events.length, {
-        timeoutMs: 30_000,
+        timeoutMs: 120_000,
         alive: [relay, consumer],
       });
       // Idle: the relay has claimed nothing for a while; then one event, from the producer.
