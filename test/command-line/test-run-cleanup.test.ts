@@ -3,8 +3,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoPath, waitUntil } from "@outbox/test-kit";
-import { afterEach, describe, expect, it } from "vitest";
+import { hangLimit, repoPath, waitUntil } from "@outbox/test-kit";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// Each test runs the suite's runner on a fixture (its stack's start-up in it), then cuts it: a run's
+// hang limit, not the suite's default.
+vi.setConfig({ testTimeout: hangLimit({ testRun: 1 }) });
 
 // `pnpm test` the way a user meets it when something goes wrong: a test that fails, a set-up hook
 // that throws, a run interrupted from the terminal, a run whose output's reader has gone. Each is a
@@ -200,17 +204,21 @@ describe("a test run that goes wrong leaves no server behind", () => {
       await expectNothingLeft(run);
     },
     // A hang-catcher: a whole stack and a daemon start first; 56 s measured with two other suites running.
-    240_000,
+    hangLimit({ testRun: 1 }),
   );
 
   // Before: the first write after the reader had gone raised EPIPE, the set-up's error printer
   // threw EPIPE in turn, and the runner died (exit 7) without its exit clean-up: moto_server, the
   // postmaster, the worker and its daemon were left running, reparented to init.
-  it("its output's reader gone: the run ends as SIGPIPE would (141), the stack and the test's daemon are gone", async () => {
-    const run = await runFixture("hangs.fixture.ts", "closed output");
-    expect(run.code).toBe(141);
-    expect(run.testProcesses).toHaveLength(2);
-    await expectNothingLeft(run);
-    // A hang-catcher: a whole stack and a daemon start first; 55 s measured with two other suites running.
-  }, 240_000);
+  it(
+    "its output's reader gone: the run ends as SIGPIPE would (141), the stack and the test's daemon are gone",
+    async () => {
+      const run = await runFixture("hangs.fixture.ts", "closed output");
+      expect(run.code).toBe(141);
+      expect(run.testProcesses).toHaveLength(2);
+      await expectNothingLeft(run);
+      // A hang-catcher: a whole stack and a daemon start first; 55 s measured with two other suites running.
+    },
+    hangLimit({ testRun: 1 }),
+  );
 });

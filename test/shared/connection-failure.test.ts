@@ -1,5 +1,10 @@
 import net from "node:net";
-import { connectionFailureIn, createDatabase, isUniqueViolation } from "@outbox/shared";
+import {
+  connectionFailureIn,
+  connectionLayerFaultIn,
+  createDatabase,
+  isUniqueViolation,
+} from "@outbox/shared";
 import { createTestDatabase } from "@outbox/test-kit";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
@@ -69,5 +74,36 @@ describe("connectionFailureIn", () => {
     expect(connectionFailureIn(revoked.proxy)).toBeUndefined();
     expect(connectionFailureIn(Object.create(null))).toBeUndefined();
     expect(connectionFailureIn(new Error("wrapped", { cause: revoked.proxy }))).toBeUndefined();
+  });
+});
+
+describe("connectionLayerFaultIn", () => {
+  it("finds a prepared statement's clash and a pooler's error, never a socket code nor a statement's error", async () => {
+    const url = await createTestDatabase("connection_layer");
+    const database = databaseAt(url);
+    const thrown = (text: string) =>
+      sql
+        .raw(text)
+        .execute(database.db)
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+    try {
+      // Real errors from Postgres: a name it does not hold (what a transaction pooler causes).
+      const missing = await thrown("EXECUTE outbox_not_prepared");
+      expect(connectionLayerFaultIn(new Error("wrapped", { cause: missing }))).toMatchObject({
+        code: "26000",
+      });
+      expect(connectionLayerFaultIn(await thrown("SELECT 1/0"))).toBeUndefined();
+    } finally {
+      await database.close(5_000);
+    }
+    // PgBouncer's own words come as Postgres errors of class 08; a socket code could be a handler's HTTP call.
+    const pooler = Object.assign(new Error("server conn crashed?"), { code: "08P01", severity: "ERROR" });
+    expect(connectionLayerFaultIn(pooler)).toBe(pooler);
+    expect(
+      connectionLayerFaultIn(Object.assign(new Error("refused"), { code: "ECONNREFUSED" })),
+    ).toBeUndefined();
   });
 });

@@ -135,6 +135,8 @@ describe("the pool's connection lifetime", () => {
   });
 });
 
+const POOL_TIMEOUTS = { statementTimeoutMs: 5_000, idleInTransactionTimeoutMs: 10_000 } as const;
+
 describe("prepared statements", () => {
   it("prepare each parameterised statement once per connection, and again after a migration changed its result", async () => {
     const single = createDatabase({
@@ -163,6 +165,58 @@ describe("prepared statements", () => {
     } finally {
       await sql`DROP TABLE prepared_probe`.execute(single.db);
       await single.close(5_000);
+    }
+  });
+
+  it("name a statement after its text: one name never stands for two texts, on any connection", async () => {
+    const pool = createDatabase({ url, service: "names-test", poolMax: 2, ...POOL_TIMEOUTS });
+    try {
+      // Two connections, each preparing a different first statement: a counter per connection
+      // would name both `outbox_0`, and a pooler could run either in place of the other.
+      const named = await Promise.all(
+        ["SELECT $1::int + 0 AS n", "SELECT $1::int + 1 AS n"].map(async (text, index) => {
+          const client = await pool.pool.connect();
+          try {
+            await client.query(text, [index]);
+            const { rows } = await client.query<{ name: string; statement: string }>(
+              "SELECT name, statement FROM pg_prepared_statements",
+            );
+            return rows;
+          } finally {
+            client.release();
+          }
+        }),
+      );
+      const texts = new Map<string, Set<string>>();
+      for (const { name, statement } of named.flat())
+        texts.set(name, (texts.get(name) ?? new Set()).add(statement));
+      expect(texts.size).toBe(2);
+      for (const statements of texts.values()) expect(statements.size).toBe(1);
+    } finally {
+      await pool.close(5_000);
+    }
+  });
+
+  it("run a statement unprepared when the server holds another under its name", async () => {
+    const text = "SELECT $1::int AS n";
+    const other = createDatabase({ url, service: "clash-test", poolMax: 1, ...POOL_TIMEOUTS });
+    const single = createDatabase({ url, service: "clash-test", poolMax: 1, ...POOL_TIMEOUTS });
+    try {
+      await sql`SELECT ${1}::int AS n`.execute(other.db);
+      const { rows: names } = await sql<{ name: string }>`
+        SELECT name FROM pg_prepared_statements WHERE statement = ${text}
+      `.execute(other.db);
+      const client = await single.pool.connect();
+      try {
+        // What a pooler's server connection may hold: the name this text gets, for other SQL.
+        await client.query(`PREPARE ${names[0]?.name} (int) AS SELECT $1::int + 1000 AS n`);
+        const { rows } = await client.query<{ n: number }>(text, [7]);
+        expect(rows).toEqual([{ n: 7 }]);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await Promise.all([single.close(5_000), other.close(5_000)]);
     }
   });
 

@@ -10,6 +10,7 @@ import {
   type Logger,
   missingSchemaLine,
   packageVersion,
+  probedDatabase,
 } from "@outbox/shared";
 import { ReplayDesk } from "./actions/replay-desk.js";
 import { loadAssets } from "./assets/load-assets.js";
@@ -41,13 +42,14 @@ export async function startConsole(
     level: config.logLevel,
   }),
 ): Promise<RunningConsole | string> {
-  const database = createDatabase({
+  const settings = {
     ...configuredConnection(config),
     service: "console",
     // Page views only: republish runs have a pool of their own.
     poolMax: 4,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
-  });
+  };
+  const database = await probedDatabase(createDatabase(settings), settings, log);
   const missing = await missingSchemaLine(database.db, "console");
   if (missing !== undefined) {
     await database.close(config.dbStatementTimeoutMs);

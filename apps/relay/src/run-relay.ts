@@ -1,8 +1,19 @@
-import { createSnsClient, endpointFor, packageVersion, runDaemon, type SettingsInCode } from "@outbox/shared";
+import {
+  configuredConnection,
+  createDatabase,
+  createSnsClient,
+  type DatabaseClientConfig,
+  type DatabaseHandle,
+  endpointFor,
+  type Logger,
+  packageVersion,
+  runDaemon,
+  type SettingsInCode,
+} from "@outbox/shared";
 import { captureEarlyStopSignals } from "@outbox/shared/early-stop";
 import { claimBoundMs } from "./claim-bound.js";
 import { createRelay } from "./relay.js";
-import { publishTimeoutMs, relaySettings, relayTimeouts } from "./settings.js";
+import { publishTimeoutMs, type RelayConfig, relaySettings, relayTimeouts } from "./settings.js";
 import { createSnsPublisher } from "./sns/publisher.js";
 
 export interface RunRelayOptions {
@@ -38,11 +49,11 @@ export function runRelay(options: RunRelayOptions = {}): Promise<never> {
         maxAttempts: config.awsMaxAttempts,
         maxSockets: config.publishConcurrency,
       });
+      const listenUrl = listenConnection(config, database, log);
       const relay = createRelay({
         db: database.db,
         publisher: createSnsPublisher(sns),
-        // The pool's connection settings, TLS included (DB_SSL_MODE), not the bare URL.
-        listenUrl: database.clientConfig,
+        listenUrl,
         topicArns: config.topicArns,
         defaultTopicArn: config.defaultTopicArn,
         batchSize: config.batchSize,
@@ -81,4 +92,34 @@ export function runRelay(options: RunRelayOptions = {}): Promise<never> {
       };
     },
   });
+}
+
+/**
+ * Where the LISTEN wake-up (and its sleep lock) connects: a session of its own. Directly, the
+ * pool's connection settings, TLS included (DB_SSL_MODE), not the bare URL. Behind a transaction
+ * pooler LISTEN would land on a pooled server connection (its notifications dropped, its lock left
+ * held there): DATABASE_SESSION_URL with the same TLS settings, or polling only, said in one line.
+ */
+function listenConnection(
+  config: RelayConfig,
+  database: DatabaseHandle,
+  log: Logger,
+): DatabaseClientConfig | null {
+  if (!database.transactionPooler) return database.clientConfig;
+  if (config.databaseSessionUrl === "") {
+    log.info(
+      { pollIntervalMs: config.pollIntervalMs },
+      "no insert notifications behind a transaction pooler (LISTEN needs a session; set DATABASE_SESSION_URL): polling",
+    );
+    return null;
+  }
+  // Only its client settings are used (a ConfigError for its TLS is bad config): the pool never connects.
+  const session = createDatabase({
+    ...configuredConnection(config),
+    url: config.databaseSessionUrl,
+    service: "relay-listen",
+    idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+  });
+  void session.close(0);
+  return session.clientConfig;
 }

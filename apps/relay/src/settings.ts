@@ -98,6 +98,14 @@ export const relaySettings = {
     description:
       "Upper bound of the wait of a topic whose PublishBatch requests fail as a whole (SNS down, throttling, timeouts): how late a recovered SNS is noticed. Starts at RELAY_BACKOFF_BASE_MS, doubles per failure, with jitter; spends no attempts.",
   }),
+  databaseSessionUrl: setting.url({
+    env: "DATABASE_SESSION_URL",
+    default: "",
+    defaultLabel: "*(DATABASE_URL)*",
+    secret: true,
+    description:
+      "Where what needs a Postgres session of its own connects when DATABASE_URL leads through a transaction pooler (detected at start-up): the relay's LISTEN wake-up and sleep lock, a republish run and its lock. A direct (or session-mode) URL to the same database. Unset behind such a pooler: the relay polls at RELAY_POLL_INTERVAL_MS and a republish run's lock is its transactions' (both said in one info line).",
+  }),
   pollIntervalMs: setting.milliseconds({
     env: "RELAY_POLL_INTERVAL_MS",
     min: 10,
@@ -146,6 +154,7 @@ export type RelayConfig = ConfigOf<typeof relaySettings>;
  */
 export const republishSettings = {
   ...databaseSettings,
+  databaseSessionUrl: relaySettings.databaseSessionUrl,
   logLevel: commonSettings.logLevel,
   ...awsSettings,
   // A claim-checked row's object is looked for before its pointer is sent again.

@@ -20,6 +20,13 @@ export type {
 } from "./local-stack.js";
 export { type MotoServerOptions, type RunningMotoServer, startMotoServer } from "./moto/moto-server.js";
 export { startTcpFaultProxy, type TcpCut, type TcpFaultProxy } from "./net/tcp-fault-proxy.js";
+export {
+  type PgBouncerOptions,
+  type PoolMode,
+  pgBouncerCommand,
+  type RunningPgBouncer,
+  startPgBouncer,
+} from "./pgbouncer/pgbouncer.js";
 export { DEFAULT_POSTGRES_MAJOR, postgresMajor } from "./postgres/binaries.js";
 export { createDatabaseOn } from "./postgres/create-database-on.js";
 export {

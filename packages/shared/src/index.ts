@@ -71,9 +71,15 @@ export {
   migrateSettings,
   runMigrateCommand,
 } from "./db/migrate-command.js";
-export { connectionFailureIn, isQueryCanceled, isUniqueViolation } from "./db/postgres-errors.js";
+export {
+  connectionFailureIn,
+  connectionLayerFaultIn,
+  isQueryCanceled,
+  isUniqueViolation,
+} from "./db/postgres-errors.js";
 export { missingSchemaLine, type ServiceSchema } from "./db/require-schema.js";
 export { type RotatingPassword, rotatingPassword } from "./db/rotating-password.js";
+export { probedDatabase, viaTransactionPooler } from "./db/transaction-pooler.js";
 export { settlesBefore, settlesWithin, sleep, untilAborted } from "./lifecycle/bounded-waits.js";
 export { Capacity } from "./lifecycle/capacity.js";
 export { DrainDeadline } from "./lifecycle/drain-deadline.js";

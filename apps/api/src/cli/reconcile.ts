@@ -8,6 +8,7 @@ import {
   findBudgetProblems,
   missingSchemaLine,
   packageVersion,
+  probedDatabase,
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
@@ -57,13 +58,14 @@ export async function runReconcile(): Promise<number> {
     version: packageVersion(import.meta.url),
     level: config.logLevel,
   });
-  const database = createDatabase({
+  const settings = {
     ...configuredConnection(config),
     service: "api-reconcile",
     poolMax: config.dbPoolMax,
     poolMaxLifetimeSeconds: config.dbPoolMaxLifetimeSeconds,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
-  });
+  };
+  const database = await probedDatabase(createDatabase(settings), settings, log);
   // A statement still running when the command ends gets its own timeout to finish.
   const closeWithinMs = config.dbStatementTimeoutMs;
   const missingSchema = await missingSchemaLine(database.db, "api reconcile", apiSchema);

@@ -4,6 +4,7 @@ import {
   type BackoffPolicy,
   backoffMs,
   connectionFailureIn,
+  connectionLayerFaultIn,
   deadlineConnection,
   type Logger,
   PostgresUnansweredError,
@@ -19,6 +20,12 @@ import type { IntakeGate } from "./intake-gate.js";
  * resumes within about a second of the database answering again, at one connection attempt a second.
  */
 const PROBE_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 1_000 };
+
+/**
+ * Connection-layer faults this far apart are one episode: logged once, when it begins (a pooler that
+ * breaks prepared statements fails every message for a while, and one line says so).
+ */
+const FAULT_EPISODE_GAP_MS = 60_000;
 
 export interface DatabaseOutageOptions {
   readonly pool: PostgresPool;
@@ -65,6 +72,8 @@ export class DatabaseOutage {
   #confirming: Promise<boolean> | undefined;
   #outages = 0;
   #pastMs = 0;
+  /** `performance.now()` of the last connection-layer fault while the database answered. */
+  #lastFaultAt: number | undefined;
 
   constructor(options: DatabaseOutageOptions) {
     this.#options = options;
@@ -87,8 +96,28 @@ export class DatabaseOutage {
     this.#confirming ??= this.#probe().finally(() => {
       this.#confirming = undefined;
     });
-    if (await this.#confirming) return false;
+    if (await this.#confirming) return this.#connectionLayerFault(error);
     this.#begin(failure);
+    return true;
+  }
+
+  /**
+   * With the database answering, a failure the connection layer caused (a lost or pooled server
+   * connection, a clashing prepared statement: see connectionLayerFaultIn) is still not the
+   * message's: handed back without spending attempts, and warned of once per episode.
+   */
+  #connectionLayerFault(error: unknown): boolean {
+    const fault = connectionLayerFaultIn(error);
+    if (fault === undefined) return false;
+    const now = performance.now();
+    if (this.#lastFaultAt === undefined || now - this.#lastFaultAt > FAULT_EPISODE_GAP_MS) {
+      const code = (fault as NodeJS.ErrnoException).code;
+      this.#options.log.warn(
+        { cause: echoed(`${code}: ${fault.message}`) },
+        "database connection failed a message, not the message: handed back without spending attempts",
+      );
+    }
+    this.#lastFaultAt = now;
     return true;
   }
 

@@ -2,9 +2,12 @@ import {
   type ConfigOf,
   configuredConnection,
   createDatabase,
+  createLogger,
   type DatabaseHandle,
   databaseSettings,
+  type Logger,
   missingSchemaLine,
+  probedDatabase,
   reportConfigErrors,
   resolveConfig,
 } from "@outbox/shared";
@@ -31,14 +34,22 @@ export async function openDatabase(command: string): Promise<DatabaseHandle | nu
 export async function connectDatabase(
   command: string,
   config: ConfigOf<typeof databaseSettings>,
+  log: Logger = createLogger({
+    service: `relay-${command}`,
+    version: "",
+    level: "warn",
+    destination: process.stderr,
+  }),
 ): Promise<DatabaseHandle | null> {
   const program = `relay ${command}`;
-  const database = createDatabase({
+  const settings = {
     ...configuredConnection(config),
     service: `relay-${command}`,
     poolMax: 1,
     idleInTransactionTimeoutMs: config.dbStatementTimeoutMs,
-  });
+  };
+  // Through a transaction pooler, a pool that works there (probedDatabase says so at info).
+  const database = await probedDatabase(createDatabase(settings), settings, log);
   const missingSchema = await missingSchemaLine(database.db, program);
   if (missingSchema === undefined) return database;
   process.stderr.write(missingSchema);

@@ -179,17 +179,34 @@ export async function oldestBeyond(
   return rows[0]?.oldest ?? undefined;
 }
 
+/** Where the run's lock lives: its connection's session, or (behind a transaction pooler) each transaction. */
+export type LockHeld = "session" | "per-transaction";
+
 /**
  * Takes run `id` for this connection, or says it is taken: false when another process works it. A
  * session-level advisory lock, held for the whole run (republish works on one connection), let go
  * by unlockRun when the run ends and by Postgres when the connection closes, so a killed run never
  * leaves its run locked. Its two-int key space does not overlap the single-bigint one (the docs say so), and the
  * first key names the table, so no other lock of ours shares it.
+ *
+ * Behind a transaction pooler a session lock would stay with whichever server connection took it,
+ * held after the run by nobody: `per-transaction` only tries the transaction-scoped lock, which
+ * says whether a run on a session holds it now and leaves nothing held. A second run past it is
+ * stopped by the cursor, which only moves forward (advanceRun).
  */
-export async function lockRun(db: Kysely<Database>, id: string): Promise<boolean> {
-  const { rows } = await sql<{ locked: boolean }>`
-    SELECT pg_try_advisory_lock(hashtext('relay_republish'), hashtext(${id}::uuid::text)) AS locked
-  `.execute(db);
+export async function lockRun(
+  db: Kysely<Database>,
+  id: string,
+  held: LockHeld = "session",
+): Promise<boolean> {
+  const { rows } =
+    held === "session"
+      ? await sql<{ locked: boolean }>`
+          SELECT pg_try_advisory_lock(hashtext('relay_republish'), hashtext(${id}::uuid::text)) AS locked
+        `.execute(db)
+      : await sql<{ locked: boolean }>`
+          SELECT pg_try_advisory_xact_lock(hashtext('relay_republish'), hashtext(${id}::uuid::text)) AS locked
+        `.execute(db);
   return rows[0]?.locked === true;
 }
 

@@ -5,6 +5,7 @@ import {
   createLogger,
   createS3Client,
   createSnsClient,
+  type DatabaseHandle,
   EXIT_CONFIG,
   EXIT_CRASH,
   EXIT_OK,
@@ -34,6 +35,7 @@ import {
   advanceRun,
   createRun,
   finishRun,
+  type LockHeld,
   lockRun,
   oldestBeyond,
   type RepublishRun,
@@ -215,6 +217,8 @@ export interface RepublishRefusal {
 export interface WorkRunDeps extends Omit<RepublishDeps, "db"> {
   /** The --allow-reapply warning, for the operator (stderr for the command). */
   warn(text: string): void;
+  /** `db` is one session (default), or a transaction pooler's client connection: see lockRun. */
+  readonly lockHeld?: LockHeld;
 }
 
 /**
@@ -240,7 +244,7 @@ export async function workRepublish(
   }
   const id = request.kind === "new" ? uuidv7() : request.id;
   // A new run is nobody else's yet; locked all the same, so a --resume of it started meanwhile is refused.
-  if (!(await lockRun(db, id))) {
+  if (!(await lockRun(db, id, deps.lockHeld))) {
     return {
       refused: `run ${id} is being worked by another process; nothing sent (try again once it has stopped)`,
       code: EXIT_CRASH,
@@ -270,7 +274,9 @@ export async function workRepublish(
       ? { run: run.id, sent: run.sent, skipped: run.skipped, failed: 0, finished: true }
       : await republishRange({ ...deps, db }, run);
   } finally {
-    await unlockRun(db, id);
+    // A per-transaction lock is let go by its transaction; a session's unlock here could reach a
+    // pooled server connection whose lock is another client's.
+    if (deps.lockHeld !== "per-transaction") await unlockRun(db, id);
   }
 }
 
@@ -282,6 +288,24 @@ function resolveRepublishConfig(): RepublishConfig | undefined {
 }
 
 /**
+ * The run's database: one session, whose lock holds for the whole run. Behind a transaction pooler,
+ * DATABASE_SESSION_URL's (the run then works there); unset, the pooler's, with the run's lock held
+ * only per transaction (lockRun), said in one line.
+ */
+async function republishDatabase(config: RepublishConfig, log: Logger): Promise<DatabaseHandle | null> {
+  const database = await connectDatabase("republish", config, log);
+  if (!database?.transactionPooler) return database;
+  if (config.databaseSessionUrl === "") {
+    log.info(
+      "republish run locked per transaction behind a transaction pooler (a session lock needs a session; set DATABASE_SESSION_URL)",
+    );
+    return database;
+  }
+  await database.close(config.dbStatementTimeoutMs);
+  return connectDatabase("republish", { ...config, databaseUrl: config.databaseSessionUrl }, log);
+}
+
+/**
  * `relay republish`: a new run over a range, or `--resume RUN`. Prints the run's totals as one JSON
  * line, `{"run":…,"sent":N,"skipped":N,"failed":N,"finished":B}`; exit 1 when it stopped early (a
  * refused batch, a failed PublishBatch, SIGTERM or Ctrl-C: resume it) or `--resume` names no run.
@@ -289,14 +313,14 @@ function resolveRepublishConfig(): RepublishConfig | undefined {
 export async function runRepublish(request: RepublishRequest): Promise<number> {
   const config = resolveRepublishConfig();
   if (config === undefined) return EXIT_CONFIG;
-  const database = await connectDatabase("republish", config);
-  if (!database) return EXIT_CONFIG;
   const log = createLogger({
     service: "relay-republish",
     version: packageVersion(import.meta.url),
     level: config.logLevel,
     destination: process.stderr,
   });
+  const database = await republishDatabase(config, log);
+  if (!database) return EXIT_CONFIG;
   const sns = createSnsClient({
     region: config.awsRegion,
     endpoint: endpointFor(config.awsEndpointUrlSns, config.awsEndpointUrl),
@@ -327,6 +351,7 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
           log,
           stopping: stops.stopping,
           warn: (text) => process.stderr.write(`relay republish: ${text}\n`),
+          lockHeld: database.transactionPooler ? "per-transaction" : "session",
         },
         request,
       ),

@@ -68,7 +68,7 @@ export const commonSettings = {
     env: "DB_PREPARED_STATEMENTS",
     default: true,
     description:
-      "Prepare each parameterised statement once per connection, so Postgres does not parse it again. Turn off behind a pooler in transaction mode that does not track prepared statements (PgBouncer before 1.21 or without max_prepared_statements).",
+      "Prepare each parameterised statement once per connection (named after its text's hash), so Postgres does not parse it again. Behind a transaction pooler (detected at start-up, see docs/deployment.md) nothing is prepared, whatever this says.",
   }),
   dbSslMode: setting.oneOf({
     env: "DB_SSL_MODE",

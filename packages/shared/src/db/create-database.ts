@@ -43,6 +43,14 @@ export interface DatabaseSettings {
    * so a rotated password is picked up without a restart.
    */
   readonly password?: RotatingPassword;
+  /**
+   * The URL leads through a transaction pooler (see createProbedDatabase, which finds out): no named
+   * prepared statements, and no session settings at connect (PgBouncer refuses them as startup
+   * parameters, and a session is not ours there): each transaction sets its statement and
+   * idle-in-transaction timeouts with SET LOCAL. A statement outside a transaction has only the
+   * client-side bound (`query_timeout`).
+   */
+  readonly transactionPooler?: boolean;
 }
 
 /**
@@ -65,6 +73,8 @@ export interface DatabaseHandle {
    * LISTEN): `newDatabaseClient(clientConfig, applicationName)`.
    */
   readonly clientConfig: DatabaseClientConfig;
+  /** Whether the pool was made for a transaction pooler (`DatabaseSettings.transactionPooler`). */
+  readonly transactionPooler: boolean;
   /**
    * Ends the pool, waiting at most `timeoutMs`: `pool.end()` waits for every checked-out client, and a
    * stuck one must not eat the platform's grace period. Resolves `true` when the pool ended in time.
@@ -116,22 +126,29 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     ...(settings.password === undefined ? {} : { rotatingPassword: settings.password }),
   };
   const health = new ConnectionHealth();
+  const transactionPooler = settings.transactionPooler ?? false;
+  // Server-side limits: they hold even when this process is frozen or its timers are late.
+  const timeouts = {
+    statement_timeout: settings.statementTimeoutMs,
+    idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
+  };
+  // Set by a statement once a connection is made, not as startup parameters: PgBouncer refuses
+  // those (`unsupported startup parameter`) in every pool mode. Behind a transaction pooler a
+  // session is not ours, so each transaction sets them instead (perTransaction).
+  const sessionSettings = `SET statement_timeout = ${timeouts.statement_timeout}; SET idle_in_transaction_session_timeout = ${timeouts.idle_in_transaction_session_timeout}; SET plan_cache_mode = ${settings.planCacheMode ?? "force_custom_plan"}`;
   const pool = new HealthCheckedPool(health, {
     ...clientConfig,
     Client: poolClient({
-      prepare: settings.preparedStatements ?? true,
+      prepare: !transactionPooler && (settings.preparedStatements ?? true),
       queryTimeoutMs: clientConfig.query_timeout,
       health,
       rotatingPassword: settings.password,
       explain,
+      ...(transactionPooler ? { perTransaction: timeouts } : { onConnect: sessionSettings }),
     }),
     ...poolBounds(settings),
     idleTimeoutMillis: 30_000,
     application_name: settings.service,
-    // Server-side limits: they hold even when this process is frozen or its timers are late.
-    statement_timeout: settings.statementTimeoutMs,
-    idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
-    options: `-c plan_cache_mode=${settings.planCacheMode ?? "force_custom_plan"}`,
   });
   // A server restart or failover makes every connection emit 'error'. The pool re-emits it for idle
   // clients, and a checked-out client emits it on itself; unheard, either crashes the process. The
@@ -142,5 +159,5 @@ export function createDatabase(settings: DatabaseSettings): DatabaseHandle {
     client.on("error", () => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, pool, clientConfig, close: closeWithin(pool, db) };
+  return { db, pool, clientConfig, transactionPooler, close: closeWithin(pool, db) };
 }

@@ -10,6 +10,7 @@ import { createLogger } from "../log/logger.js";
 import { configuredConnection } from "./configured-connection.js";
 import { createDatabase } from "./create-database.js";
 import { migrateExampleTables } from "./example-migrations.js";
+import { probedDatabase } from "./transaction-pooler.js";
 
 /** What a migrate command reads: the database's settings and the log level. */
 export const migrateSettings = { ...databaseSettings, logLevel: commonSettings.logLevel };
@@ -38,15 +39,17 @@ export async function applyMigrations(
   // Every problem at once, the TLS settings' included (the same check as the daemons').
   const config = reportConfigErrors(program, () => resolveConfig(migrateSettings, () => [], process.env));
   if (config === undefined) return EXIT_CONFIG;
-  const handle = createDatabase({
+  const log = createLogger({ service: program.replaceAll(" ", "-"), version, level: config.logLevel });
+  const settings = {
     ...configuredConnection(config),
     service: program.replaceAll(" ", "-"),
     poolMax: 1,
     // DDL can wait on locks held by running daemons; give it longer than a daemon's statements.
     statementTimeoutMs: Math.max(config.dbStatementTimeoutMs, 60_000),
     idleInTransactionTimeoutMs: 60_000,
-  });
-  const log = createLogger({ service: program.replaceAll(" ", "-"), version, level: config.logLevel });
+  };
+  // Kysely's migration lock is transaction-scoped, so a transaction pooler needs only the pool's switch.
+  const handle = await probedDatabase(createDatabase(settings), settings, log);
   try {
     let applied = 0;
     for (const step of steps) applied += (await step(handle.db, log)).length;

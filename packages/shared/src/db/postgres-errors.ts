@@ -14,6 +14,10 @@ const SQLSTATE = {
   invalidPassword: "28P01",
   /** A statement sent after another failed in the same transaction: only ROLLBACK is taken now. */
   inFailedTransaction: "25P02",
+  /** `prepared statement "…" already exists`. */
+  duplicatePreparedStatement: "42P05",
+  /** `prepared statement "…" does not exist`. */
+  invalidStatementName: "26000",
 } as const;
 
 interface PostgresErrorFields {
@@ -39,6 +43,17 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 /** Postgres refusing a prepared statement whose result columns a migration changed since. */
 export function isStalePreparedStatement(error: unknown): boolean {
   return fields(error).code === SQLSTATE.featureNotSupported;
+}
+
+/**
+ * The server's prepared statements are not what the connection prepared: a name it prepared is
+ * missing, or one it never prepared is taken. A pooler in transaction mode does this (it hands the
+ * client's statements to whichever server connection is free), and so does a server swapped under a
+ * connection: the connection layer's doing, never a statement's.
+ */
+export function isPreparedStatementClash(error: unknown): boolean {
+  const { code } = fields(error);
+  return code === SQLSTATE.duplicatePreparedStatement || code === SQLSTATE.invalidStatementName;
 }
 
 /** The transaction had already failed (a statement's error the work caught): nothing it did remains. */
@@ -96,7 +111,8 @@ const SOCKET_CODES = new Set([
 ]);
 
 /**
- * Server-side connection loss: class 08 (connection exception), and the shutdowns a failover or a
+ * Server-side connection loss: class 08 (connection exception: PgBouncer's own errors, `pgbouncer
+ * cannot connect to server`, `query_wait_timeout`, `server conn crashed?`, are 08P01), and the shutdowns a failover or a
  * restart sends before it closes the socket (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
  * cannot_connect_now while the server starts).
  */
@@ -114,7 +130,21 @@ const PG_CONNECTION_MESSAGES = [
   "Query read timeout",
   "Client has encountered a connection error and is not queryable",
   "Client was closed and is not queryable",
+  // libpq's words, which poolers (PgBouncer, RDS Proxy) pass on from their server connection.
+  "server closed the connection unexpectedly",
 ];
+
+/**
+ * What the connection layer broke, as Postgres or a pooler speaking its protocol said it (a
+ * DatabaseError, never a socket code that a handler's HTTP call could give too): a connection
+ * exception or shutdown (class 08, 57P0x: PgBouncer's own errors among them) or a prepared statement
+ * that clashed with the server's. Never the work's fault, even while the database answers.
+ */
+export function connectionLayerFaultIn(error: unknown): Error | undefined {
+  const failure = connectionFailureIn(error);
+  if (failure === undefined || !isPostgresError(failure)) return undefined;
+  return failure;
+}
 
 /** How deep a chain of causes is followed: a wrapper of a wrapper, never a cycle. */
 const MAX_CAUSES = 5;
@@ -131,7 +161,7 @@ export function connectionFailureIn(error: unknown): Error | undefined {
     for (let depth = 0; depth < MAX_CAUSES && current instanceof Error; depth += 1) {
       const { code } = fields(current);
       if (typeof code === "string" && SOCKET_CODES.has(code)) return current;
-      if (isConnectionState(code)) return current;
+      if (isConnectionState(code) || isPreparedStatementClash(current)) return current;
       const { message } = current;
       if (typeof message === "string" && PG_CONNECTION_MESSAGES.some((words) => message.startsWith(words))) {
         return current;

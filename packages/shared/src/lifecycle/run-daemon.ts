@@ -8,10 +8,16 @@ import type { ConfigOf, SettingsSpec } from "../config/setting.js";
 import type { SettingsInCode } from "../config/settings-in-code.js";
 import { describeTimeouts } from "../config/timeout-budget.js";
 import { configuredConnection } from "../db/configured-connection.js";
-import { createDatabase, type DatabaseHandle, type PlanCacheMode } from "../db/create-database.js";
+import {
+  createDatabase,
+  type DatabaseHandle,
+  type DatabaseSettings,
+  type PlanCacheMode,
+} from "../db/create-database.js";
 import { plainTextConnection } from "../db/database-tls.js";
 import { missingSchemaLine, type ServiceSchema } from "../db/require-schema.js";
 import { rotatingPassword } from "../db/rotating-password.js";
+import { probedDatabase } from "../db/transaction-pooler.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createMetricsRegistry } from "../ops/metrics-registry.js";
 import { startOpsServer } from "../ops/ops-server.js";
@@ -128,26 +134,29 @@ export async function runDaemon<S extends SettingsSpec & CommonSettings, W exten
     version: definition.version,
     level: common.logLevel,
   });
-  const database = orExitOnConfigError(definition.service, () =>
-    createDatabase({
-      ...configuredConnection(common),
-      service: definition.service,
-      poolMax: common.dbPoolMax,
-      poolMaxLifetimeSeconds: common.dbPoolMaxLifetimeSeconds,
-      longestStatementMs: definition.longestStatementMs?.(config),
-      idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
-      planCacheMode: definition.planCacheMode,
-      ...(common.databaseSecretArn === ""
-        ? {}
-        : {
-            password: rotatingPassword({
-              secretArn: common.databaseSecretArn,
-              databaseUrl: common.databaseUrl,
-              connectTimeoutMs: common.dbConnectTimeoutMs,
-              log,
-            }),
+  const databaseSettings: DatabaseSettings = {
+    ...configuredConnection(common),
+    service: definition.service,
+    poolMax: common.dbPoolMax,
+    poolMaxLifetimeSeconds: common.dbPoolMaxLifetimeSeconds,
+    longestStatementMs: definition.longestStatementMs?.(config),
+    idleInTransactionTimeoutMs: common.dbIdleInTransactionTimeoutMs,
+    planCacheMode: definition.planCacheMode,
+    ...(common.databaseSecretArn === ""
+      ? {}
+      : {
+          password: rotatingPassword({
+            secretArn: common.databaseSecretArn,
+            databaseUrl: common.databaseUrl,
+            connectTimeoutMs: common.dbConnectTimeoutMs,
+            log,
           }),
-    }),
+        }),
+  };
+  const database = await probedDatabase(
+    orExitOnConfigError(definition.service, () => createDatabase(databaseSettings)),
+    databaseSettings,
+    log,
   );
   const plainText = plainTextConnection(common.databaseUrl, {
     mode: common.dbSslMode,
