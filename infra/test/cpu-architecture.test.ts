@@ -82,7 +82,7 @@ describe("the tasks' CPU and the documented build", () => {
         ? [{ name: manifest.metadata.name, arch: template.spec?.nodeSelector?.["kubernetes.io/arch"] }]
         : [];
     });
-    expect(pods.length).toBe(4);
+    expect(pods.length).toBe(5);
     for (const pod of pods) expect(pod.arch, pod.name).toBe(defaults.kubernetesArch);
   });
 });

@@ -10,6 +10,7 @@ import {
   expectUsageError,
   repoPath,
   runEntryPoint,
+  versionOf,
 } from "@outbox/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleStack, seedConsoleStack, startConsoleProcess } from "./console-stack.js";
@@ -58,7 +59,10 @@ describe("pnpm console's command line", () => {
       await runEntryPoint(ENTRY, ["--help"]),
       /^usage: pnpm console \[--read-only\][\s\S]*CONSOLE_TOKEN[\s\S]*DATABASE_URL/,
     );
-    expectAnswer(await runEntryPoint(ENTRY, ["--version"]), /^0\.1\.0\n$/);
+    expectAnswer(
+      await runEntryPoint(ENTRY, ["--version"]),
+      new RegExp(`^${versionOf("apps/console/package.json").replaceAll(".", "\\.")}\n$`),
+    );
   });
 
   it("a wrong command line exits 64 with the reason and the usage", async () => {

@@ -15,18 +15,20 @@ describe("stopping", () => {
       handlers: exampleHandlers,
       name: "late-poll",
       pollers: 1,
-      waitTimeSeconds: 2,
-      // Roomy for a busy machine: the poll returns ~1.5 s into a 4 s drain, leaving < 3.5 s.
+      waitTimeSeconds: 3,
+      // The poll, open at the stop, returns the messages sent 1.5 s into this 4 s drain, leaving
+      // < 3.5 s: the send has a second either way before the poll's own end and the margin's edge.
       drainTimeoutMs: 4_000,
       visibilityMarginMs: 3_500,
     });
     consumer.start();
     await sleep(200); // the poll is open and waiting
-    // local-aws-sqs holds a partial batch until the wait ends: the poll takes these and returns ~1.8 s later.
-    await sendRaw(bed.sqs, queue.queueUrl, [exampleEvent("a"), exampleEvent("b"), exampleEvent("c")]);
-    await sleep(300);
     const started = performance.now();
-    const summary = await consumer.drain();
+    const draining = consumer.drain();
+    await sleep(1_500);
+    // The stack's SQS answers the open poll as soon as these are there (as AWS does).
+    await sendRaw(bed.sqs, queue.queueUrl, [exampleEvent("a"), exampleEvent("b"), exampleEvent("c")]);
+    const summary = await draining;
     // It waited for the poll (not aborted), then had < 3.5 s left: released instead of processed.
     expect(performance.now() - started).toBeGreaterThan(1_000);
     expect(summary).toMatchObject({ clean: true, processed: 0, released: 3 });
