@@ -32,8 +32,21 @@ export class SqsJsonClient {
     this.#agent = new Agent({ keepAlive: true, maxSockets: 128, scheduling: "lifo" });
   }
 
-  call<T>(action: string, input: unknown): Promise<T> {
+  async call<T>(action: string, input: unknown): Promise<T> {
     const body = JSON.stringify(input);
+    try {
+      return await this.#send<T>(action, body);
+    } catch (error) {
+      // A kept-alive socket the server closed as this request went out (its idle timeout) resets:
+      // the request never reached it, so it is sent once more on a fresh socket, as Node's docs
+      // advise. Without this a fan-out under load lost a message now and then (AWS's SNS retries
+      // its deliveries to SQS too).
+      if (!(error instanceof StaleSocketError)) throw error;
+      return await this.#send<T>(action, body);
+    }
+  }
+
+  #send<T>(action: string, body: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const req = request(
         {
@@ -73,12 +86,21 @@ export class SqsJsonClient {
         },
       );
       req.on("timeout", () => req.destroy(new Error(`SQS ${action} timed out after ${this.timeoutMs} ms`)));
-      req.on("error", reject);
+      req.on("error", (error: NodeJS.ErrnoException) =>
+        reject(req.reusedSocket && error.code === "ECONNRESET" ? new StaleSocketError(error) : error),
+      );
       req.end(body);
     });
   }
 
   destroy(): void {
     this.#agent.destroy();
+  }
+}
+
+/** A kept-alive socket reset before it carried the request: safe to send again. */
+class StaleSocketError extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
   }
 }
