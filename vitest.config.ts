@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import LongFilesFirst from "./test/long-files-first.js";
 
 // Workspace packages export their TypeScript sources under the "development" condition, so tests
 // run the code as written, without a build step. ("module" is left out on purpose: it would load the
@@ -36,6 +37,7 @@ export default defineConfig({
     expect: { poll: { timeout: 20_000 } },
     hookTimeout: 120_000,
     pool: "forks",
+    sequence: { sequencer: LongFilesFirst },
     // Vitest's default is one worker fewer than the cores: on a 2-core runner, one file at a time.
     // Most files wait (on a drain, a lease, a long poll, a child daemon), not compute: three at
     // once keep both cores busy and halve the run; each file's verdict must hold under that load.
