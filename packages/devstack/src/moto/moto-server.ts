@@ -3,6 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { killWithThisProcess } from "../child-watchdog.js";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
+import { stopServerProcess } from "../stop-server-process.js";
 
 export interface MotoServerOptions {
   /** Default `moto_server` on the PATH (Python's moto, `pip install 'moto[server]'`). */
@@ -18,7 +19,6 @@ export interface RunningMotoServer {
   stop(): Promise<void>;
 }
 
-const STOP_TIMEOUT_MS = 5_000;
 const PROBE_TIMEOUT_MS = 1_000;
 const PROBE_INTERVAL_MS = 100;
 /** Another process may take the free port before moto binds it: a few tries with fresh ports. */
@@ -27,22 +27,10 @@ const BIND_ATTEMPTS = 3;
 /** The exit-time clean-up of each server still running, to unregister when it is stopped. */
 const running = new Map<ChildProcess, () => void>();
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
-
 async function stopChild(child: ChildProcess): Promise<void> {
   running.get(child)?.();
   running.delete(child);
-  const gone = exited(child);
-  child.kill("SIGTERM");
-  // Unref'd: a server that exits at once must not hold the process for the rest of the bound.
-  const timer = delay(STOP_TIMEOUT_MS, "timeout" as const, { ref: false });
-  if ((await Promise.race([gone.then(() => "exited" as const), timer])) === "timeout") {
-    child.kill("SIGKILL");
-    await gone;
-  }
+  await stopServerProcess(child);
 }
 
 /** Resolves once the server answers any HTTP request; rejects if it exits or the time runs out. */

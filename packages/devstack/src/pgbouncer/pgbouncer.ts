@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { cleanUpAtExit } from "../exit-cleanup.js";
 import { freePort } from "../net/free-port.js";
+import { stopServerProcess } from "../stop-server-process.js";
 
 /** How PgBouncer hands out server connections: per client session, or per transaction. */
 export type PoolMode = "session" | "transaction";
@@ -31,7 +32,6 @@ export interface RunningPgBouncer {
   stop(): Promise<void>;
 }
 
-const STOP_TIMEOUT_MS = 5_000;
 const BIND_ATTEMPTS = 3;
 
 /** The command: PGBOUNCER, else Debian's path. */
@@ -48,11 +48,6 @@ function accepting(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
 /**
@@ -100,13 +95,7 @@ async function startOnce(options: PgBouncerOptions): Promise<RunningPgBouncer> {
   });
   const stop = async () => {
     unregister();
-    const gone = exited(child);
-    child.kill("SIGTERM");
-    const timer = delay(STOP_TIMEOUT_MS, "timeout" as const, { ref: false });
-    if ((await Promise.race([gone.then(() => "exited" as const), timer])) === "timeout") {
-      child.kill("SIGKILL");
-      await gone;
-    }
+    await stopServerProcess(child);
     await rm(dir, { recursive: true, force: true });
   };
   let spawnError: Error | undefined;
