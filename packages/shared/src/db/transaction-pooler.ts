@@ -8,6 +8,9 @@ async function backendPid(client: { query(text: string): Promise<{ rows: Array<{
   return rows[0]?.pid;
 }
 
+/** Tries of the probe before a negative is believed (each four round trips, once at start-up). */
+const PROBE_ATTEMPTS = 5;
+
 /**
  * Whether `config` reaches Postgres through a pooler that hands out server connections per
  * transaction (PgBouncer or Supavisor in transaction mode, RDS Proxy multiplexing): a client
@@ -20,7 +23,7 @@ async function backendPid(client: { query(text: string): Promise<{ rows: Array<{
  * A's two pids are one and B's differs, always. Through a transaction pooler A's idle server
  * connection is free: B gets it (PgBouncer reuses the last one released) and shares A's pid, or A
  * lands on another and its pid changes. Either is proof; neither is a guess from a version string
- * or a `SHOW` that only some poolers answer. Two connections, four round trips, once at start-up;
+ * or a `SHOW` that only some poolers answer. Two connections, four round trips a try, once at start-up;
  * the probe leaves no state behind.
  */
 export async function viaTransactionPooler(config: DatabaseClientConfig): Promise<boolean> {
@@ -31,12 +34,18 @@ export async function viaTransactionPooler(config: DatabaseClientConfig): Promis
   b.on("error", () => {});
   try {
     await Promise.all([a.connect(), b.connect()]);
-    const before = await backendPid(a);
-    await b.query("BEGIN");
-    const other = await backendPid(b);
-    const after = await backendPid(a);
-    await b.query("ROLLBACK");
-    return other === before || after !== before;
+    // A positive is proof; a negative can be another client of the pooler (a second daemon starting
+    // beside this one) taking A's server connection and handing it back between A's two reads. So
+    // a few tries: directly or through a session pooler every one is negative.
+    for (let attempt = 0; attempt < PROBE_ATTEMPTS; attempt += 1) {
+      const before = await backendPid(a);
+      await b.query("BEGIN");
+      const other = await backendPid(b);
+      const after = await backendPid(a);
+      await b.query("ROLLBACK");
+      if (other === before || after !== before) return true;
+    }
+    return false;
   } finally {
     await Promise.all([a.end().catch(() => {}), b.end().catch(() => {})]);
   }
