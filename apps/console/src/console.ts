@@ -1,5 +1,5 @@
 import { queuesFor } from "@outbox/consumer/operations";
-import { createSnsPublisher, publishTimeoutMs } from "@outbox/relay/operations";
+import { runDeps } from "@outbox/relay/operations";
 import {
   configuredConnection,
   createDatabase,
@@ -85,16 +85,12 @@ export async function startConsole(
       ? null
       : new ReplayDesk(
           runsDatabase.db,
-          {
-            publisher: createSnsPublisher(sns),
-            resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
-            publishTimeoutMs: publishTimeoutMs(config),
-            claimCheckSendWithinHours: config.claimCheckSendWithinHours,
-            s3,
-            log,
-            stopping,
-            warn: (text) => log.warn({}, `republish: ${text}`),
-          },
+          runDeps(
+            config,
+            runsDatabase,
+            { sns, s3 },
+            { log, stopping, warn: (text) => log.warn({}, `republish: ${text}`) },
+          ),
           config.republishRuns,
         );
   const server = createConsoleServer({

@@ -5,6 +5,7 @@
 
 export {
   type RepublishRefusal,
+  runDeps,
   type WorkRunDeps,
   workRepublish,
 } from "./cli/republish.js";
@@ -19,7 +20,6 @@ export {
   requeueFate,
 } from "./cli/requeue-dead.js";
 export { skipDeadRows } from "./cli/skip-dead.js";
-export { type BlockedKey, readBlockedKeys } from "./cli/status.js";
-export { publishTimeoutMs, REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";
-export { createSnsPublisher } from "./sns/publisher.js";
+export { type BlockedKey, deadRowsTotal, readBlockedKeys } from "./cli/status.js";
+export { REPUBLISH_DEFAULT_RATE, republishSettings } from "./settings.js";
 export { topicRoutingProblems } from "./topic-routing.js";

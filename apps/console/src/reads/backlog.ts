@@ -1,4 +1,5 @@
 import type { OutboxTables as Database } from "@outbox/client";
+import { deadRowsTotal } from "@outbox/relay/operations";
 import { type Kysely, sql } from "kysely";
 
 /**
@@ -109,13 +110,7 @@ export async function readBacklog(db: Kysely<Database>, cap = COUNT_CAP): Promis
         ? { value: estimated, kind: "estimate" as const }
         : { value: cap, kind: "at least" as const }
       : { value: read, kind: "exact" as const },
-    dead: topics.reduce((sum, topic) => sum + topic.dead, 0),
-    blockedKeys: topics.reduce((sum, topic) => sum + topic.blockedKeys, 0),
-    oldestUnsentAgeSeconds: topics.reduce<number | null>(
-      (oldest, topic) =>
-        topic.oldestUnsentAgeSeconds === null ? oldest : Math.max(oldest ?? 0, topic.oldestUnsentAgeSeconds),
-      null,
-    ),
+    ...deadRowsTotal(topics),
   };
   return {
     topics,

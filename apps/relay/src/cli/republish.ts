@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import type { SNSClient } from "@aws-sdk/client-sns";
 import { type OutboxTables as Database, Deadline, uuidv7 } from "@outbox/client";
 import { MAX_BATCH_ENTRIES } from "@outbox/client/internal";
 import {
@@ -221,6 +222,34 @@ export interface WorkRunDeps extends Omit<RepublishDeps, "db"> {
   readonly lockHeld?: LockHeld;
 }
 
+/** The settings a run's dependencies are made of: `relay republish`'s, or the console's. */
+export type RunSettings = Pick<
+  RepublishConfig,
+  "topicArns" | "defaultTopicArn" | "claimCheckSendWithinHours" | "awsRequestTimeoutMs" | "awsMaxAttempts"
+>;
+
+/**
+ * What working a run needs, made the same way for `relay republish` and the console: the topic
+ * routing and publish bound of the settings, and where the run's lock lives, from how `database`
+ * reaches Postgres (behind a transaction pooler, per transaction: see lockRun).
+ */
+export function runDeps(
+  config: RunSettings,
+  database: DatabaseHandle,
+  clients: { readonly sns: SNSClient; readonly s3: S3Client },
+  rest: Pick<WorkRunDeps, "log" | "stopping" | "warn">,
+): WorkRunDeps {
+  return {
+    publisher: createSnsPublisher(clients.sns),
+    resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
+    publishTimeoutMs: publishTimeoutMs(config),
+    claimCheckSendWithinHours: config.claimCheckSendWithinHours,
+    s3: clients.s3,
+    ...rest,
+    lockHeld: database.transactionPooler ? "per-transaction" : "session",
+  };
+}
+
 /**
  * A new run over a range, or the resume of one, worked to its end (or its stop) on `db`: one
  * connection, whose session holds the run's lock (lockRun), so a second process working the same
@@ -342,17 +371,16 @@ export async function runRepublish(request: RepublishRequest): Promise<number> {
     const outcome = await database.db.connection().execute((db) =>
       workRepublish(
         db,
-        {
-          publisher: createSnsPublisher(sns),
-          resolveTopic: (topic) => config.topicArns[topic] ?? (config.defaultTopicArn || undefined),
-          publishTimeoutMs: publishTimeoutMs(config),
-          claimCheckSendWithinHours: config.claimCheckSendWithinHours,
-          s3,
-          log,
-          stopping: stops.stopping,
-          warn: (text) => process.stderr.write(`relay republish: ${text}\n`),
-          lockHeld: database.transactionPooler ? "per-transaction" : "session",
-        },
+        runDeps(
+          config,
+          database,
+          { sns, s3 },
+          {
+            log,
+            stopping: stops.stopping,
+            warn: (text) => process.stderr.write(`relay republish: ${text}\n`),
+          },
+        ),
         request,
       ),
     );

@@ -99,8 +99,15 @@ export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
     blockedKeys: Number(row.blocked),
     oldestUnsentAgeSeconds: row.oldest === null ? null : Math.round(row.oldest * 1_000) / 1_000,
   }));
-  const total = {
-    unsent: topics.reduce((sum, topic) => sum + topic.unsent, 0),
+  const total = { unsent: topics.reduce((sum, topic) => sum + topic.unsent, 0), ...deadRowsTotal(topics) };
+  return { topics, total, scheduled };
+}
+
+/** The topics' dead rows and blocked keys added up, and the oldest unsent age of them all (null when none waits). */
+export function deadRowsTotal(
+  topics: readonly Pick<TopicStatus, "dead" | "blockedKeys" | "oldestUnsentAgeSeconds">[],
+): Pick<TopicStatus, "dead" | "blockedKeys" | "oldestUnsentAgeSeconds"> {
+  return {
     dead: topics.reduce((sum, topic) => sum + topic.dead, 0),
     blockedKeys: topics.reduce((sum, topic) => sum + topic.blockedKeys, 0),
     oldestUnsentAgeSeconds: topics.reduce<number | null>(
@@ -109,7 +116,6 @@ export async function readStatus(db: Kysely<Database>): Promise<RelayStatus> {
       null,
     ),
   };
-  return { topics, total, scheduled };
 }
 
 /**
